@@ -1,0 +1,150 @@
+"""Index one batch of pending documents in a single SQLite transaction (see ``core.pipeline``)."""
+from __future__ import annotations
+
+import time
+import traceback
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.storage import graph_store
+from core.storage.store import DocumentRow
+from core.types import Chunk, ProgressCallback
+
+if TYPE_CHECKING:
+    from core.pipeline import Extractor, IndexReport
+    from core.workspace import Workspace
+
+
+class DocumentError(ValueError):
+    """A document-level problem with a message meant for the user."""
+
+
+class BatchIndexer:
+    """Runs the pipeline steps for a list of documents; ``run`` is all-or-nothing."""
+
+    def __init__(self, ws: "Workspace", extractor: "Extractor", report: "IndexReport", progress: ProgressCallback,
+                 profile_summarizer=None, tree_summarizer=None) -> None:
+        self.ws = ws
+        self.extractor = extractor
+        self.report = report
+        self.progress = progress
+        self.profile_summarizer = profile_summarizer
+        self.tree_summarizer = tree_summarizer
+        self.sentence_cache: dict = {}
+
+    def _timed(self, stage: str, started: float) -> float:
+        now = time.perf_counter()
+        self.report.timings_s[stage] += now - started
+        return now
+
+    def _emit(self, step: str, done: int, total: int, message: str = "") -> None:
+        from core.pipeline import progress_event
+
+        progress_event(self.progress, step, done, total, message)
+
+    def fail(self, doc: DocumentRow, reason: str = "") -> None:
+        """Mark one document failed with a readable reason (the rest of the workspace is untouched)."""
+        details = traceback.format_exc() if not reason else ""
+        if not reason:
+            reason = "indexing failed: " + details.strip().splitlines()[-1]
+        self.ws.store.set_status(doc.doc_id, "failed", reason[:500])
+        self.ws.store.log("document_failed", {"doc_id": doc.doc_id, "reason": reason[:500], "traceback": details})
+        self.ws.store.conn.commit()
+        self.report.failed.append({"name": doc.name, "reason": reason[:500]})
+
+    def run(self, docs: list[DocumentRow]) -> None:
+        from core.pipeline import chunk_document, merge_touched, new_tree
+
+        ws, store = self.ws, self.ws.store
+        started = time.perf_counter()
+        with store.transaction():
+            for doc in docs:
+                store.set_status(doc.doc_id, "processing")
+        t = time.perf_counter()
+        doc_chunks: dict[str, list[Chunk]] = {}
+        for doc in docs:
+            text = store.document_text(doc.doc_id)
+            chunks = chunk_document(ws, doc.doc_id, text)
+            if not chunks:
+                self.fail(doc, "the document is empty after loading")
+                continue
+            doc_chunks[doc.doc_id] = chunks
+        live = [d for d in docs if d.doc_id in doc_chunks]
+        if not live:
+            return
+        all_chunks = [c for d in live for c in doc_chunks[d.doc_id]]
+        t = self._timed("chunk", t)
+        self._emit("extract", 0, len(all_chunks), f"extracting {len(all_chunks)} chunk(s)")
+        extractions = self.extractor.extract([c.text for c in all_chunks])
+        t = self._timed("extract", t)
+        self._emit("extract", len(all_chunks), len(all_chunks))
+
+        with store.transaction():
+            for doc in live:  # leftovers of an interrupted or failed earlier attempt
+                self._clear_document(doc.doc_id)
+            touched_entities: set[str] = set()
+            touched_relations: set[tuple[str, str]] = set()
+            store.insert_chunks(all_chunks)
+            for chunk, ex in zip(all_chunks, extractions):
+                ents, rels = graph_store.insert_chunk_extraction(store.conn, chunk.doc_id, chunk.chunk_id, ex)
+                touched_entities |= ents
+                touched_relations |= rels
+            t = self._timed("write", t)
+            self._emit("merge", 0, len(touched_entities), f"merging {len(touched_entities)} entities")
+            entities, relations, stale, _ = merge_touched(ws, touched_entities, touched_relations,
+                                                          self.profile_summarizer)
+            t = self._timed("merge", t)
+            self._emit("tree", 0, len(live), "summary tree")
+            tree = new_tree(ws, self.sentence_cache, self.tree_summarizer)
+            for doc in live:
+                root = tree.build_document(doc.doc_id, doc_chunks[doc.doc_id])
+                tree.append_document(doc.doc_id, root)
+            nodes = tree.flush()
+            stale += tree.removed_vector_ids
+            t = self._timed("tree", t)
+            self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
+            texts = ([c.text for c in all_chunks] + [e.vector_text for e in entities]
+                     + [r.vector_text for r in relations] + [n.text for n in nodes])
+            vectors = ws.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+            t = self._timed("embed", t)
+            a, b, c = len(all_chunks), len(all_chunks) + len(entities), len(all_chunks) + len(entities) + len(relations)
+            vs = ws.vectors
+            vs.upsert("chunks", [x.chunk_id for x in all_chunks], vectors[:a],
+                      [{"doc_id": x.doc_id, "order": x.order} for x in all_chunks])
+            vs.upsert("entities", [e.vector_id for e in entities], vectors[a:b], [{"key": e.key} for e in entities])
+            vs.upsert("relations", [r.vector_id for r in relations], vectors[b:c],
+                      [{"source": r.source, "target": r.target} for r in relations])
+            vs.upsert("tree", [n.vector_id for n in nodes], vectors[c:],
+                      [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
+            elapsed = time.perf_counter() - started
+            for doc in live:
+                store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))
+            store.set_meta("extractor", self.extractor.name)
+            ws.bump_generation()
+            store.log("batch_indexed", {"documents": len(live), "chunks": len(all_chunks)})
+            t = self._timed("write", t)
+        live_ids = {n.vector_id for n in nodes} | {e.vector_id for e in entities} | {r.vector_id for r in relations}
+        self._delete_vectors([v for v in stale if v and v not in live_ids])
+        self._timed("write", t)
+        self.report.processed += len(live)
+        self.report.tokens += sum(d.tokens for d in live)
+        self.report.chunks_embedded += len(all_chunks)
+        self.report.entities_embedded += len(entities)
+        self.report.relations_embedded += len(relations)
+        self.report.summaries_recomputed += len(nodes)
+
+    def _clear_document(self, doc_id: str) -> None:
+        """Remove any rows a previous attempt of this document left (normally none)."""
+        store = self.ws.store
+        chunk_ids = [c.chunk_id for c in store.chunks_of(doc_id)]
+        if chunk_ids:
+            graph_store.remove_chunks(store.conn, chunk_ids)
+            store.delete_chunks_of(doc_id)
+
+    def _delete_vectors(self, vector_ids: list[str]) -> None:
+        by_prefix = {"ent-": "entities", "rel-": "relations", "tree-": "tree"}
+        for prefix, collection in by_prefix.items():
+            ids = [v for v in vector_ids if v.startswith(prefix)]
+            if ids:
+                self.ws.vectors.delete(collection, ids)

@@ -1,0 +1,209 @@
+"""Command-line interface: ``python -m core index|status|docs|delete|retry|export|repair|query|compare|eval``."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from core.types import ProgressEvent
+from core.workspace import DEFAULT_WORKSPACE, Workspace
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+
+
+def command(name: str):
+    def register(fn):
+        COMMANDS[name] = fn
+        return fn
+    return register
+
+
+class StderrProgress:
+    """Render progress events as one tqdm bar per step on stderr."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.bars: dict[str, Any] = {}
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if not self.enabled or event.step != "index":
+            return
+        from tqdm import tqdm
+
+        bar = self.bars.get(event.step)
+        if bar is None:
+            bar = self.bars[event.step] = tqdm(total=max(event.total, 1), desc=event.step, unit="doc",
+                                               file=sys.stderr, leave=True, dynamic_ncols=True)
+        bar.total = max(event.total, 1)
+        bar.n = event.done
+        if event.message:
+            bar.set_postfix_str(event.message[:40])
+        bar.refresh()
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+
+def open_workspace(args: argparse.Namespace) -> Workspace:
+    from core.settings import load_settings
+
+    path = Path(args.workspace)
+    settings = load_settings(path) if path.exists() else None
+    if settings is not None and getattr(args, "chroma_url", None):
+        settings = settings.with_overrides({"chroma_url": args.chroma_url})
+    elif getattr(args, "chroma_url", None):
+        from core.settings import Settings, apply_environment
+
+        settings = apply_environment(Settings()).with_overrides({"chroma_url": args.chroma_url})
+    return Workspace(path, settings=settings)
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+@command("index")
+def cmd_index(args: argparse.Namespace) -> int:
+    from core.loaders import load_paths
+    from core.pipeline import IndexReport, process_pending, register_documents
+
+    started = time.perf_counter()
+    ws = open_workspace(args)
+    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
+    progress = StderrProgress(enabled=not args.quiet)
+    with ws.writer(wait=args.wait):
+        report = register_documents(ws, sources, failures, IndexReport())
+        process_pending(ws, progress, report=report)
+    progress.close()
+    elapsed = time.perf_counter() - started
+    summary = report.as_dict() | {"seconds": round(elapsed, 2),
+                                  "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}
+    if args.json:
+        emit_json(summary)
+    for fail in report.failed:
+        print(f"failed: {fail['name']}: {fail['reason']}", file=sys.stderr)
+    print(f"{report.new_documents} new document(s), {report.unchanged} unchanged, {report.replaced} replaced, "
+          f"{report.processed} indexed, {len(report.failed)} failed; {report.chunks_embedded} chunks, "
+          f"{report.entities_embedded} entities, {report.relations_embedded} relations, "
+          f"{report.summaries_recomputed} summaries embedded in {elapsed:.1f}s", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+@command("status")
+def cmd_status(args: argparse.Namespace) -> int:
+    status = open_workspace(args).status()
+    if args.json:
+        emit_json(status)
+    else:
+        for key, value in status.items():
+            print(f"{key:>14}: {value}")
+    return 0
+
+
+@command("docs")
+def cmd_docs(args: argparse.Namespace) -> int:
+    rows = open_workspace(args).documents_table()
+    if args.json:
+        emit_json([{k: r[k] for k in ("doc_id", "name", "status", "chunks", "error")} for r in rows])
+    else:
+        for r in rows:
+            print(f"{r['doc_id']:<24} {r['status']:<10} {r['chunks']:>4} chunks  {r['name']}  {r['error']}")
+    return 0
+
+
+@command("delete")
+def cmd_delete(args: argparse.Namespace) -> int:
+    from core.deletion import delete_documents
+
+    ws = open_workspace(args)
+    unknown = [d for d in args.doc_ids if ws.store.document(d) is None]
+    with ws.writer(wait=args.wait):
+        removed = delete_documents(ws, [d for d in args.doc_ids if d not in unknown])
+    for doc_id in unknown:
+        print(f"unknown document id: {doc_id}", file=sys.stderr)
+    print(f"deleted {removed['documents']} document(s), {removed['chunks']} chunk(s)", file=sys.stderr)
+    return 1 if unknown else 0
+
+
+@command("retry")
+def cmd_retry(args: argparse.Namespace) -> int:
+    from core.pipeline import process_pending, retry_failed
+
+    ws = open_workspace(args)
+    with ws.writer(wait=args.wait):
+        retried = retry_failed(ws)
+        report = process_pending(ws, StderrProgress(not args.quiet))
+    print(f"retried {retried} document(s); {report.processed} indexed, {len(report.failed)} failed", file=sys.stderr)
+    return 1 if report.failed else 0
+
+
+@command("repair")
+def cmd_repair(args: argparse.Namespace) -> int:
+    from core.reconcile import reconcile
+
+    ws = open_workspace(args)
+    with ws.writer(wait=args.wait):
+        ws.record_embedder()
+        repaired = reconcile(ws)
+    emit_json({"repaired": repaired})
+    return 0
+
+
+@command("export")
+def cmd_export(args: argparse.Namespace) -> int:
+    from core.export import export_graph
+
+    ws = open_workspace(args)
+    path = export_graph(ws, args.format, Path(args.out))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="RAGScope: graph-based RAG indexes and retrieval modes.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", default=str(DEFAULT_WORKSPACE), help="workspace folder (default: %(default)s)")
+    common.add_argument("--chroma-url", default=None, help="use a ChromaDB server (http://HOST:PORT) instead of the embedded store")
+    common.add_argument("--json", action="store_true", help="print JSON on stdout")
+    common.add_argument("--quiet", action="store_true", help="no progress bars")
+    common.add_argument("--wait", action="store_true", help="wait for another writer instead of failing")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
+    p.add_argument("paths", nargs="+")
+    sub.add_parser("status", parents=[common], help="workspace counts")
+    sub.add_parser("docs", parents=[common], help="list documents")
+    p = sub.add_parser("delete", parents=[common], help="delete documents by id")
+    p.add_argument("doc_ids", nargs="+")
+    sub.add_parser("retry", parents=[common], help="re-index failed documents")
+    sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
+    p = sub.add_parser("export", parents=[common], help="export the knowledge graph")
+    p.add_argument("--format", choices=["graphml", "json"], default="json")
+    p.add_argument("out")
+    try:
+        from core import cli_query
+
+        cli_query.add_commands(sub, common, command)
+    except ImportError:
+        pass
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.embeddings import EmbedderMismatchError
+    from core.settings import SettingsError
+    from core.storage.schema import CorruptWorkspaceError
+    from core.workspace import WorkspaceBusyError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (WorkspaceBusyError, EmbedderMismatchError, SettingsError, CorruptWorkspaceError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted; run the same command again to resume", file=sys.stderr)
+        return 130

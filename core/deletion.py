@@ -1,0 +1,58 @@
+"""Delete documents: their chunks, vectors, subtree, and their contributions to the graphs.
+
+Entities and relations left without any source are deleted; the others are re-merged from their
+remaining fragments (and re-embedded when their profile changed). Re-adding a deleted document
+afterwards indexes it again from scratch. The caller holds the workspace write lock.
+"""
+from __future__ import annotations
+
+from core.storage import graph_store
+from core.workspace import Workspace
+
+
+def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
+    """Delete each document in its own transaction; return counts of what was removed."""
+    from core.batch import BatchIndexer
+    from core.pipeline import IndexReport, SpacyExtractor, merge_touched, new_tree
+
+    removed = {"documents": 0, "chunks": 0, "vectors": 0}
+    for doc_id in doc_ids:
+        doc = ws.store.document(doc_id)
+        if doc is None:
+            continue
+        store = ws.store
+        with store.transaction():
+            chunk_ids = [c.chunk_id for c in store.chunks_of(doc_id)]
+            entities, relations = graph_store.remove_chunks(store.conn, chunk_ids)
+            store.delete_chunks_of(doc_id)
+            stale: list[str] = []
+            if chunk_ids:
+                changed_e, changed_r, gone, _ = merge_touched(ws, entities, relations)
+                stale += gone
+                tree = new_tree(ws, {})
+                tree.delete_document_nodes(doc_id)
+                tree.remove_document(doc_id)
+                nodes = tree.flush()
+                stale += tree.removed_vector_ids
+                texts = [e.vector_text for e in changed_e] + [r.vector_text for r in changed_r] + [n.text for n in nodes]
+                if texts:
+                    vectors = ws.embedder.embed(texts)
+                    a, b = len(changed_e), len(changed_e) + len(changed_r)
+                    ws.vectors.upsert("entities", [e.vector_id for e in changed_e], vectors[:a],
+                                      [{"key": e.key} for e in changed_e])
+                    ws.vectors.upsert("relations", [r.vector_id for r in changed_r], vectors[a:b],
+                                      [{"source": r.source, "target": r.target} for r in changed_r])
+                    ws.vectors.upsert("tree", [n.vector_id for n in nodes], vectors[b:],
+                                      [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
+                live = {e.vector_id for e in changed_e} | {r.vector_id for r in changed_r} | {n.vector_id for n in nodes}
+                stale = [v for v in stale if v and v not in live]
+            store.delete_document_row(doc_id)
+            store.log("document_deleted", {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
+            ws.bump_generation()
+        if chunk_ids:
+            ws.vectors.delete("chunks", chunk_ids)
+        BatchIndexer(ws, SpacyExtractor([]), IndexReport(), lambda e: None)._delete_vectors(stale)
+        removed["documents"] += 1
+        removed["chunks"] += len(chunk_ids)
+        removed["vectors"] += len(chunk_ids) + len(stale)
+    return removed

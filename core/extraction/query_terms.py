@@ -1,0 +1,103 @@
+"""Terms of a question, extracted offline with the same spaCy pipeline as the indexes.
+
+* ``query_entities`` — the E2GraphRAG tree mode's query entities: exactly the mention-graph
+  extractor (named entities keyed by ``normalize_name`` + NOUN/PROPN lemmas outside them).
+* ``offline_keywords`` — LightRAG's (low-level, high-level) keywords without an LLM:
+  low-level = named-entity and proper-noun spans (surface text), high-level = the remaining
+  noun chunks, lemmatised, without determiners, wh-words or stop words.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from core.extraction.nlp import display_name, load_nlp, normalize_name
+from core.extraction.spacy_extract import prepare_text, sentence_occurrences
+
+# Numeric entity labels are not useful search keys ("two", "first"); other labels are kept.
+_SKIPPED_LOW_LABELS = frozenset({"CARDINAL", "ORDINAL"})
+_WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+_DROPPED_POS = frozenset({"DET", "PRON", "PUNCT", "PART", "ADP", "CCONJ", "SCONJ", "NUM", "SYM", "SPACE", "X"})
+
+
+def _parse(question: str) -> Any:
+    text, _ = prepare_text(question)
+    return load_nlp()(text)
+
+
+def query_entities(question: str, entity_types: Iterable[str]) -> list[str]:
+    """Mention-graph terms of the question, deduplicated, in order of first appearance."""
+    if not (question or "").strip():
+        return []
+    doc = _parse(question)
+    seen: dict[str, None] = {}
+    for occurrences in sentence_occurrences(doc, list(entity_types)):
+        for occ in occurrences:
+            seen.setdefault(occ.term, None)
+    return list(seen)
+
+
+def _low_level_spans(doc: Any) -> list[tuple[int, int]]:
+    """Token ranges of named entities (non-numeric labels) and of PROPN runs outside them."""
+    spans: list[tuple[int, int]] = []
+    covered: set[int] = set()
+    for ent in doc.ents:
+        if ent.label_ in _SKIPPED_LOW_LABELS:
+            continue
+        spans.append((ent.start, ent.end))
+        covered.update(range(ent.start, ent.end))
+    i = 0
+    while i < len(doc):
+        if doc[i].pos_ == "PROPN" and i not in covered:
+            j = i
+            while j < len(doc) and doc[j].pos_ == "PROPN" and j not in covered:
+                j += 1
+            spans.append((i, j))
+            i = j
+        else:
+            i += 1
+    return sorted(spans)
+
+
+def _chunk_phrase(chunk: Any, excluded: set[int], stop_words: frozenset[str]) -> str:
+    words: list[str] = []
+    for token in chunk:
+        if token.i in excluded or token.pos_ in _DROPPED_POS or token.tag_ in _WH_TAGS:
+            continue
+        if token.is_stop or token.like_num:
+            continue
+        lemma = token.lemma_.casefold().strip()
+        if len(lemma) < 2 or lemma in stop_words or not any(ch.isalpha() for ch in lemma):
+            continue
+        words.append(lemma)
+    return " ".join(words)
+
+
+def offline_keywords(question: str) -> tuple[list[str], list[str]]:
+    """(low_level, high_level) keywords of a question, deterministic.
+
+    If both lists come out empty the stripped question itself is the one low-level keyword
+    (an empty question gives two empty lists).
+    """
+    stripped = (question or "").strip()
+    if not stripped:
+        return [], []
+    doc = _parse(question)
+    low: list[str] = []
+    low_keys: set[str] = set()
+    excluded: set[int] = set()
+    for start, end in _low_level_spans(doc):
+        excluded.update(range(start, end))
+        surface = display_name(doc[start:end].text)
+        key = normalize_name(surface)
+        if key and key not in low_keys:
+            low_keys.add(key)
+            low.append(surface)
+    high: list[str] = []
+    stop_words = frozenset(load_nlp().Defaults.stop_words)
+    for chunk in doc.noun_chunks:
+        phrase = _chunk_phrase(chunk, excluded, stop_words)
+        if phrase and phrase not in high and phrase not in low_keys:
+            high.append(phrase)
+    if not low and not high:
+        low = [stripped]
+    return low, high

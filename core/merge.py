@@ -1,0 +1,114 @@
+"""LightRAG's Dedupe ∘ Prof step: merge the fragments of one entity or relation into one profile.
+
+Entities are keyed by normalised name: display name and type are the most frequent ones,
+descriptions are deduplicated and, past the budget (≥ ``profile_max_fragments`` fragments or
+≥ ``profile_max_tokens`` tokens), summarised — extractively offline, by the LLM otherwise
+(``summarizer`` argument). Relations are keyed by the unordered endpoint pair: keywords are the
+union, weights the sum. Merges are recomputed from all remaining fragments, in corpus order, so
+the result never depends on batch boundaries, crashes or deletions.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+from core.settings import Settings
+from core.storage.graph_store import EntityFragment, RelationFragment
+from core.summarize import merge_fragments
+from core.tokens import count_tokens, truncate
+
+# (kind, name, fragments) -> summary text; used when an LLM summarises over-budget profiles
+ProfileSummarizer = Callable[[str, str, list[str]], str]
+
+EMBED_TEXT_TOKENS = 120  # profiles are cut to this many tokens for embedding (keys stay whole)
+
+
+@dataclass
+class MergedEntity:
+    key: str
+    name: str
+    type: str
+    description: str
+    source_chunk_ids: list[str]
+    vector_text: str
+    vector_id: str
+
+
+@dataclass
+class MergedRelation:
+    source: str
+    target: str
+    keywords: list[str]
+    description: str
+    weight: float
+    source_chunk_ids: list[str]
+    vector_text: str
+    vector_id: str
+
+
+def entity_vector_text(name: str, description: str) -> str:
+    """What is embedded for an entity: its name, then the start of its profile."""
+    return f"{name}\n{truncate(description, EMBED_TEXT_TOKENS)}"
+
+
+def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
+    """What is embedded for a relation: keywords, endpoints, then the start of its profile."""
+    return f"{', '.join(keywords)}\t{source_name}\n{target_name}\n{truncate(description, EMBED_TEXT_TOKENS)}"
+
+
+def entity_vector_id(key: str, vector_text: str) -> str:
+    return _vector_id("ent-", key + "\x00" + vector_text)
+
+
+def relation_vector_id(source: str, target: str, vector_text: str) -> str:
+    return _vector_id("rel-", f"{source}\x00{target}\x00{vector_text}")
+
+
+def _most_common(values: Sequence[str], skip: str = "") -> str:
+    counts = Counter(v for v in values if v and v != skip)
+    if not counts:
+        return values[0] if values else ""
+    best = max(counts.values())
+    return next(v for v in values if counts.get(v) == best)
+
+
+def _vector_id(prefix: str, text: str) -> str:
+    return prefix + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _over_budget(fragments: list[str], settings: Settings) -> bool:
+    return len(fragments) >= settings.profile_max_fragments or count_tokens(" ".join(fragments)) >= settings.profile_max_tokens
+
+
+def _merge_descriptions(kind: str, name: str, fragments: list[str], settings: Settings,
+                        summarizer: Optional[ProfileSummarizer]) -> str:
+    unique = list(dict.fromkeys(f.strip() for f in fragments if f.strip()))
+    if summarizer is not None and _over_budget(unique, settings):
+        return summarizer(kind, name, unique)
+    return merge_fragments(unique, settings.profile_max_fragments, settings.profile_max_tokens,
+                           settings.profile_summary_tokens)
+
+
+def merge_entity(key: str, fragments: list[EntityFragment], settings: Settings,
+                 summarizer: Optional[ProfileSummarizer] = None) -> MergedEntity:
+    name = _most_common([f.name for f in fragments])
+    etype = _most_common([f.type for f in fragments], skip="UNKNOWN") or "UNKNOWN"
+    description = _merge_descriptions("entity", name, [f.description for f in fragments], settings, summarizer)
+    sources = list(dict.fromkeys(f.chunk_id for f in fragments))
+    vector_text = entity_vector_text(name, description)
+    return MergedEntity(key, name, etype, description, sources, vector_text, entity_vector_id(key, vector_text))
+
+
+def merge_relation(pair: tuple[str, str], fragments: list[RelationFragment], names: dict[str, str],
+                   settings: Settings, summarizer: Optional[ProfileSummarizer] = None) -> MergedRelation:
+    source, target = pair
+    keywords = list(dict.fromkeys(k for f in fragments for k in f.keywords))
+    label = f"{names.get(source, source)} – {names.get(target, target)}"
+    description = _merge_descriptions("relation", label, [f.description for f in fragments], settings, summarizer)
+    weight = float(sum(f.weight for f in fragments))
+    sources = list(dict.fromkeys(f.chunk_id for f in fragments))
+    vector_text = relation_vector_text(keywords, names.get(source, source), names.get(target, target), description)
+    vector_id = relation_vector_id(source, target, vector_text)
+    return MergedRelation(source, target, keywords, description, weight, sources, vector_text, vector_id)

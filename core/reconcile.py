@@ -1,0 +1,63 @@
+"""Reconcile ChromaDB with SQLite: SQLite is the system of record, vectors are derived data.
+
+Vectors no committed row refers to (left by a crash between the Chroma upsert and the SQLite
+commit) are removed; rows whose vector is missing (a deleted Chroma folder, a new server) are
+re-embedded from their stored text.
+"""
+from __future__ import annotations
+
+import json
+
+from core.merge import entity_vector_text, relation_vector_text
+from core.workspace import Workspace
+
+
+def reconcile(ws: Workspace, quick: bool = False) -> dict[str, dict[str, int]]:
+    """Repair the vector collections; return {collection: {"removed": n, "added": n}}."""
+    expected = ws.store.expected_vector_ids()
+    report: dict[str, dict[str, int]] = {}
+    for collection, want in expected.items():
+        if quick and ws.vectors.count(collection) == len(want):
+            continue
+        have = ws.vectors.all_ids(collection)
+        orphans = sorted(have - want)
+        missing = sorted(want - have)
+        if orphans:
+            ws.vectors.delete(collection, orphans)
+        if missing:
+            _reembed(ws, collection, missing)
+        if orphans or missing:
+            report[collection] = {"removed": len(orphans), "added": len(missing)}
+    if report:
+        ws.store.log("reconciled", report)
+        ws.store.conn.commit()
+    return report
+
+
+def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
+    conn = ws.store.conn
+    wanted = set(ids)
+    rows: list[tuple[str, str, dict]] = []
+    if collection == "chunks":
+        for cid, chunk in ws.store.chunks_by_id(ids).items():
+            rows.append((cid, chunk.text, {"doc_id": chunk.doc_id, "order": chunk.order}))
+    elif collection == "entities":
+        for key, name, desc, vid in conn.execute("SELECT entity_key, name, description, vector_id FROM entities"):
+            if vid in wanted:
+                rows.append((vid, entity_vector_text(name, desc), {"key": key}))
+    elif collection == "relations":
+        names = dict(conn.execute("SELECT entity_key, name FROM entities").fetchall())
+        for src, tgt, kws, desc, vid in conn.execute(
+                "SELECT source_key, target_key, keywords, description, vector_id FROM relations"):
+            if vid in wanted:
+                text = relation_vector_text(json.loads(kws), names.get(src, src), names.get(tgt, tgt), desc)
+                rows.append((vid, text, {"source": src, "target": tgt}))
+    else:
+        for node in ws.store.tree_nodes():
+            if node.vector_id in wanted:
+                rows.append((node.vector_id, node.text, {"node_id": node.node_id, "level": node.level,
+                                                         "scope": node.scope}))
+    for start in range(0, len(rows), 512):
+        part = rows[start : start + 512]
+        vectors = ws.embedder.embed([r[1] for r in part])
+        ws.vectors.upsert(collection, [r[0] for r in part], vectors, [r[2] for r in part])

@@ -1,0 +1,154 @@
+"""RAGScope settings: one pydantic model whose field descriptions double as the UI help text.
+
+Settings live in ``<workspace>/settings.json`` (never containing secrets). API keys are read
+from the environment (``OPENAI_API_KEY``) or passed in memory by the app session only.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SETTINGS_VERSION = 1
+SETTINGS_FILE = "settings.json"
+
+DEFAULT_ENTITY_TYPES = [
+    "PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT",
+    "WORK_OF_ART", "PRODUCT", "LAW", "LANGUAGE",
+]
+
+
+class Settings(BaseModel):
+    """Every tunable parameter of indexing and retrieval, with the papers' defaults."""
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=True)
+
+    version: int = Field(SETTINGS_VERSION, description="Settings schema version.")
+
+    # --- providers -------------------------------------------------------------------------
+    provider: Literal["offline", "openai"] = Field(
+        "offline",
+        description="'offline' uses spaCy extraction and extractive answers (no LLM); "
+        "'openai' uses any OpenAI-compatible chat endpoint for extraction, summaries, keywords and answers.",
+    )
+    llm_base_url: str = Field("", description="Base URL of the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1.")
+    llm_model: str = Field("", description="Chat model name sent to the server.")
+    llm_temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature of LLM calls.")
+    llm_max_tokens: int = Field(1024, ge=16, le=32768, description="Maximum completion tokens per LLM call.")
+    llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM request, in seconds.")
+    llm_max_retries: int = Field(4, ge=0, le=10, description="Retries on timeouts, 429 and 5xx (exponential backoff).")
+    llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
+    embedder: Literal["local-minilm", "openai"] = Field(
+        "local-minilm",
+        description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d); 'openai' = an OpenAI-compatible embeddings endpoint.",
+    )
+    embedding_base_url: str = Field("", description="Base URL of the embeddings endpoint (embedder = openai).")
+    embedding_model: str = Field("", description="Embedding model name (embedder = openai).")
+    embedding_batch_size: int = Field(64, ge=1, le=1024, description="Texts per embedding batch.")
+    chroma_url: str = Field(
+        "",
+        description="Empty = embedded ChromaDB in the workspace folder; http://HOST:PORT = a ChromaDB server started with `chroma run`.",
+    )
+
+    # --- indexing --------------------------------------------------------------------------
+    chunk_tokens: int = Field(1200, ge=50, le=8000, description="Chunk size in cl100k tokens (LightRAG / E2GraphRAG: 1200).")
+    chunk_overlap: int = Field(100, ge=0, le=1000, description="Overlap between consecutive chunks of a document, in tokens (100).")
+    tree_group_size: int = Field(5, ge=2, le=20, description="g: children summarised by one summary-tree node (E2GraphRAG: 5).")
+    summary_tokens: int = Field(300, ge=50, le=2000, description="Target length of a summary-tree node, in tokens.")
+    entity_types: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ENTITY_TYPES),
+        description="Named-entity types kept for the graphs (spaCy labels; also the LLM extraction type list).",
+    )
+    profile_max_fragments: int = Field(8, ge=1, le=100, description="Merged descriptions with at least this many fragments are summarised (LightRAG: 8).")
+    profile_max_tokens: int = Field(1200, ge=50, le=10000, description="Merged descriptions longer than this many tokens are summarised (LightRAG: 1200).")
+    profile_summary_tokens: int = Field(200, ge=20, le=2000, description="Length of a summarised entity/relation profile, in tokens.")
+    gleaning_passes: int = Field(1, ge=0, le=5, description="Extra LLM extraction passes asking for missed entities (LightRAG: 1).")
+    max_document_mb: float = Field(50.0, gt=0, description="Documents larger than this are refused with a clear message.")
+
+    # --- retrieval: naive / LightRAG -------------------------------------------------------
+    naive_top_k: int = Field(10, ge=1, le=200, description="naive: chunks returned by the dense search.")
+    lightrag_top_k: int = Field(40, ge=1, le=500, description="local/global: entities (local) or relations (global) retrieved (LightRAG: 40).")
+    cosine_threshold: float = Field(0.2, ge=-1.0, le=1.0, description="local/global: minimum cosine similarity of a retrieved entity or relation (LightRAG: 0.2).")
+    chunks_per_entity: int = Field(3, ge=1, le=50, description="local/global: source chunks kept per entity, ranked by similarity to the question.")
+    max_entity_tokens: int = Field(6000, ge=100, description="Token budget of the entities section of the context (LightRAG: 6000).")
+    max_relation_tokens: int = Field(8000, ge=100, description="Token budget of the relations section of the context (LightRAG: 8000).")
+    max_total_tokens: int = Field(30000, ge=500, description="Total context token budget; chunks get what is left (LightRAG: 30000).")
+
+    # --- retrieval: E2GraphRAG tree ---------------------------------------------------------
+    tree_top_k: int = Field(25, ge=1, le=500, description="tree: k, the maximum number of chunks/summaries returned (E2GraphRAG: 25).")
+    tree_hops: int = Field(4, ge=1, le=10, description="tree: h, the maximum number of nodes on the shortest path between two query entities (4 = at most 3 hops).")
+
+    # --- retrieval: PathRAG -----------------------------------------------------------------
+    path_top_nodes: int = Field(40, ge=2, le=500, description="path: N, nodes retrieved from the low-level keywords (PathRAG: 40).")
+    path_top_paths: int = Field(15, ge=1, le=200, description="path: K, paths kept overall (PathRAG: 15).")
+    path_alpha: float = Field(0.8, gt=0.0, le=1.0, description="path: α, decay rate of resource propagation (PathRAG: 0.8).")
+    path_theta: float = Field(0.05, ge=0.0, le=1.0, description="path: θ, a node with S(v)/deg(v) < θ is not expanded (paper: 0.05).")
+    path_max_hops: int = Field(3, ge=1, le=6, description="path: longest path kept, in edges (PathRAG: 3).")
+    path_max_expansions: int = Field(20000, ge=100, description="path: cap on partial paths explored per start node (reported in the trace when hit).")
+
+    # --- answers ----------------------------------------------------------------------------
+    answer_sentences: int = Field(4, ge=1, le=20, description="Offline answers: sentences of the context quoted as the extractive answer.")
+
+    @classmethod
+    def field_help(cls) -> dict[str, str]:
+        """Field name -> description, for UI help text."""
+        return {name: (f.description or "") for name, f in cls.model_fields.items()}
+
+    def with_overrides(self, overrides: dict[str, object]) -> "Settings":
+        """Return a copy with some fields replaced (validated)."""
+        data = self.model_dump()
+        unknown = sorted(set(overrides) - set(data))
+        if unknown:
+            raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
+        data.update(overrides)
+        return Settings.model_validate(data)
+
+
+class SettingsError(ValueError):
+    """Raised when a settings file cannot be used."""
+
+
+def load_settings(workspace_dir: Path) -> Settings:
+    """Read the workspace's settings file, or defaults when absent; env vars override providers."""
+    path = Path(workspace_dir) / SETTINGS_FILE
+    settings = Settings()
+    if path.exists():
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SettingsError(f"settings file {path} is unreadable ({exc}); delete it to return to defaults") from exc
+        if int(raw.get("version", 1)) > SETTINGS_VERSION:
+            raise SettingsError(
+                f"settings file {path} was written by a newer RAGScope (version {raw.get('version')}, "
+                f"this one understands {SETTINGS_VERSION}); upgrade RAGScope or delete the file"
+            )
+        settings = Settings.model_validate(raw)
+    return apply_environment(settings)
+
+
+def apply_environment(settings: Settings) -> Settings:
+    """Let RAGSCOPE_* environment variables select the providers (they win over the file)."""
+    overrides: dict[str, object] = {}
+    base_url = os.environ.get("RAGSCOPE_LLM_BASE_URL") or ""
+    model = os.environ.get("RAGSCOPE_LLM_MODEL") or ""
+    if base_url:
+        overrides["llm_base_url"] = base_url
+    if model:
+        overrides["llm_model"] = model
+    if base_url and model:
+        overrides["provider"] = "openai"
+    chroma = os.environ.get("RAGSCOPE_CHROMA_URL") or ""
+    if chroma:
+        overrides["chroma_url"] = chroma
+    return settings.with_overrides(overrides) if overrides else settings
+
+
+def save_settings(workspace_dir: Path, settings: Settings) -> None:
+    """Write settings (no secrets are part of the model) atomically."""
+    path = Path(workspace_dir) / SETTINGS_FILE
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(settings.model_dump(), indent=2), encoding="utf-8")
+    os.replace(tmp, path)

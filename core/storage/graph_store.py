@@ -1,0 +1,167 @@
+"""SQL for the two graphs: knowledge-graph fragments and merged rows, and the E2GraphRAG mention graph
+(per-chunk counts, per-chunk co-occurrence and the aggregated edge weights)."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+import networkx as nx
+
+from core.extraction.nlp import normalize_name
+from core.types import ChunkExtraction
+
+
+@dataclass
+class EntityFragment:
+    chunk_id: str
+    doc_id: str
+    name: str
+    type: str
+    description: str
+
+
+@dataclass
+class RelationFragment:
+    chunk_id: str
+    doc_id: str
+    keywords: list[str]
+    description: str
+    weight: float
+
+
+def relation_key(a: str, b: str) -> tuple[str, str]:
+    """Relations are undirected: the key is the sorted pair of entity keys."""
+    return (a, b) if a <= b else (b, a)
+
+
+def insert_chunk_extraction(conn: sqlite3.Connection, doc_id: str, chunk_id: str, ex: ChunkExtraction
+                            ) -> tuple[set[str], set[tuple[str, str]]]:
+    """Store one chunk's fragments and mention counts; return the touched entity and relation keys."""
+    entity_rows = {}
+    for ent in ex.entities:
+        key = normalize_name(ent.name)
+        if key:
+            entity_rows[key] = (key, chunk_id, doc_id, ent.name, ent.type, ent.description)
+    relation_rows = {}
+    for rel in ex.relations:
+        a, b = normalize_name(rel.source), normalize_name(rel.target)
+        if not a or not b or a == b:
+            continue
+        for key, name in ((a, rel.source), (b, rel.target)):
+            entity_rows.setdefault(key, (key, chunk_id, doc_id, name, "UNKNOWN", rel.description))
+        src, tgt = relation_key(a, b)
+        previous = relation_rows.get((src, tgt))
+        if previous:
+            keywords = list(dict.fromkeys(json.loads(previous[4]) + rel.keywords))
+            description = previous[5] if rel.description in previous[5] else previous[5] + " " + rel.description
+            relation_rows[(src, tgt)] = (src, tgt, chunk_id, doc_id, json.dumps(keywords), description,
+                                         previous[6] + rel.weight)
+        else:
+            relation_rows[(src, tgt)] = (src, tgt, chunk_id, doc_id, json.dumps(rel.keywords), rel.description,
+                                         rel.weight)
+    conn.executemany("INSERT OR REPLACE INTO entity_fragments VALUES (?, ?, ?, ?, ?, ?)", list(entity_rows.values()))
+    conn.executemany("INSERT OR REPLACE INTO relation_fragments VALUES (?, ?, ?, ?, ?, ?, ?)",
+                     list(relation_rows.values()))
+    mentions = ex.mentions
+    conn.executemany("INSERT OR REPLACE INTO mentions(term, chunk_id, count, label) VALUES (?, ?, ?, ?)",
+                     [(t, chunk_id, c, mentions.labels.get(t, "")) for t, c in mentions.counts.items()])
+    pairs = [(chunk_id, a, b, c) for (a, b), c in mentions.cooccurrence.items()]
+    conn.executemany("INSERT OR REPLACE INTO chunk_cooccurrence(chunk_id, a, b, count) VALUES (?, ?, ?, ?)", pairs)
+    conn.executemany(
+        "INSERT INTO mention_edges(a, b, weight) VALUES (?, ?, ?) "
+        "ON CONFLICT(a, b) DO UPDATE SET weight = weight + excluded.weight",
+        [(a, b, c) for _, a, b, c in pairs])
+    return set(entity_rows), set(relation_rows)
+
+
+def remove_chunks(conn: sqlite3.Connection, chunk_ids: list[str]) -> tuple[set[str], set[tuple[str, str]]]:
+    """Remove every contribution of these chunks; return the entity and relation keys they touched."""
+    touched_entities: set[str] = set()
+    touched_relations: set[tuple[str, str]] = set()
+    for chunk_id in chunk_ids:
+        touched_entities.update(r[0] for r in conn.execute(
+            "SELECT entity_key FROM entity_fragments WHERE chunk_id=?", (chunk_id,)))
+        touched_relations.update((r[0], r[1]) for r in conn.execute(
+            "SELECT source_key, target_key FROM relation_fragments WHERE chunk_id=?", (chunk_id,)))
+        pairs = conn.execute("SELECT a, b, count FROM chunk_cooccurrence WHERE chunk_id=?", (chunk_id,)).fetchall()
+        conn.executemany("UPDATE mention_edges SET weight = weight - ? WHERE a=? AND b=?",
+                         [(c, a, b) for a, b, c in pairs])
+        conn.execute("DELETE FROM chunk_cooccurrence WHERE chunk_id=?", (chunk_id,))
+        conn.execute("DELETE FROM mentions WHERE chunk_id=?", (chunk_id,))
+        conn.execute("DELETE FROM entity_fragments WHERE chunk_id=?", (chunk_id,))
+        conn.execute("DELETE FROM relation_fragments WHERE chunk_id=?", (chunk_id,))
+    conn.execute("DELETE FROM mention_edges WHERE weight <= 0")
+    return touched_entities, touched_relations
+
+
+_JOIN = "JOIN documents d ON d.doc_id = f.doc_id JOIN chunks c ON c.chunk_id = f.chunk_id"
+_ORDER = "ORDER BY d.seq, c.ord"
+
+
+def entity_fragments(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, list[EntityFragment]]:
+    """Fragments of each entity, in corpus order (document insertion order, then chunk order)."""
+    out: dict[str, list[EntityFragment]] = defaultdict(list)
+    for key in keys:
+        rows = conn.execute(
+            f"SELECT f.chunk_id, f.doc_id, f.name, f.type, f.description FROM entity_fragments f {_JOIN} "
+            f"WHERE f.entity_key=? {_ORDER}", (key,))
+        out[key] = [EntityFragment(*row) for row in rows]
+    return out
+
+
+def relation_fragments(conn: sqlite3.Connection, keys: Iterable[tuple[str, str]]
+                       ) -> dict[tuple[str, str], list[RelationFragment]]:
+    out: dict[tuple[str, str], list[RelationFragment]] = defaultdict(list)
+    for src, tgt in keys:
+        rows = conn.execute(
+            f"SELECT f.chunk_id, f.doc_id, f.keywords, f.description, f.weight FROM relation_fragments f {_JOIN} "
+            f"WHERE f.source_key=? AND f.target_key=? {_ORDER}", (src, tgt))
+        out[(src, tgt)] = [RelationFragment(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+    return out
+
+
+def existing_vector_ids(conn: sqlite3.Connection, table: str, keys: Iterable) -> dict:
+    """Current vector id of each merged entity (table 'entities') or relation ('relations')."""
+    out = {}
+    for key in keys:
+        if table == "entities":
+            row = conn.execute("SELECT vector_id FROM entities WHERE entity_key=?", (key,)).fetchone()
+        else:
+            row = conn.execute("SELECT vector_id FROM relations WHERE source_key=? AND target_key=?", key).fetchone()
+        if row:
+            out[key] = row[0]
+    return out
+
+
+def load_knowledge_graph(conn: sqlite3.Connection) -> nx.Graph:
+    """The merged knowledge graph as an undirected networkx view."""
+    graph = nx.Graph()
+    for key, name, etype, desc, sources in conn.execute(
+            "SELECT entity_key, name, type, description, source_chunk_ids FROM entities ORDER BY entity_key"):
+        graph.add_node(key, name=name, type=etype, description=desc, source_chunk_ids=json.loads(sources))
+    for src, tgt, kws, desc, weight, sources in conn.execute(
+            "SELECT source_key, target_key, keywords, description, weight, source_chunk_ids FROM relations "
+            "ORDER BY source_key, target_key"):
+        graph.add_edge(src, tgt, keywords=json.loads(kws), description=desc, weight=weight,
+                       source_chunk_ids=json.loads(sources))
+    return graph
+
+
+def load_mention_graph(conn: sqlite3.Connection) -> nx.Graph:
+    """The E2GraphRAG co-occurrence graph (node attr: label; edge attr: weight)."""
+    graph = nx.Graph()
+    for term, label in conn.execute("SELECT term, max(label) FROM mentions GROUP BY term ORDER BY term"):
+        graph.add_node(term, label=label)
+    graph.add_weighted_edges_from(conn.execute("SELECT a, b, weight FROM mention_edges ORDER BY a, b"))
+    return graph
+
+
+def load_mention_index(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """term -> {chunk_id: occurrences} (E2GraphRAG's entity -> chunks index)."""
+    index: dict[str, dict[str, int]] = defaultdict(dict)
+    for term, chunk_id, count in conn.execute("SELECT term, chunk_id, count FROM mentions"):
+        index[term][chunk_id] = count
+    return dict(index)

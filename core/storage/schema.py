@@ -1,0 +1,172 @@
+"""SQLite schema of a workspace (the system of record) and connection set-up (WAL)."""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS documents (
+    doc_id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT '',
+    content_hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL DEFAULT 0,
+    status TEXT NOT NULL,               -- pending | processing | processed | failed
+    error TEXT NOT NULL DEFAULT '',
+    seq INTEGER NOT NULL,              -- insertion order (corpus level of the summary tree)
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    elapsed_s REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS documents_name ON documents(name);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id TEXT PRIMARY KEY,
+    doc_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    start_token INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ord);
+-- knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
+CREATE TABLE IF NOT EXISTS entity_fragments (
+    entity_key TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    description TEXT NOT NULL,
+    PRIMARY KEY (entity_key, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS entity_fragments_chunk ON entity_fragments(chunk_id);
+CREATE TABLE IF NOT EXISTS relation_fragments (
+    source_key TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    keywords TEXT NOT NULL,            -- JSON list
+    description TEXT NOT NULL,
+    weight REAL NOT NULL,
+    PRIMARY KEY (source_key, target_key, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS relation_fragments_chunk ON relation_fragments(chunk_id);
+-- merged (deduplicated) knowledge graph
+CREATE TABLE IF NOT EXISTS entities (
+    entity_key TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL,
+    description TEXT NOT NULL,
+    source_chunk_ids TEXT NOT NULL,    -- JSON list, in fragment order
+    vector_id TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS relations (
+    source_key TEXT NOT NULL,
+    target_key TEXT NOT NULL,
+    keywords TEXT NOT NULL,            -- JSON list
+    description TEXT NOT NULL,
+    weight REAL NOT NULL,
+    source_chunk_ids TEXT NOT NULL,
+    vector_id TEXT NOT NULL,
+    PRIMARY KEY (source_key, target_key)
+);
+-- E2GraphRAG mention graph: per-chunk counts and aggregated co-occurrence edges
+CREATE TABLE IF NOT EXISTS mentions (
+    term TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    label TEXT NOT NULL,
+    PRIMARY KEY (term, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS mentions_chunk ON mentions(chunk_id);
+CREATE TABLE IF NOT EXISTS chunk_cooccurrence (
+    chunk_id TEXT NOT NULL,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (chunk_id, a, b)
+);
+CREATE TABLE IF NOT EXISTS mention_edges (
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    weight INTEGER NOT NULL,
+    PRIMARY KEY (a, b)
+);
+-- summary tree (summaries only; leaves are chunks)
+CREATE TABLE IF NOT EXISTS tree_nodes (
+    node_id TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,               -- 'doc' | 'corpus'
+    doc_id TEXT,                       -- owning document for scope 'doc'
+    level INTEGER NOT NULL,            -- height above the leaves (chunks are 0)
+    ord INTEGER NOT NULL,              -- position among siblings
+    parent_id TEXT,
+    child_ids TEXT NOT NULL,           -- JSON list of node ids or chunk ids
+    leaf_chunk_ids TEXT NOT NULL,      -- JSON list
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    vector_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS tree_nodes_doc ON tree_nodes(doc_id);
+CREATE TABLE IF NOT EXISTS doc_roots (
+    doc_id TEXT PRIMARY KEY,
+    root_id TEXT NOT NULL,             -- a tree node id, or the single chunk id
+    corpus_parent TEXT                 -- corpus-level node holding this root
+);
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY,
+    response TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS llm_usage (
+    stage TEXT PRIMARY KEY,
+    calls INTEGER NOT NULL DEFAULT 0,
+    cached INTEGER NOT NULL DEFAULT 0,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    seconds REAL NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS run_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    event TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+"""
+
+
+class CorruptWorkspaceError(RuntimeError):
+    """The workspace database cannot be opened; the message says how to recover."""
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open the workspace database in WAL mode and make sure the schema exists."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+        else:
+            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout=30000")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(SCHEMA)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
+            conn.commit()
+        conn.execute("SELECT count(*) FROM documents").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise CorruptWorkspaceError(
+            f"the workspace database {path} is damaged or not a RAGScope database ({exc}). "
+            "Move the workspace folder aside and re-index the documents into a new workspace."
+        ) from exc
+    return conn

@@ -1,0 +1,218 @@
+"""Typed access to the workspace's SQLite database: documents, chunks, graph fragments,
+merged entities/relations, mention graph, summary tree, meta and run log."""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Optional
+
+from core.storage.schema import connect
+from core.types import Chunk
+
+
+@dataclass
+class DocumentRow:
+    doc_id: str
+    name: str
+    source: str
+    content_hash: str
+    tokens: int
+    status: str
+    error: str
+    seq: int
+    created_at: float
+    updated_at: float
+    elapsed_s: float
+
+
+@dataclass
+class TreeNode:
+    node_id: str
+    scope: str  # "doc" | "corpus"
+    doc_id: Optional[str]
+    level: int
+    ord: int
+    parent_id: Optional[str]
+    child_ids: list[str]
+    leaf_chunk_ids: list[str]
+    text: str
+    tokens: int
+    vector_id: str = ""
+
+
+def _placeholders(n: int) -> str:
+    return ",".join("?" * n)
+
+
+class Store:
+    """One SQLite connection (WAL). Writers call ``transaction()``; reads are plain queries."""
+
+    def __init__(self, path: Path, readonly: bool = False) -> None:
+        self.path = Path(path)
+        self.conn: sqlite3.Connection = connect(self.path, readonly=readonly)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE … COMMIT; rolls back on any exception."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.rollback()
+            raise
+        self.conn.commit()
+
+    # --- meta / log ----------------------------------------------------------------------
+    def get_meta(self, key: str, default: str = "") -> str:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else default
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def log(self, event: str, detail: dict | str) -> None:
+        text = detail if isinstance(detail, str) else json.dumps(detail, sort_keys=True)
+        self.conn.execute("INSERT INTO run_log(ts, event, detail) VALUES (?, ?, ?)", (time.time(), event, text))
+
+    # --- documents -----------------------------------------------------------------------
+    def documents(self, status: Optional[str] = None) -> list[DocumentRow]:
+        sql = ("SELECT doc_id, name, source, content_hash, tokens, status, error, seq, created_at, updated_at, "
+               "elapsed_s FROM documents")
+        args: tuple = ()
+        if status:
+            sql += " WHERE status=?"
+            args = (status,)
+        return [DocumentRow(*row) for row in self.conn.execute(sql + " ORDER BY seq", args)]
+
+    def document(self, doc_id: str) -> Optional[DocumentRow]:
+        row = self.conn.execute(
+            "SELECT doc_id, name, source, content_hash, tokens, status, error, seq, created_at, updated_at, elapsed_s "
+            "FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+        return DocumentRow(*row) if row else None
+
+    def document_text(self, doc_id: str) -> str:
+        row = self.conn.execute("SELECT text FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+        return row[0] if row else ""
+
+    def documents_named(self, name: str) -> list[DocumentRow]:
+        return [d for d in self.documents() if d.name == name]
+
+    def next_seq(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM documents").fetchone()[0])
+
+    def insert_document(self, doc_id: str, name: str, source: str, content_hash: str, text: str, tokens: int) -> None:
+        now = time.time()
+        self.conn.execute(
+            "INSERT INTO documents(doc_id, name, source, content_hash, text, tokens, status, error, seq, created_at, "
+            "updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', '', ?, ?, ?)",
+            (doc_id, name, source, content_hash, text, tokens, self.next_seq(), now, now),
+        )
+
+    def set_status(self, doc_id: str, status: str, error: str = "", elapsed_s: Optional[float] = None) -> None:
+        if elapsed_s is None:
+            self.conn.execute("UPDATE documents SET status=?, error=?, updated_at=? WHERE doc_id=?",
+                              (status, error, time.time(), doc_id))
+        else:
+            self.conn.execute("UPDATE documents SET status=?, error=?, updated_at=?, elapsed_s=? WHERE doc_id=?",
+                              (status, error, time.time(), elapsed_s, doc_id))
+
+    def delete_document_row(self, doc_id: str) -> None:
+        self.conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+
+    # --- chunks --------------------------------------------------------------------------
+    def insert_chunks(self, chunks: Iterable[Chunk]) -> None:
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO chunks(chunk_id, doc_id, ord, text, tokens, start_token) VALUES (?, ?, ?, ?, ?, ?)",
+            [(c.chunk_id, c.doc_id, c.order, c.text, c.tokens, c.start_token) for c in chunks],
+        )
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        rows = self.conn.execute(
+            "SELECT chunk_id, doc_id, ord, text, tokens, start_token FROM chunks WHERE doc_id=? ORDER BY ord", (doc_id,))
+        return [Chunk(*row) for row in rows]
+
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, Chunk] = {}
+        for start in range(0, len(ids), 900):
+            part = ids[start : start + 900]
+            rows = self.conn.execute(
+                f"SELECT chunk_id, doc_id, ord, text, tokens, start_token FROM chunks WHERE chunk_id IN "
+                f"({_placeholders(len(part))})", part)
+            out.update({row[0]: Chunk(*row) for row in rows})
+        return out
+
+    def all_chunk_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT c.chunk_id FROM chunks c JOIN documents d USING(doc_id) ORDER BY d.seq, c.ord")]
+
+    def delete_chunks_of(self, doc_id: str) -> list[str]:
+        ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id=?", (doc_id,))]
+        self.conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        return ids
+
+    # --- counts --------------------------------------------------------------------------
+    def count(self, table: str, where: str = "") -> int:
+        allowed = {"documents", "chunks", "entities", "relations", "mention_edges", "tree_nodes", "llm_cache"}
+        if table not in allowed:
+            raise ValueError(table)
+        return int(self.conn.execute(f"SELECT count(*) FROM {table} {where}").fetchone()[0])
+
+    def mention_node_count(self) -> int:
+        return int(self.conn.execute("SELECT count(DISTINCT term) FROM mentions").fetchone()[0])
+
+    # --- tree ----------------------------------------------------------------------------
+    def tree_nodes(self, scope: Optional[str] = None, doc_id: Optional[str] = None) -> list[TreeNode]:
+        sql = ("SELECT node_id, scope, doc_id, level, ord, parent_id, child_ids, leaf_chunk_ids, text, tokens, "
+               "vector_id FROM tree_nodes")
+        clauses, args = [], []
+        if scope:
+            clauses.append("scope=?")
+            args.append(scope)
+        if doc_id:
+            clauses.append("doc_id=?")
+            args.append(doc_id)
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY scope, doc_id, level, ord"
+        return [
+            TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), json.loads(r[7]), r[8], r[9], r[10])
+            for r in self.conn.execute(sql, args)
+        ]
+
+    def upsert_tree_node(self, node: TreeNode) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO tree_nodes(node_id, scope, doc_id, level, ord, parent_id, child_ids, leaf_chunk_ids, "
+            "text, tokens, vector_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (node.node_id, node.scope, node.doc_id, node.level, node.ord, node.parent_id, json.dumps(node.child_ids),
+             json.dumps(node.leaf_chunk_ids), node.text, node.tokens, node.vector_id),
+        )
+
+    def delete_tree_nodes(self, node_ids: Iterable[str]) -> None:
+        self.conn.executemany("DELETE FROM tree_nodes WHERE node_id=?", [(i,) for i in node_ids])
+
+    def doc_roots(self) -> dict[str, tuple[str, Optional[str]]]:
+        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT doc_id, root_id, corpus_parent FROM doc_roots")}
+
+    def set_doc_root(self, doc_id: str, root_id: str, corpus_parent: Optional[str]) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO doc_roots(doc_id, root_id, corpus_parent) VALUES (?, ?, ?)",
+                          (doc_id, root_id, corpus_parent))
+
+    def delete_doc_root(self, doc_id: str) -> None:
+        self.conn.execute("DELETE FROM doc_roots WHERE doc_id=?", (doc_id,))
+
+    # --- expected vector ids (for reconciliation) -----------------------------------------
+    def expected_vector_ids(self) -> dict[str, set[str]]:
+        return {
+            "chunks": {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks")},
+            "entities": {r[0] for r in self.conn.execute("SELECT vector_id FROM entities")},
+            "relations": {r[0] for r in self.conn.execute("SELECT vector_id FROM relations")},
+            "tree": {r[0] for r in self.conn.execute("SELECT vector_id FROM tree_nodes")},
+        }

@@ -1,0 +1,122 @@
+"""ChromaDB vector collections of a workspace (derived data: ids are content hashes, upserts idempotent).
+
+Embedded ``PersistentClient`` in ``<workspace>/chroma`` by default, or an ``HttpClient`` to a server
+started with ``chroma run``. Embeddings are always passed explicitly (no Chroma embedding function).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+from urllib.parse import urlparse
+
+import numpy as np
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+COLLECTIONS = ("chunks", "entities", "relations", "tree")
+UPSERT_BATCH = 2000
+
+
+@dataclass
+class VectorHit:
+    id: str
+    score: float  # cosine similarity
+    metadata: dict[str, Any]
+
+
+class VectorStore:
+    """The four collections of one workspace; cosine space."""
+
+    def __init__(self, path: Path, namespace: str, chroma_url: str = "") -> None:
+        import chromadb
+        from chromadb.config import Settings as ChromaSettings
+
+        settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
+        if chroma_url:
+            parsed = urlparse(chroma_url)
+            if not parsed.hostname or not parsed.port:
+                raise ValueError(f"chroma_url must look like http://HOST:PORT, got {chroma_url!r}")
+            self.client = chromadb.HttpClient(host=parsed.hostname, port=parsed.port, settings=settings)
+        else:
+            self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+        self.namespace = namespace
+        self._collections = {
+            name: self.client.get_or_create_collection(
+                f"{namespace}_{name}", embedding_function=None, metadata={"hnsw:space": "cosine"}
+            )
+            for name in COLLECTIONS
+        }
+
+    def collection(self, name: str):
+        return self._collections[name]
+
+    def upsert(self, name: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
+        coll = self._collections[name]
+        for start in range(0, len(ids), UPSERT_BATCH):
+            end = start + UPSERT_BATCH
+            coll.upsert(
+                ids=list(ids[start:end]),
+                embeddings=np.asarray(vectors[start:end], dtype=np.float32),
+                metadatas=[_clean_meta(m) for m in metadatas[start:end]],
+            )
+
+    def delete(self, name: str, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        coll = self._collections[name]
+        for start in range(0, len(ids), UPSERT_BATCH):
+            coll.delete(ids=ids[start : start + UPSERT_BATCH])
+
+    def count(self, name: str) -> int:
+        return self._collections[name].count()
+
+    def all_ids(self, name: str) -> set[str]:
+        coll = self._collections[name]
+        ids: set[str] = set()
+        total = coll.count()
+        offset = 0
+        while offset < total:
+            page = coll.get(limit=5000, offset=offset, include=[])
+            ids.update(page["ids"])
+            if not page["ids"]:
+                break
+            offset += len(page["ids"])
+        return ids
+
+    def query(self, name: str, vector: np.ndarray, k: int, where: dict | None = None) -> list[VectorHit]:
+        coll = self._collections[name]
+        total = coll.count()
+        if total == 0 or k <= 0:
+            return []
+        result = coll.query(
+            query_embeddings=np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            n_results=min(k, total),
+            where=where,
+            include=["metadatas", "distances"],
+        )
+        hits = [
+            VectorHit(id=i, score=float(1.0 - d), metadata=dict(m or {}))
+            for i, d, m in zip(result["ids"][0], result["distances"][0], result["metadatas"][0])
+        ]
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
+
+    def get_vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        got = self._collections[name].get(ids=list(ids), include=["embeddings"])
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
+
+    def drop_all(self) -> None:
+        for name in COLLECTIONS:
+            try:
+                self.client.delete_collection(f"{self.namespace}_{name}")
+            except Exception:  # noqa: BLE001 - a missing collection is fine
+                pass
+
+
+def _clean_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    """Chroma metadata values must be scalars and non-empty dicts are required."""
+    out = {k: v for k, v in meta.items() if isinstance(v, (str, int, float, bool))}
+    return out or {"_": 0}

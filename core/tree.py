@@ -1,0 +1,179 @@
+"""E2GraphRAG summary tree, maintained incrementally.
+
+Per document: the leaves are its chunks in order; each parent summarises ``g`` consecutive
+children (chunk overlap removed), recursively up to one root (a single-chunk document's root is
+the chunk itself). Corpus level: document roots are grouped ``g`` at a time in insertion order,
+recursively up to one corpus root. The corpus part grows like the right spine of a B-tree:
+appending a document touches only the right-most path; deleting one touches only the path that
+held it. Node ids are positional and stable (``corpus-L2-0``); vector ids hash the node's text.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, Optional, Sequence
+
+from core.chunking import join_without_overlap
+from core.storage.store import Store, TreeNode
+from core.tokens import count_tokens
+from core.types import Chunk
+
+Summarizer = Callable[[list[str]], str]  # texts of the children -> summary text
+
+
+def tree_vector_id(node_id: str, text: str) -> str:
+    return "tree-" + hashlib.sha256(f"{node_id}\x00{text}".encode("utf-8")).hexdigest()[:24]
+
+
+class SummaryTree:
+    """Summary-tree maintenance inside the caller's SQLite transaction."""
+
+    def __init__(self, store: Store, group_size: int, summarize: Summarizer) -> None:
+        self.store = store
+        self.g = group_size
+        self.summarize = summarize
+        self.recomputed: list[TreeNode] = []  # nodes whose text changed (to embed)
+        self.removed_vector_ids: list[str] = []
+        self._corpus = {n.node_id: n for n in store.tree_nodes(scope="corpus")}
+        self._dirty: set[str] = set()
+
+    # --- per-document subtree ---------------------------------------------------------------
+    def build_document(self, doc_id: str, chunks: Sequence[Chunk]) -> str:
+        """Build a document's subtree; return its root id (a tree node id or the chunk id)."""
+        if not chunks:
+            raise ValueError("a document without chunks has no subtree")
+        if len(chunks) == 1:
+            return chunks[0].chunk_id
+        level_items: list[tuple[str, list[str], Sequence[Chunk] | None, str]] = [
+            (c.chunk_id, [c.chunk_id], [c], c.text) for c in chunks]
+        level = 0
+        while len(level_items) > 1:
+            level += 1
+            next_items = []
+            for ord_, start in enumerate(range(0, len(level_items), self.g)):
+                group = level_items[start : start + self.g]
+                node_id = f"{doc_id}-L{level}-{ord_}"
+                if level == 1:
+                    text = self.summarize([join_without_overlap([c for item in group for c in item[2]])])
+                else:
+                    text = self.summarize([item[3] for item in group])
+                leaves = [leaf for item in group for leaf in item[1]]
+                node = TreeNode(node_id, "doc", doc_id, level, ord_, None, [item[0] for item in group], leaves,
+                                text, count_tokens(text), tree_vector_id(node_id, text))
+                for item in group:
+                    if item[0].startswith(f"{doc_id}-L"):
+                        self.store.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (node_id, item[0]))
+                self.store.upsert_tree_node(node)
+                self.recomputed.append(node)
+                next_items.append((node_id, leaves, None, text))
+            level_items = next_items
+        return level_items[0][0]
+
+    def delete_document_nodes(self, doc_id: str) -> None:
+        nodes = self.store.tree_nodes(scope="doc", doc_id=doc_id)
+        self.removed_vector_ids.extend(n.vector_id for n in nodes)
+        self.store.delete_tree_nodes(n.node_id for n in nodes)
+
+    # --- corpus level -------------------------------------------------------------------------
+    def _level_nodes(self, level: int) -> list[TreeNode]:
+        return sorted((n for n in self._corpus.values() if n.level == level), key=lambda n: n.ord)
+
+    def _top_level(self) -> int:
+        return max((n.level for n in self._corpus.values()), default=0)
+
+    def _new_node(self, level: int, children: list[str]) -> TreeNode:
+        ord_ = max((n.ord for n in self._level_nodes(level)), default=-1) + 1
+        node = TreeNode(f"corpus-L{level}-{ord_}", "corpus", None, level, ord_, None, children, [], "", 0, "")
+        self._corpus[node.node_id] = node
+        self._mark_dirty(node.node_id)
+        return node
+
+    def _mark_dirty(self, node_id: Optional[str]) -> None:
+        while node_id:
+            self._dirty.add(node_id)
+            node_id = self._corpus[node_id].parent_id
+
+    def append_document(self, doc_id: str, root_id: str) -> None:
+        """Attach a document root to the right-most corpus path."""
+        parent = self._attach(root_id, 1)
+        self.store.set_doc_root(doc_id, root_id, parent)
+
+    def _attach(self, child_id: str, level: int) -> str:
+        nodes = self._level_nodes(level)
+        if not nodes:
+            node = self._new_node(level, [child_id])
+            self._set_parent(child_id, node.node_id)
+            return node.node_id
+        right = nodes[-1]
+        if len(right.child_ids) < self.g:
+            right.child_ids.append(child_id)
+            self._set_parent(child_id, right.node_id)
+            self._mark_dirty(right.node_id)
+            return right.node_id
+        node = self._new_node(level, [child_id])
+        self._set_parent(child_id, node.node_id)
+        if level == self._top_level() and len(nodes) == 1:
+            top = self._new_node(level + 1, [right.node_id])
+            self._set_parent(right.node_id, top.node_id)
+        self._attach(node.node_id, level + 1)
+        return node.node_id
+
+    def _set_parent(self, child_id: str, parent_id: str) -> None:
+        if child_id in self._corpus:
+            self._corpus[child_id].parent_id = parent_id
+            self._mark_dirty(parent_id)
+            self.store.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (parent_id, child_id))
+
+    def remove_document(self, doc_id: str) -> None:
+        """Detach a document root from its corpus parent, dropping nodes left empty."""
+        roots = self.store.doc_roots()
+        if doc_id not in roots:
+            return
+        root_id, parent_id = roots[doc_id]
+        self.store.delete_doc_root(doc_id)
+        child = root_id
+        while parent_id:
+            parent = self._corpus[parent_id]
+            parent.child_ids = [c for c in parent.child_ids if c != child]
+            if parent.child_ids:
+                self._mark_dirty(parent_id)
+                return
+            del self._corpus[parent_id]
+            self._dirty.discard(parent_id)
+            self.removed_vector_ids.append(parent.vector_id)
+            self.store.delete_tree_nodes([parent_id])
+            child, parent_id = parent_id, parent.parent_id
+
+    # --- recompute --------------------------------------------------------------------------------
+    def flush(self) -> list[TreeNode]:
+        """Recompute dirty corpus nodes bottom-up and store them; return every node whose text changed."""
+        roots = {root: doc for doc, (root, _) in self.store.doc_roots().items()}
+        for node_id in sorted(self._dirty, key=lambda i: (self._corpus[i].level, self._corpus[i].ord)):
+            node = self._corpus[node_id]
+            texts, leaves = self._children_content(node.child_ids, roots)
+            text = self.summarize(texts)
+            if node.vector_id:
+                self.removed_vector_ids.append(node.vector_id)
+            node.text, node.tokens, node.leaf_chunk_ids = text, count_tokens(text), leaves
+            node.vector_id = tree_vector_id(node_id, text)
+            self.store.upsert_tree_node(node)
+            self.recomputed.append(node)
+        self._dirty.clear()
+        return self.recomputed
+
+    def _children_content(self, child_ids: list[str], roots: dict[str, str]) -> tuple[list[str], list[str]]:
+        doc_nodes = {}
+        for child in child_ids:
+            if child not in self._corpus and child in roots and not child.startswith("chunk-"):
+                doc_nodes.update({n.node_id: n for n in self.store.tree_nodes(scope="doc", doc_id=roots[child])})
+        chunks = self.store.chunks_by_id([c for c in child_ids if c not in self._corpus and c not in doc_nodes])
+        texts: list[str] = []
+        leaves: list[str] = []
+        for child in child_ids:
+            node = self._corpus.get(child) or doc_nodes.get(child)
+            if node is not None:
+                texts.append(node.text)
+                leaves.extend(node.leaf_chunk_ids)
+            elif child in chunks:
+                texts.append(chunks[child].text)
+                leaves.append(child)
+        return texts, leaves

@@ -1,0 +1,214 @@
+"""A workspace: one folder holding the SQLite system of record, the ChromaDB vectors and settings.
+
+Readers open it freely (SQLite WAL); writers take the workspace lock first (one writer at a time;
+a lock left by a dead process is released by the OS). Graph views are loaded lazily from SQLite
+and cached until the workspace's ``generation`` (bumped by every write) changes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import networkx as nx
+from filelock import FileLock, Timeout
+
+from core.embeddings import Embedder, EmbedderMismatchError, local_embedder
+from core.settings import Settings, load_settings, save_settings
+from core.storage import graph_store
+from core.storage.store import Store
+from core.storage.vectors import VectorStore
+
+DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "data" / "workspaces" / "default"
+DB_FILE = "ragscope.sqlite3"
+LOCK_FILE = "write.lock"
+LOCK_INFO = "write.lock.json"
+
+
+class WorkspaceBusyError(RuntimeError):
+    """Another process is writing to this workspace."""
+
+
+def embedder_identity(settings: Settings) -> str:
+    """The name recorded in a workspace for the configured embedder (known without loading it)."""
+    if settings.embedder == "openai":
+        return f"openai:{settings.embedding_model}"
+    return "all-MiniLM-L6-v2"
+
+
+class Workspace:
+    """Open (or create) the workspace folder ``path``."""
+
+    def __init__(self, path: Path | str = DEFAULT_WORKSPACE, settings: Optional[Settings] = None,
+                 embedder: Optional[Embedder] = None, api_key: Optional[str] = None) -> None:
+        self.path = Path(path).resolve()
+        self.path.mkdir(parents=True, exist_ok=True)
+        self.settings = settings if settings is not None else load_settings(self.path)
+        self.api_key = api_key  # kept in memory only, never written
+        self.store = Store(self.path / DB_FILE)
+        self._embedder = embedder
+        self._vectors: Optional[VectorStore] = None
+        self._cache: dict[str, Any] = {}
+        self._cache_generation = -1
+        self._check_embedder_name()
+
+    # --- identity / settings ----------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def save_settings(self, settings: Settings) -> None:
+        self.settings = settings
+        save_settings(self.path, settings)
+
+    def _check_embedder_name(self) -> None:
+        recorded = self.store.get_meta("embedder_name")
+        wanted = self._embedder.name if self._embedder is not None else embedder_identity(self.settings)
+        if recorded and recorded != wanted:
+            raise EmbedderMismatchError(
+                f"workspace '{self.name}' was indexed with the embedder '{recorded}' but the settings select "
+                f"'{wanted}'. Vectors of different embedders cannot be mixed: switch the embedder back, or "
+                f"re-index into a new workspace (or delete this one's vectors with `python -m core reset-vectors`)."
+            )
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            if self.settings.embedder == "openai":
+                from core.embeddings import OpenAIEmbedder
+
+                self._embedder = OpenAIEmbedder(self.settings.embedding_base_url, self.settings.embedding_model,
+                                                api_key=self.api_key, batch_size=self.settings.embedding_batch_size)
+            else:
+                self._embedder = local_embedder(self.settings.embedding_batch_size)
+        return self._embedder
+
+    def record_embedder(self) -> None:
+        """Record the embedder on first write; refuse a dimension mismatch."""
+        embedder = self.embedder
+        dim = self.store.get_meta("embedder_dim")
+        if dim and int(dim) != embedder.dim:
+            raise EmbedderMismatchError(
+                f"workspace '{self.name}' holds {dim}-d vectors but the embedder '{embedder.name}' gives "
+                f"{embedder.dim}-d vectors; re-index into a new workspace")
+        if not dim:
+            self.store.set_meta("embedder_name", embedder.name)
+            self.store.set_meta("embedder_dim", str(embedder.dim))
+            self.store.conn.commit()
+
+    @property
+    def vectors(self) -> VectorStore:
+        if self._vectors is None:
+            namespace = self.store.get_meta("namespace")
+            if not namespace:
+                namespace = "ws_" + re.sub(r"[^A-Za-z0-9]", "_", self.name)[:40] + "_" + os.urandom(3).hex()
+                self.store.set_meta("namespace", namespace)
+                self.store.conn.commit()
+            self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
+        return self._vectors
+
+    # --- locking ---------------------------------------------------------------------------
+    @contextmanager
+    def writer(self, wait: bool = False, timeout_s: float = 3600.0) -> Iterator[None]:
+        """Hold the workspace write lock; raise WorkspaceBusyError (or wait) when another writer holds it."""
+        lock = FileLock(str(self.path / LOCK_FILE))
+        try:
+            lock.acquire(timeout=timeout_s if wait else 0)
+        except Timeout:
+            raise WorkspaceBusyError(self._busy_message()) from None
+        info = self.path / LOCK_INFO
+        try:
+            info.write_text(json.dumps({"pid": os.getpid(), "since": time.time()}), encoding="utf-8")
+            yield
+        finally:
+            info.unlink(missing_ok=True)
+            lock.release()
+
+    def _busy_message(self) -> str:
+        try:
+            info = json.loads((self.path / LOCK_INFO).read_text(encoding="utf-8"))
+            since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["since"]))
+            return f"workspace busy (pid {info['pid']}, since {since}): another indexing run is writing to '{self.name}'"
+        except (OSError, ValueError, KeyError):
+            return f"workspace busy: another process is writing to '{self.name}'"
+
+    # --- generation-cached views -------------------------------------------------------------
+    def generation(self) -> int:
+        return int(self.store.get_meta("generation", "0"))
+
+    def bump_generation(self) -> None:
+        self.store.set_meta("generation", str(self.generation() + 1))
+
+    def _cached(self, key: str, build):
+        generation = self.generation()
+        if generation != self._cache_generation:
+            self._cache.clear()
+            self._cache_generation = generation
+        if key not in self._cache:
+            self._cache[key] = build()
+        return self._cache[key]
+
+    def knowledge_graph(self) -> nx.Graph:
+        return self._cached("kg", lambda: graph_store.load_knowledge_graph(self.store.conn))
+
+    def mention_graph(self) -> nx.Graph:
+        return self._cached("mg", lambda: graph_store.load_mention_graph(self.store.conn))
+
+    def mention_index(self) -> dict[str, dict[str, int]]:
+        return self._cached("mi", lambda: graph_store.load_mention_index(self.store.conn))
+
+    def chunk_order(self) -> dict[str, int]:
+        return self._cached("order", lambda: {cid: i for i, cid in enumerate(self.store.all_chunk_ids())})
+
+    def doc_names(self) -> dict[str, str]:
+        return self._cached("names", lambda: {d.doc_id: d.name for d in self.store.documents()})
+
+    def tree_index(self) -> dict[str, Any]:
+        return self._cached("tree", lambda: {n.node_id: n for n in self.store.tree_nodes()})
+
+    # --- reports ----------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        s = self.store
+        counts = dict(s.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+        return {
+            "workspace": str(self.path),
+            "documents": s.count("documents"),
+            "processed": int(counts.get("processed", 0)),
+            "failed": int(counts.get("failed", 0)),
+            "pending": int(counts.get("pending", 0)) + int(counts.get("processing", 0)),
+            "chunks": s.count("chunks"),
+            "entities": s.count("entities"),
+            "relations": s.count("relations"),
+            "mention_nodes": s.mention_node_count(),
+            "mention_edges": s.count("mention_edges"),
+            "tree_nodes": s.count("tree_nodes"),
+            "tokens": int(s.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0]),
+            "embedder": s.get_meta("embedder_name") or embedder_identity(self.settings),
+            "extractor": s.get_meta("extractor") or "spacy",
+            "llm_usage": self.llm_usage(),
+        }
+
+    def llm_usage(self) -> dict[str, dict[str, float]]:
+        rows = self.store.conn.execute(
+            "SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds FROM llm_usage ORDER BY stage")
+        return {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
+                       "seconds": round(r[5], 3)} for r in rows}
+
+    def documents_table(self) -> list[dict[str, Any]]:
+        conn = self.store.conn
+        chunk_counts = dict(conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
+        entity_counts = dict(conn.execute(
+            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+        return [
+            {"doc_id": d.doc_id, "name": d.name, "status": d.status, "chunks": int(chunk_counts.get(d.doc_id, 0)),
+             "entities": int(entity_counts.get(d.doc_id, 0)), "tokens": d.tokens, "error": d.error,
+             "seconds": round(d.elapsed_s, 2), "updated_at": d.updated_at}
+            for d in self.store.documents()
+        ]
+
+    def close(self) -> None:
+        self.store.close()
