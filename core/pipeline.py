@@ -125,13 +125,19 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
 
 
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
-                    batch_tokens: int = 24000, report: Optional[IndexReport] = None) -> IndexReport:
-    """Index every pending (or interrupted) document, batch by batch."""
+                    batch_tokens: int = 24000, report: Optional[IndexReport] = None,
+                    profile_summarizer=None, tree_summarizer=None) -> IndexReport:
+    """Index every pending (or interrupted) document, batch by batch.
+
+    ``extractor`` defaults to spaCy; ``profile_summarizer(kind, name, fragments)`` and
+    ``tree_summarizer(texts)`` default to the extractive summaries (LLM ones plug in here).
+    """
     from core.reconcile import reconcile
 
     report = report or IndexReport()
     pending = [d for d in ws.store.documents() if d.status in ("pending", "processing")]
     total = len(pending)
+    summarizers = (profile_summarizer, tree_summarizer)
     if not pending:
         progress_event(progress, "index", 0, 0, "nothing to index")
         return report
@@ -148,10 +154,10 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         batch.append(doc)
         batch_size += doc.tokens
         if batch_size >= batch_tokens:
-            done = _process_batch(ws, batch, extractor, report, progress, done, total)
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
             batch, batch_size = [], 0
     if batch:
-        done = _process_batch(ws, batch, extractor, report, progress, done, total)
+        done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
     progress_event(progress, "index", done, total, "done")
     return report
 
@@ -163,10 +169,10 @@ def progress_event(progress: ProgressCallback, step: str, done: int, total: int,
 
 
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
-                   progress: ProgressCallback, done: int, total: int) -> int:
+                   progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None)) -> int:
     from core.batch import BatchIndexer
 
-    indexer = BatchIndexer(ws, extractor, report, progress)
+    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
     try:
         indexer.run(docs)
     except Exception:  # noqa: BLE001 - isolate the failing document by retrying one at a time
@@ -174,7 +180,7 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
             indexer.fail(docs[0])
         else:
             for doc in docs:
-                single = BatchIndexer(ws, extractor, report, progress)
+                single = BatchIndexer(ws, extractor, report, progress, *summarizers)
                 try:
                     single.run([doc])
                 except Exception:  # noqa: BLE001

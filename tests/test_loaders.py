@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.loaders import SUPPORTED_EXTENSIONS, load_bytes, load_path, load_paths, sanitize_name
+from core.types import LoadFailure
 
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(64))
 MUSIQUE = Path("/work/shared/data/dev_musique_full/corpus.jsonl")
@@ -137,7 +138,7 @@ def test_png_file_is_unsupported() -> None:
 
 def test_unknown_and_missing_extension() -> None:
     assert one_failure(load_bytes("archive.xyz", b"hello")).reason.startswith("unsupported file type .xyz")
-    assert "no file extension" in one_failure(load_bytes("README", b"hello")).reason
+    assert "no extension" in one_failure(load_bytes("README", b"hello")).reason
 
 
 def test_korean_and_chinese_text() -> None:
@@ -190,6 +191,7 @@ def test_html_strips_script_style_and_keeps_paragraphs() -> None:
         assert gone not in doc.text
     assert "Heading\n\nFirst paragraph wraps here.\n\nSecond\nline & more" in doc.text
     assert doc.text.endswith("one\n\ntwo")
+    assert doc.text.startswith("Page\n\nHeading")  # the <title> is kept, the rest of <head> is not
     assert doc.name == "page.html"
 
 
@@ -277,6 +279,19 @@ def test_jsonl_corpus_with_bad_lines(tmp_path: Path) -> None:
 def test_jsonl_empty_and_binary() -> None:
     assert one_failure(load_bytes("c.jsonl", b"\n\n  \n")).reason == "the document is empty"
     assert one_failure(load_bytes("c.jsonl", PNG_BYTES)).reason == "looks like a binary file (PNG image), not text"
+
+
+def test_jsonl_odd_values_and_failure_cap() -> None:
+    data = b'{"doc_id": 7, "title": 3, "text": "t"}\n{"doc_id": {}, "text": "t"}\n{"text": 5}\n' + b"[" * 50_000
+    docs, failures = load_bytes("odd.jsonl", data)
+    assert [(d.doc_id, d.name, d.text) for d in docs] == [("7", "3", "3\nt")]
+    assert [f.reason for f in failures] == ['"doc_id" must be a string', '"text" must be a string',
+                                            "not valid JSON (nested too deeply)"]
+    docs, failures = load_bytes("many.jsonl", b"oops\n" * 500)
+    assert docs == [] and len(failures) == 201
+    assert failures[-1] == LoadFailure("many.jsonl", "300 more bad lines not listed")
+    utf16 = one_failure(load_bytes("wide.jsonl", '{"text": "a"}'.encode("utf-16")))
+    assert "UTF-16" in utf16.reason
 
 
 @pytest.mark.skipif(not MUSIQUE.exists(), reason="shared MuSiQue package not present")

@@ -61,8 +61,8 @@ class _RelationInfo:
     weight: float = 0.0
 
 
-def _most_frequent(counter: Counter) -> str:
-    """The most frequent key; ties go to the key seen first (Counter keeps insertion order)."""
+def _most_frequent(counter: dict[str, int]) -> str:
+    """The most frequent key; ties go to the key seen first (dicts keep insertion order)."""
     best, best_count = "", -1
     for key, count in counter.items():
         if count > best_count:
@@ -196,24 +196,27 @@ def _sentence_text(doc_text: str, sent: Any) -> str:
 
 
 def _mention_record(per_sentence: list[list[Occurrence]]) -> MentionRecord:
-    counts: Counter = Counter()
-    label_counts: dict[str, Counter] = {}
-    cooccurrence: Counter = Counter()
+    counts: dict[str, int] = {}
+    label_counts: dict[str, dict[str, int]] = {}
+    cooccurrence: dict[tuple[str, str], int] = {}
     for occurrences in per_sentence:
         distinct: dict[str, None] = {}
         for occ in occurrences:
-            counts[occ.term] += 1
-            label_counts.setdefault(occ.term, Counter())[occ.label] += 1
-            distinct[occ.term] = None
+            term = occ.term
+            counts[term] = counts.get(term, 0) + 1
+            by_label = label_counts.setdefault(term, {})
+            by_label[occ.label] = by_label.get(occ.label, 0) + 1
+            distinct[term] = None
         terms = list(distinct)[:MAX_TERMS_PER_SENTENCE]
         for a, b in combinations(terms, 2):
-            cooccurrence[(a, b) if a < b else (b, a)] += 1
+            pair = (a, b) if a < b else (b, a)
+            cooccurrence[pair] = cooccurrence.get(pair, 0) + 1
     labels: dict[str, str] = {}
     for term, by_label in label_counts.items():
         # A term the NER labelled at least once keeps its (most frequent) entity label.
-        named = Counter({lab: n for lab, n in by_label.items() if lab not in TERM_POS})
+        named = {lab: n for lab, n in by_label.items() if lab not in TERM_POS}
         labels[term] = _most_frequent(named or by_label)
-    return MentionRecord(counts=dict(counts), labels=labels, cooccurrence=dict(cooccurrence))
+    return MentionRecord(counts=counts, labels=labels, cooccurrence=cooccurrence)
 
 
 def relation_keywords(

@@ -1,0 +1,96 @@
+"""A small facade over the library for the app and scripts: one call per user action."""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterable, Optional
+
+from core.loaders import load_bytes, load_path
+from core.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.retrieval.base import QueryContext
+from core.retrieval.registry import parse_modes, retrieve
+from core.settings import Settings
+from core.types import LoadFailure, ProgressCallback, RetrievalResult, SourceDocument, no_progress
+from core.workspace import Workspace
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
+WORKSPACES_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
+
+
+def index_sources(ws: Workspace, sources: list[SourceDocument], failures: list[LoadFailure],
+                  progress: ProgressCallback = no_progress, wait: bool = False) -> IndexReport:
+    """Register then index documents under the workspace write lock."""
+    with ws.writer(wait=wait):
+        report = register_documents(ws, sources, failures, IndexReport())
+        return process_pending(ws, progress, report=report)
+
+
+def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress
+                  ) -> IndexReport:
+    """Index uploaded files (name, bytes); bad files become failed documents with a reason."""
+    sources: list[SourceDocument] = []
+    failures: list[LoadFailure] = []
+    max_bytes = int(ws.settings.max_document_mb * 2**20)
+    for name, data in files:
+        docs, fails = load_bytes(name, data, max_bytes=max_bytes)
+        sources += docs
+        failures += fails
+    return index_sources(ws, sources, failures, progress)
+
+
+def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback = no_progress) -> IndexReport:
+    """Index pasted text as one document."""
+    return index_uploads(ws, [(name if name.endswith((".txt", ".md")) else name + ".txt", text.encode("utf-8"))],
+                         progress)
+
+
+def index_samples(ws: Workspace, progress: ProgressCallback = no_progress) -> IndexReport:
+    sources, failures = load_path(SAMPLES_DIR)
+    return index_sources(ws, sources, failures, progress)
+
+
+def delete(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
+    from core.deletion import delete_documents
+
+    with ws.writer():
+        return delete_documents(ws, doc_ids)
+
+
+def retry(ws: Workspace, progress: ProgressCallback = no_progress) -> IndexReport:
+    with ws.writer():
+        retry_failed(ws)
+        return process_pending(ws, progress)
+
+
+def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
+              with_answers: bool = True, llm=None, keywords=None, concurrent: bool = True
+              ) -> dict[str, RetrievalResult]:
+    """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
+    from core.answer import answer
+
+    mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
+    ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
+    ctx.keywords()
+    ctx.embed(question)
+
+    def one(mode: str) -> RetrievalResult:
+        result = retrieve(ctx, mode)
+        if with_answers:
+            started = time.perf_counter()
+            result.answer = answer(result, ws, llm)
+            result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
+        return result
+
+    if concurrent and len(mode_list) > 1 and llm is not None:
+        with ThreadPoolExecutor(max_workers=min(4, len(mode_list))) as pool:
+            results = list(pool.map(one, mode_list))
+    else:
+        results = [one(m) for m in mode_list]
+    return dict(zip(mode_list, results))
+
+
+def list_workspaces() -> list[str]:
+    if not WORKSPACES_DIR.exists():
+        return []
+    return sorted(p.name for p in WORKSPACES_DIR.iterdir() if p.is_dir() and not p.name.startswith("."))

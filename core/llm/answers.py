@@ -1,0 +1,73 @@
+"""Generated answers from a retrieval mode's rendered context (``RetrievalResult.context_text``).
+
+Every mode gets the same short system prompt. The path mode's context is already a complete
+prompt (the question first, then the paths from least to most reliable), so it is sent as it is;
+for the other modes the context comes first and the question last. The answer is
+``Answer(kind="llm", model=...)`` and the result's ``llm_calls``/``prompt_tokens``/
+``completion_tokens`` grow by what the call cost (a cache hit costs nothing). ``stream_answer``
+yields the text as it arrives (for the app) and sets ``result.answer`` when done.
+"""
+from __future__ import annotations
+
+from typing import Iterator, Optional
+
+from core.llm.client import ChatModel, Completion, Message
+from core.types import Answer, RetrievalResult
+
+SYSTEM_PROMPT = (
+    "You answer questions about the user's documents using only the context provided with the question. "
+    "If the context does not contain the answer, say that it does not. Be concise and name the documents, "
+    "entities or passages you relied on."
+)
+EMPTY_CONTEXT = "The retrieval returned no context for this question, so there is nothing to answer from."
+
+
+def answer_messages(result: RetrievalResult) -> list[Message]:
+    """The messages sent for ``result`` (path mode: its context as is; others: context, then question)."""
+    context = (result.context_text or "").strip()
+    if result.mode == "path":
+        user = context
+    else:
+        user = f"Context:\n{context}\n\nQuestion: {result.query.strip()}\n\nAnswer:"
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+
+
+def _record(result: RetrievalResult, completion: Completion) -> None:
+    if completion.cached:
+        return
+    result.llm_calls += 1
+    result.prompt_tokens += completion.prompt_tokens
+    result.completion_tokens += completion.completion_tokens
+
+
+def generate_answer(chat: ChatModel, result: RetrievalResult, max_tokens: Optional[int] = None) -> Answer:
+    """Ask ``chat`` for an answer from the result's context."""
+    if not (result.context_text or "").strip():
+        return Answer(EMPTY_CONTEXT, "llm", chat.model)
+    completion = chat.complete(answer_messages(result), stage="answer", max_tokens=max_tokens)
+    _record(result, completion)
+    return Answer(completion.text.strip(), "llm", chat.model)
+
+
+def stream_answer(chat: ChatModel, result: RetrievalResult, max_tokens: Optional[int] = None) -> Iterator[str]:
+    """Yield the answer's text as it is generated; ``result.answer`` is set at the end.
+
+    Falls back to one ``complete`` call when the chat model cannot stream.
+    """
+    if not (result.context_text or "").strip():
+        result.answer = Answer(EMPTY_CONTEXT, "llm", chat.model)
+        yield EMPTY_CONTEXT
+        return
+    streamer = getattr(chat, "stream", None)
+    if streamer is None:
+        result.answer = generate_answer(chat, result, max_tokens)
+        yield result.answer.text
+        return
+    stream = streamer(answer_messages(result), stage="answer", max_tokens=max_tokens)
+    parts: list[str] = []
+    for piece in stream:
+        parts.append(piece)
+        yield piece
+    completion = stream.completion or Completion("".join(parts))
+    _record(result, completion)
+    result.answer = Answer("".join(parts).strip(), "llm", chat.model)

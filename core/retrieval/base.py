@@ -1,0 +1,137 @@
+"""Shared machinery of the retrieval modes: the retriever protocol, stage timers, query embedding,
+chunk records, token-budgeted lists and the evidence list every mode exposes."""
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
+
+import numpy as np
+
+from core.settings import Settings
+from core.tokens import count_tokens
+from core.types import RetrievalResult
+from core.workspace import Workspace
+
+
+class KeywordExtractor(Protocol):
+    """Turns a question into (low-level, high-level) keywords; offline (spaCy) or LLM."""
+
+    name: str
+
+    def extract(self, question: str) -> tuple[list[str], list[str]]:
+        ...
+
+
+class Retriever(Protocol):
+    name: str
+
+    def retrieve(self, ctx: "QueryContext") -> RetrievalResult:
+        ...
+
+
+class QueryContext:
+    """Everything a retriever needs for one question; caches the query embedding and keywords so a
+    comparison of several modes computes them once."""
+
+    def __init__(self, ws: Workspace, question: str, settings: Optional[Settings] = None,
+                 keywords: Optional[KeywordExtractor] = None) -> None:
+        self.ws = ws
+        self.question = question
+        self.settings = settings or ws.settings
+        if keywords is None:
+            from core.retrieval.keywords import OfflineKeywords
+
+            keywords = OfflineKeywords()
+        self.keyword_extractor = keywords
+        self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
+        self._keywords: Optional[tuple[list[str], list[str]]] = None
+        self.keyword_usage: dict[str, int] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+    def embed(self, text: str) -> np.ndarray:
+        """Embedding of one query string (fp32, cached)."""
+        if text not in self._embeddings:
+            self._embeddings[text] = self.ws.embedder.embed([text])[0]
+        return self._embeddings[text]
+
+    def keywords(self) -> tuple[list[str], list[str]]:
+        if self._keywords is None:
+            self._keywords = self.keyword_extractor.extract(self.question)
+            usage = getattr(self.keyword_extractor, "last_usage", None)
+            if usage:
+                self.keyword_usage = dict(usage)
+        return self._keywords
+
+
+class Stopwatch:
+    """Accumulates milliseconds per stage into ``result.timings_ms``."""
+
+    def __init__(self, result: RetrievalResult) -> None:
+        self.result = result
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            elapsed = (time.perf_counter() - started) * 1000.0
+            self.result.timings_ms[name] = round(self.result.timings_ms.get(name, 0.0) + elapsed, 3)
+
+
+def new_result(ctx: QueryContext, mode: str, param_names: Sequence[str]) -> RetrievalResult:
+    params = {name: getattr(ctx.settings, name) for name in param_names}
+    return RetrievalResult(mode=mode, query=ctx.question, params=params)
+
+
+def chunk_record(ws: Workspace, chunk_id: str, score: float, reason: str, text: Optional[str] = None) -> dict[str, Any]:
+    """A chunk as it appears in results (text filled in by ``fill_chunk_texts`` when not given)."""
+    return {"chunk_id": chunk_id, "doc_id": "", "doc_name": "", "order": 0, "text": text or "",
+            "score": round(float(score), 6), "reason": reason}
+
+
+def fill_chunk_texts(ws: Workspace, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Fill doc ids, names, positions and texts of chunk records in one query; drop vanished chunks."""
+    chunks = ws.store.chunks_by_id(r["chunk_id"] for r in records)
+    names = ws.doc_names()
+    out = []
+    for record in records:
+        chunk = chunks.get(record["chunk_id"])
+        if chunk is None:
+            continue
+        record.update(doc_id=chunk.doc_id, doc_name=names.get(chunk.doc_id, chunk.doc_id), order=chunk.order,
+                      text=record["text"] or chunk.text)
+        out.append(record)
+    return out
+
+
+def take_within_budget(items: Iterable[Any], render, max_tokens: int) -> tuple[list[Any], int]:
+    """Keep items in order while their rendered texts fit in ``max_tokens``."""
+    kept: list[Any] = []
+    used = 0
+    for item in items:
+        cost = count_tokens(render(item))
+        if used + cost > max_tokens:
+            break
+        kept.append(item)
+        used += cost
+    return kept, used
+
+
+def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str]) -> RetrievalResult:
+    """Set the rendered context, its token count and the ordered, de-duplicated evidence chunk ids."""
+    result.context_text = context_text
+    result.context_tokens = count_tokens(context_text)
+    result.evidence_chunk_ids = list(dict.fromkeys(c for c in evidence if c))
+    return result
+
+
+def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """The compact table format LightRAG places in its context (one record per line)."""
+    def cell(value: Any) -> str:
+        text = str(value).replace("\n", " ").replace('"', "'")
+        return f'"{text}"' if ("," in text or " " in text) else text
+    lines = [",".join(header)]
+    lines.extend(",".join(cell(v) for v in row) for row in rows)
+    return "\n".join(lines)

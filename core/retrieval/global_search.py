@@ -1,0 +1,52 @@
+"""global mode (LightRAG high-level retrieval): the high-level keywords, joined with ", ", are embedded
+and matched against the relation vectors (top_k = 40, cosine >= 0.2), ranked by cosine, edge degree and
+weight; their endpoint entities follow in order of appearance; each relation brings its source chunks
+most similar to the question. With no high-level keywords the low-level ones are used (traced)."""
+from __future__ import annotations
+
+from core.retrieval.base import QueryContext, Stopwatch, new_result
+from core.retrieval.lightrag_context import LIGHTRAG_PARAMS, Gathered, assemble, chunk_records, global_expand, search_terms
+from core.types import RetrievalResult
+
+
+class GlobalRetriever:
+    name = "global"
+
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
+        """Relations, their endpoint entities and their chunks, ranked, before any token budget."""
+        terms, label = search_terms(ctx, result, clock, "high", prefix)
+        if not terms:
+            return Gathered()
+        s = ctx.settings
+        with clock.stage("embed_query"):
+            vector = ctx.embed(", ".join(terms))
+        with clock.stage("vector_search"):
+            hits = ctx.ws.vectors.query("relations", vector, s.lightrag_top_k)
+        with clock.stage("graph_walk"):
+            graph = ctx.ws.knowledge_graph()
+            if graph.number_of_edges() == 0:
+                result.trace.append(f"{prefix}the knowledge graph has no relations: index some documents first")
+                return Gathered()
+            triples = [(str(h.metadata.get("source", "")), str(h.metadata.get("target", "")), h.score) for h in hits]
+            entities, relations = global_expand(graph, triples, top_k=s.lightrag_top_k,
+                                                threshold=s.cosine_threshold, query_label=label)
+        above = sum(1 for *_, score in triples if score >= s.cosine_threshold)
+        missing = above - len(relations)
+        result.trace.append(
+            f"{prefix}relation search: top-{s.lightrag_top_k} of {graph.number_of_edges()} relations, {above} above "
+            f"cosine {s.cosine_threshold}" + (f", {missing} not in the graph (stale vectors)" if missing else ""))
+        if not relations:
+            result.trace.append(f"{prefix}no relation reached cosine {s.cosine_threshold}: nothing retrieved")
+            return Gathered()
+        result.trace.append(f"{prefix}{len(entities)} endpoint entities of {len(relations)} relations "
+                            f"(in order of appearance)")
+        owners = [(f"relation {r['source']} — {r['target']}", r["source_chunk_ids"]) for r in relations]
+        chunks = chunk_records(ctx, clock, owners, via="relation")
+        result.trace.append(f"{prefix}{len(chunks)} source chunks ({ctx.settings.chunks_per_entity} per relation at "
+                            f"most, by cosine to the question)")
+        return Gathered(entities, relations, chunks)
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
+        clock = Stopwatch(result)
+        return assemble(ctx, result, clock, self.gather(ctx, result, clock))

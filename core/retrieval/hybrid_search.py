@@ -1,0 +1,79 @@
+"""hybrid and mix modes (LightRAG): local and global run on the same question, and their entities,
+relations and chunks are merged round-robin (1st local, 1st global, 2nd local, …) without duplicates,
+then cut to the token budgets. mix adds the naive mode's dense chunk search to the chunk merge."""
+from __future__ import annotations
+
+from typing import Any, Callable, Hashable, Sequence
+
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, new_result
+from core.retrieval.global_search import GlobalRetriever
+from core.retrieval.lightrag_context import (LIGHTRAG_PARAMS, Gathered, assemble, chunk_key, entity_key,
+                                             relation_key, round_robin)
+from core.retrieval.local_search import LocalRetriever
+from core.types import RetrievalResult
+
+
+def merge_labelled(labelled: Sequence[tuple[str, list[dict[str, Any]]]], key: Callable[[dict[str, Any]], Hashable]
+                   ) -> list[dict[str, Any]]:
+    """``round_robin`` over the lists; a kept record that another list also found says so in its
+    reason and in ``also_found_by`` (the labels of the other lists)."""
+    merged = round_robin(*(records for _, records in labelled), key=key)
+    kept = {key(record): record for record in merged}
+    for label, records in labelled:
+        for record in records:
+            first = kept[key(record)]
+            if first is not record and label not in first.setdefault("also_found_by", []):
+                first["also_found_by"].append(label)
+                first["reason"] += f"; also found by {label}"
+    return merged
+
+
+def merge(local: Gathered, global_: Gathered, result: RetrievalResult) -> Gathered:
+    """Round-robin merge of the local and global lists (local first), traced."""
+    merged = Gathered(merge_labelled([("local", local.entities), ("global", global_.entities)], entity_key),
+                      merge_labelled([("local", local.relations), ("global", global_.relations)], relation_key),
+                      merge_labelled([("local", local.chunks), ("global", global_.chunks)], chunk_key))
+    for what, a, b, m in (("entities", local.entities, global_.entities, merged.entities),
+                          ("relations", local.relations, global_.relations, merged.relations),
+                          ("chunks", local.chunks, global_.chunks, merged.chunks)):
+        result.trace.append(f"merge {what}: {len(a)} local + {len(b)} global -> {len(m)} (round-robin, "
+                            f"{len(a) + len(b) - len(m)} duplicates dropped)")
+    return merged
+
+
+class HybridRetriever:
+    name = "hybrid"
+
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
+        local = LocalRetriever().gather(ctx, result, clock, prefix="local: ")
+        global_ = GlobalRetriever().gather(ctx, result, clock, prefix="global: ")
+        return merge(local, global_, result)
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
+        clock = Stopwatch(result)
+        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
+
+
+class MixRetriever:
+    name = "mix"
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        result = new_result(ctx, self.name, LIGHTRAG_PARAMS + ["naive_top_k"])
+        clock = Stopwatch(result)
+        gathered = HybridRetriever().gather(ctx, result, clock)
+        k = ctx.settings.naive_top_k
+        with clock.stage("embed_query"):
+            vector = ctx.embed(ctx.question)
+        with clock.stage("vector_search"):
+            hits = ctx.ws.vectors.query("chunks", vector, k)
+        naive = []
+        for hit in hits:
+            record = chunk_record(ctx.ws, hit.id, hit.score, f"naive: cosine {hit.score:.3f} to the question")
+            record.update(via="naive", brought_by=[])
+            naive.append(record)
+        chunks = merge_labelled([("graph", gathered.chunks), ("naive", naive)], chunk_key)
+        result.trace.append(f"mix chunks: {len(gathered.chunks)} graph + {len(naive)} naive (dense top-{k}) -> "
+                            f"{len(chunks)} (round-robin, {len(gathered.chunks) + len(naive) - len(chunks)} "
+                            f"duplicates dropped)")
+        return assemble(ctx, result, clock, Gathered(gathered.entities, gathered.relations, chunks))

@@ -1,0 +1,310 @@
+"""path mode: PathRAG — retrieved nodes, flow-based pruning, reliability-ranked relational paths.
+
+1. N = ``path_top_nodes`` (40) entities are retrieved by a vector search of the low-level keywords
+   (joined with ", "; the question when there are none) in the entity collection, keeping cosine
+   >= ``cosine_threshold``.
+2. :func:`core.retrieval.path_flow.top_paths` runs resource propagation from every retrieved node
+   (S(start) = 1, α·S(u)/deg(u) to the neighbours, a node with S(v)/deg(v) < θ is not expanded,
+   paths of at most ``path_max_hops`` edges between retrieved nodes), scores each path with
+   S(P) = ΣS(v) / #edges, and keeps the best K = ``path_top_paths`` (15) overall.
+3. Every path becomes text: its entities with type and description and its relations with
+   keywords and description, in path order. The context is the question, then the paths from the
+   LEAST to the MOST reliable (the most reliable one last, next to where the answer is generated),
+   then a ``-----Sources-----`` section with a few source chunks of each path edge.
+4. No retrieved node, or no path between them: the path list is empty, the trace says why, and the
+   context falls back to the retrieved entities' descriptions and their source chunks.
+
+Differences from PathRAG, on purpose: θ defaults to the paper's 0.05 applied to S(v)/deg(v); the
+reference code applies θ = 0.3 to the flow on edges and enumerates every ≤ 3-hop path with an
+exhaustive depth-first search, whereas here the enumeration is capped per start node
+(``path_max_expansions``, reported in the trace when hit). The reference code also always
+appends LightRAG's node context; here node context is used only when no path exists. The number of
+source chunks quoted per edge (``SOURCES_PER_EDGE``) is this module's choice (PathRAG quotes none;
+it is recorded in ``params``).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import networkx as nx
+
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result, take_within_budget
+from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
+from core.tokens import count_tokens
+from core.types import RetrievalResult
+
+PARAMS = ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
+          "path_max_expansions", "cosine_threshold", "max_total_tokens"]
+SOURCES_PER_EDGE = 2  # source chunks quoted per path edge in the Sources section
+SOURCES_PER_ENTITY = 2  # source chunks quoted per entity in the no-path fallback
+SOURCES_HEADER = "-----Sources-----"
+
+
+def entity_name(kg: nx.Graph, key: str) -> str:
+    """Display name of an entity key (the key itself when the graph has no name)."""
+    return str(kg.nodes[key].get("name") or key) if key in kg else key
+
+
+def entity_line(kg: nx.Graph, key: str) -> str:
+    data = kg.nodes[key] if key in kg else {}
+    return f"{entity_name(kg, key)} ({data.get('type') or 'UNKNOWN'}): {_flat(data.get('description', ''))}"
+
+
+def relation_label(kg: nx.Graph, a: str, b: str) -> str:
+    data = kg.edges[a, b]
+    keywords = ", ".join(data.get("keywords") or []) or "-"
+    return f"--[keywords: {keywords} | {_flat(data.get('description', ''))}]-->"
+
+
+def path_text(kg: nx.Graph, path: ScoredPath, rank: int) -> str:
+    """A path as the answer model reads it: entities and relations in path order."""
+    lines = [f"Path #{rank} (reliability {path.score:.4f}, {path.edges} hop{'' if path.edges == 1 else 's'}): "
+             + " -> ".join(entity_name(kg, n) for n in path.nodes)]
+    for i, key in enumerate(path.nodes):
+        if i:
+            lines.append("  " + relation_label(kg, path.nodes[i - 1], key))
+        lines.append(entity_line(kg, key))
+    return "\n".join(lines)
+
+
+def _flat(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _unique_names(kg: nx.Graph, keys: list[str]) -> list[str]:
+    """Display names of a path's nodes, falling back to the key when two names collide."""
+    names: list[str] = []
+    for key in keys:
+        name = entity_name(kg, key)
+        names.append(name if name not in names else key)
+    return names
+
+
+def path_record(kg: nx.Graph, path: ScoredPath, rank: int) -> dict[str, Any]:
+    keys = [str(n) for n in path.nodes]
+    names = _unique_names(kg, keys)
+    relations = []
+    for (a, b), (na, nb) in zip(zip(keys, keys[1:]), zip(names, names[1:])):
+        data = kg.edges[a, b]
+        relations.append({"source": na, "target": nb, "keywords": list(data.get("keywords") or []),
+                          "description": data.get("description", ""), "weight": float(data.get("weight", 0.0))})
+    return {"rank": rank, "nodes": names, "keys": keys, "relations": relations,
+            "resources": {name: round(float(path.resources[key]), 6) for name, key in zip(names, keys)},
+            "score": round(float(path.score), 6), "hops": path.edges, "text": path_text(kg, path, rank)}
+
+
+class PathRetriever:
+    """PathRAG: node retrieval, flow-based pruning, paths in ascending reliability."""
+
+    name = "path"
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        s = ctx.settings
+        result = new_result(ctx, self.name, PARAMS)
+        result.params["sources_per_edge"] = SOURCES_PER_EDGE
+        clock = Stopwatch(result)
+        with clock.stage("keywords"):
+            low, high = ctx.keywords()
+            result.keywords = {"low": list(low), "high": list(high)}
+            for field in ("llm_calls", "prompt_tokens", "completion_tokens"):
+                setattr(result, field, getattr(result, field) + int(ctx.keyword_usage.get(field, 0)))
+            query_text = ", ".join(low) if low else ctx.question
+            result.trace.append(f"node query: {query_text!r}" + ("" if low else " (no low-level keyword: the question)"))
+        with clock.stage("embed_query"):
+            vector = ctx.embed(query_text)
+        with clock.stage("vector_search"):
+            kg = ctx.ws.knowledge_graph()
+            retrieved = retrieve_nodes(ctx, result, kg, vector)
+        with clock.stage("graph_walk"):
+            keys = [k for k, _ in retrieved]
+            paths, stats = top_paths(kg, keys, alpha=s.path_alpha, theta=s.path_theta, max_hops=s.path_max_hops,
+                                     top_k=s.path_top_paths, max_expansions=s.path_max_expansions)
+            trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths)
+        with clock.stage("ranking"):
+            result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]
+            if paths:
+                result.entities, result.relations = path_entities(kg, paths), path_relations(kg, paths)
+            else:
+                result.entities = [dict(_entity(kg, k), score=round(c, 6),
+                                        reason=f"retrieved: cosine {c:.3f} to the node query; on no path")
+                                   for k, c in retrieved]
+        with clock.stage("context"):
+            if paths:
+                build_path_context(ctx, result, kg, paths)
+            else:
+                build_node_context(ctx, result, kg, retrieved)
+        return result
+
+
+def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vector: Any) -> list[tuple[str, float]]:
+    """Top-N entity keys with cosine >= the threshold that exist in the knowledge graph, best first."""
+    s = ctx.settings
+    hits = ctx.ws.vectors.query("entities", vector, s.path_top_nodes)
+    out: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    below = 0
+    for hit in hits:
+        key = str(hit.metadata.get("key", ""))
+        if hit.score < s.cosine_threshold:
+            below += 1
+        elif key in kg and key not in seen:
+            seen.add(key)
+            out.append((key, float(hit.score)))
+    line = f"entities: top-{s.path_top_nodes} of {ctx.ws.vectors.count('entities')} searched, {len(hits)} returned"
+    if below:
+        line += f", {below} below cosine {s.cosine_threshold}"
+    line += f" -> {len(out)} nodes"
+    if out:
+        line += f" (cosine {out[0][1]:.3f} … {out[-1][1]:.3f}): " + ", ".join(entity_name(kg, k) for k, _ in out)
+    result.trace.append(line)
+    return out
+
+
+def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: list[ScoredPath],
+               stats: FlowStats, cap: int, top_k: int) -> None:
+    """FlowStats, the expansion cap and the kept paths, or why there is no path."""
+    s = result.params
+    result.trace.append(
+        f"flow pruning (α={s['path_alpha']}, θ={s['path_theta']} on S(v)/deg(v), ≤{s['path_max_hops']} hops) from "
+        f"{stats.starts} start nodes: {stats.nodes_reached} resources set, {stats.nodes_pruned} nodes pruned, "
+        f"{stats.expansions} expansions, {stats.pairs_with_paths} ordered node pairs connected")
+    if stats.capped_starts:
+        names = ", ".join(entity_name(kg, k) for k in stats.capped_starts)
+        result.trace.append(f"expansion cap HIT ({cap} per start node) for {len(stats.capped_starts)} start(s): "
+                            f"{names} — their path lists are incomplete")
+    else:
+        result.trace.append(f"expansion cap ({cap} per start node) not hit: the search was exhaustive")
+    if paths:
+        result.trace.append(f"kept {len(paths)} paths (K={top_k}), reliability {paths[0].score:.4f} … "
+                            f"{paths[-1].score:.4f}; placed in the context from least to most reliable")
+        return
+    if not keys:
+        why = "no node retrieved"
+    elif len(keys) == 1:
+        why = "a single node retrieved: no pair to connect"
+    else:
+        isolated = sum(1 for k in keys if kg.degree(k) == 0)
+        why = (f"no path of ≤{s['path_max_hops']} hops through expanded nodes links any two of the {len(keys)} "
+               f"retrieved nodes ({isolated} isolated)")
+    result.trace.append(f"no path: {why}; context falls back to the retrieved entities' descriptions and "
+                        f"source chunks (PathRAG's reference code also keeps node context)")
+
+
+def _entity(kg: nx.Graph, key: str) -> dict[str, Any]:
+    data = kg.nodes[key]
+    return {"name": entity_name(kg, key), "key": key, "type": data.get("type", ""),
+            "description": data.get("description", ""), "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+
+
+def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[dict[str, Any]]:
+    """Entities on kept paths: score = their largest resource, reason = the paths they lie on."""
+    best: dict[str, float] = {}
+    on: dict[str, list[int]] = {}
+    for rank, path in enumerate(paths, 1):
+        for key in path.nodes:
+            best[key] = max(best.get(key, 0.0), float(path.resources[key]))
+            on.setdefault(key, []).append(rank)
+    order = {k: i for i, k in enumerate(on)}
+    keys = sorted(on, key=lambda k: (-best[k], order[k]))
+    return [dict(_entity(kg, k), score=round(best[k], 6),
+                 reason="on path " + ", ".join(f"#{r}" for r in dict.fromkeys(on[k]))) for k in keys]
+
+
+def path_relations(kg: nx.Graph, paths: list[ScoredPath]) -> list[dict[str, Any]]:
+    """Edges on kept paths, in order of first appearance from the most reliable path."""
+    out: dict[frozenset, dict[str, Any]] = {}
+    for rank, path in enumerate(paths, 1):
+        for a, b in zip(path.nodes, path.nodes[1:]):
+            key = frozenset((a, b))
+            if key in out:
+                if f"#{rank}" not in out[key]["reason"]:
+                    out[key]["reason"] += f", #{rank}"
+                continue
+            data = kg.edges[a, b]
+            out[key] = {"source": entity_name(kg, a), "target": entity_name(kg, b),
+                        "keywords": list(data.get("keywords") or []), "description": data.get("description", ""),
+                        "weight": float(data.get("weight", 0.0)), "score": round(float(path.score), 6),
+                        "reason": f"on path #{rank}", "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+    return list(out.values())
+
+
+def _first(ids: Iterable[str], n: int) -> list[str]:
+    return list(dict.fromkeys(ids))[:n]
+
+
+def _sources_text(chunks: list[dict[str, Any]]) -> str:
+    return "\n\n".join(_source_block(i, c) for i, c in enumerate(chunks, 1))
+
+
+def _source_block(i: int, c: dict[str, Any]) -> str:
+    return f"[{i}] ({c['doc_name']}, chunk {c['order'] + 1})\n{c['text']}"
+
+
+def _fill_sources(ctx: QueryContext, result: RetrievalResult, candidates: list[dict[str, Any]],
+                  budget: int) -> list[dict[str, Any]]:
+    records = fill_chunk_texts(ctx.ws, candidates)
+    kept, _ = take_within_budget(records, lambda c: _source_block(99, c), max(budget, 0))
+    if len(kept) < len(records):
+        result.trace.append(f"token budget: {len(records) - len(kept)} of {len(records)} source chunks dropped")
+    return kept
+
+
+def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, paths: list[ScoredPath]) -> None:
+    """Question, paths least -> most reliable, then sources; the budget drops the LEAST reliable first."""
+    budget = ctx.settings.max_total_tokens
+    head = f"Question: {ctx.question}"
+    records = result.paths
+    kept, used = take_within_budget(records, lambda p: p["text"], budget - count_tokens(head) - 8)
+    if len(kept) < len(records):
+        result.trace.append(f"token budget {budget}: the {len(records) - len(kept)} least reliable paths dropped")
+    chosen: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for p in kept:
+        keys = p["keys"]
+        for a, b, rel in zip(keys, keys[1:], p["relations"]):
+            for cid in _first(kg.edges[a, b].get("source_chunk_ids") or [], SOURCES_PER_EDGE):
+                if cid not in seen:
+                    seen.add(cid)
+                    chosen.append(chunk_record(ctx.ws, cid, p["score"],
+                                               f"source of {rel['source']} – {rel['target']} (path #{p['rank']})"))
+    sources = _fill_sources(ctx, result, chosen, budget - count_tokens(head) - used - 16)
+    result.chunks = sources
+    parts = [head] + [p["text"] for p in reversed(kept)]
+    if sources:
+        parts.append(SOURCES_HEADER + "\n" + _sources_text(sources))
+    evidence: list[str] = [c["chunk_id"] for c in sources]
+    for p in kept:
+        path = paths[p["rank"] - 1]
+        for a, b in zip(path.nodes, path.nodes[1:]):
+            evidence.extend(kg.edges[a, b].get("source_chunk_ids") or [])
+        for key in path.nodes:
+            evidence.extend(kg.nodes[key].get("source_chunk_ids") or [])
+    finish(result, "\n\n".join(parts), evidence)
+
+
+def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
+                       retrieved: list[tuple[str, float]]) -> None:
+    """No path: the retrieved entities' descriptions, then a few source chunks of each."""
+    budget = ctx.settings.max_total_tokens
+    head = f"Question: {ctx.question}"
+    lines, used = take_within_budget([k for k, _ in retrieved], lambda k: entity_line(kg, k),
+                                     budget - count_tokens(head) - 16)
+    chosen: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    cosine = dict(retrieved)
+    for key in lines:
+        for cid in _first(kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
+            if cid not in seen:
+                seen.add(cid)
+                chosen.append(chunk_record(ctx.ws, cid, cosine[key], f"source of entity {entity_name(kg, key)}"))
+    sources = _fill_sources(ctx, result, chosen, budget - count_tokens(head) - used - 32)
+    result.chunks = sources
+    parts = [head]
+    if lines:
+        parts.append("-----Entities-----\n" + "\n".join(entity_line(kg, k) for k in lines))
+    if sources:
+        parts.append(SOURCES_HEADER + "\n" + _sources_text(sources))
+    evidence = [c["chunk_id"] for c in sources]
+    for key in lines:
+        evidence.extend(kg.nodes[key].get("source_chunk_ids") or [])
+    finish(result, "\n\n".join(parts), evidence)

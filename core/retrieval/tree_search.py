@@ -1,0 +1,259 @@
+"""tree mode: E2GraphRAG's adaptive local/global retrieval over the mention graph and the summary tree.
+
+Steps (defaults k = ``tree_top_k`` = 25, h = ``tree_hops`` = 4 nodes on a shortest path):
+
+1. Query entities come from the mention-graph extractor itself (``query_entities``: named
+   entities keyed like the index, plus NOUN/PROPN lemmas); only those present in the mention
+   graph are used.
+2. None usable -> branch ``"global"``: dense top-k over the *collapsed tree* (the chunk vectors
+   and the summary-node vectors queried separately, merged by cosine, cut to k).
+3. Otherwise the h-loop of :func:`core.retrieval.tree_algorithms.h_loop` (pairs within h nodes,
+   chunk-set intersections, h <- h - 1 while more than k chunks). Branches ``"local"`` and
+   ``"local-fallback"`` return chunks; the context groups each chunk under the entity pairs
+   that selected it (``entity A, entity B: chunk text``).
+4. Branch ``"no-pairs"`` of the h-loop -> ``"global-occurrence"``: dense top-2k over the collapsed
+   tree, each candidate weighted by the occurrences of the query entities in its leaves (a
+   summary sums over all its leaf chunks), top k with non-zero weight. When every weight is 0
+   the plain dense top-k is used instead (branch ``"global-occurrence-empty"``, said in the trace).
+
+Scores: dense branches use the cosine; the occurrence branch uses the occurrence weight (the
+cosine is in the reason); local chunks use the total occurrences of the query entities (their
+ranking key is the number of distinct query entities first, see ``rank_chunks``).
+
+Evidence: the chunks in context order, a summary contributing its leaf chunks in leaf order at
+its own position. The local branch never embeds the question (E2GraphRAG's local retrieval is
+purely graph/index based), so its timings have no ``embed_query`` stage.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+import networkx as nx
+import numpy as np
+
+from core.extraction.query_terms import query_entities
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result, take_within_budget
+from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.types import RetrievalResult
+
+PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens"]
+MAX_TRACED_PAIRS = 30  # pairs listed one per line in the trace; the rest are counted
+
+
+@dataclass
+class _Candidate:
+    """One node of the collapsed tree: a chunk or a summary (then ``node`` is set)."""
+
+    item_id: str
+    cosine: float
+    leaves: list[str]
+    node: Any = None  # core.storage.store.TreeNode for summaries
+
+    @property
+    def is_summary(self) -> bool:
+        return self.node is not None
+
+
+def display_names(terms: Sequence[str], kg: nx.Graph) -> dict[str, str]:
+    """Mention-graph term -> display name: the knowledge-graph entity name when the term is an
+    entity key there (same ``normalize_name`` keys), else the term itself (a noun lemma)."""
+    out: dict[str, str] = {}
+    for term in terms:
+        name = kg.nodes[term].get("name") if term in kg else None
+        out[term] = str(name) if name else term
+    return out
+
+
+def collapsed_tree(ctx: QueryContext, vector: np.ndarray, k: int) -> list[_Candidate]:
+    """Dense top-k over chunks + summary nodes, merged by cosine (ties: id); stale hits skipped."""
+    tree = ctx.ws.tree_index()
+    out: list[_Candidate] = []
+    for hit in ctx.ws.vectors.query("chunks", vector, k):
+        out.append(_Candidate(hit.id, hit.score, [hit.id]))
+    for hit in ctx.ws.vectors.query("tree", vector, k):
+        node = tree.get(str(hit.metadata.get("node_id", "")))
+        if node is not None:
+            out.append(_Candidate(node.node_id, hit.score, list(node.leaf_chunk_ids), node))
+    out.sort(key=lambda c: (-c.cosine, c.item_id))
+    return out[:k]
+
+
+def summary_record(node: Any, score: float, reason: str) -> dict[str, Any]:
+    """A summary-tree node as it appears in ``result.summaries``."""
+    return {"node_id": node.node_id, "level": int(node.level), "scope": node.scope, "doc_id": node.doc_id or "",
+            "text": node.text, "score": round(float(score), 6), "reason": reason,
+            "leaf_chunk_ids": list(node.leaf_chunk_ids)}
+
+
+def _hops(d: Optional[int]) -> str:
+    return "? hops" if d is None else f"{d} hop{'' if d == 1 else 's'}"
+
+
+def _render_item(item: tuple[str, dict[str, Any]]) -> str:
+    kind, rec = item
+    if kind == "summary":
+        where = "corpus" if rec["scope"] == "corpus" else "document"
+        return f"[summary, {where} level {rec['level']}, {len(rec['leaf_chunk_ids'])} chunks]\n{rec['text']}"
+    if kind == "local":
+        pairs = "; ".join(f"{a}, {b}" for a, b in rec["pairs"])
+        return f"{pairs}: {rec['text']}"
+    return f"[{rec['doc_name']}, chunk {rec['order'] + 1}]\n{rec['text']}"
+
+
+@dataclass
+class _Items:
+    """The branch's ordered context items (kind, record) and a one-line summary for the trace."""
+
+    branch: str
+    items: list[tuple[str, dict[str, Any]]]
+    note: str
+
+
+class TreeRetriever:
+    """E2GraphRAG: local (entity pairs + h-loop) or global (collapsed tree) retrieval."""
+
+    name = "tree"
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        settings = ctx.settings
+        k, h = settings.tree_top_k, settings.tree_hops
+        result = new_result(ctx, self.name, PARAMS)
+        clock = Stopwatch(result)
+        with clock.stage("keywords"):
+            terms = query_entities(ctx.question, settings.entity_types)
+            graph = ctx.ws.mention_graph()
+            present = [t for t in terms if t in graph]
+            names = display_names(terms, ctx.ws.knowledge_graph())
+            result.keywords = {"low": [names[t] for t in terms], "high": []}
+            absent = [names[t] for t in terms if t not in graph]
+            result.trace.append(
+                f"query entities (mention-graph extractor): {', '.join(names[t] for t in terms) or 'none'}"
+                + (f"; not in the mention graph: {', '.join(absent)}" if absent else ""))
+        final_h: Optional[int] = None
+        if not present:
+            result.trace.append("no query entity in the mention graph: global branch "
+                                "(dense top-k over the collapsed tree)")
+            chosen = global_items(ctx, result, clock, k, [], names)
+        else:
+            with clock.stage("graph_walk"):
+                outcome, distances = run_h_loop(ctx, result, present, graph, names, k, h)
+            final_h = outcome.final_h
+            if outcome.branch == "no-pairs":
+                result.trace.append("local branch empty: global branch with occurrence ranking")
+                chosen = global_items(ctx, result, clock, k, present, names)
+            else:
+                with clock.stage("ranking"):
+                    chosen = local_items(ctx, outcome, distances, present, names)
+        result.params["branch"] = chosen.branch
+        result.params["final_h"] = final_h
+        with clock.stage("context"):
+            build_context(ctx, result, chosen, present, names)
+        return result
+
+
+# --- local branch ----------------------------------------------------------------------------
+def run_h_loop(ctx: QueryContext, result: RetrievalResult, present: list[str], graph: nx.Graph,
+               names: Mapping[str, str], k: int, h: int) -> tuple[LocalOutcome, dict[tuple[str, str], int]]:
+    """Trace the pairs within h and every step of the h-loop; return the outcome and pair distances."""
+    pairs = pair_distances(present, graph, h)
+    result.trace.append(f"{len(present)} query entities in the mention graph -> "
+                        f"{len(present) * (len(present) - 1) // 2} pair(s); {len(pairs)} within h={h} nodes")
+    for a, b, d in pairs[:MAX_TRACED_PAIRS]:
+        result.trace.append(f"  pair {names[a]} – {names[b]}: {_hops(d)} ({d + 1} nodes)")
+    if len(pairs) > MAX_TRACED_PAIRS:
+        result.trace.append(f"  … {len(pairs) - MAX_TRACED_PAIRS} more pairs")
+    outcome = h_loop(present, graph, ctx.ws.mention_index(), ctx.ws.chunk_order(), k=k, h=h)
+    for step in outcome.steps:
+        result.trace.append(f"h-loop h={step.h}: {step.pairs_kept} pairs kept, {step.chunks} chunks — {step.note}")
+    return outcome, {(a, b): d for a, b, d in pairs}
+
+
+def local_items(ctx: QueryContext, outcome: LocalOutcome, distances: Mapping[tuple[str, str], int],
+                present: list[str], names: Mapping[str, str]) -> _Items:
+    """Chunk records of the local branch, in h-loop rank order, with their selecting pairs."""
+    index = ctx.ws.mention_index()
+    records = []
+    for cid in outcome.chunk_ids:
+        found = [t for t in present if index.get(t, {}).get(cid, 0) > 0]
+        occurrences = sum(index[t][cid] for t in found)
+        pairs = outcome.chunk_pairs.get(cid, [])
+        selected = ", ".join(f"{names[a]} – {names[b]} ({_hops(distances.get((a, b)))})" for a, b in pairs)
+        rec = chunk_record(ctx.ws, cid, occurrences, f"selected by {selected}; {len(found)} query entities, "
+                                                     f"{occurrences} occurrences (h={outcome.final_h})")
+        rec["pairs"] = [[names[a], names[b]] for a, b in pairs]
+        records.append(rec)
+    records = fill_chunk_texts(ctx.ws, records)
+    how = "ranked by distinct query entities, then occurrences, top k" if outcome.branch == "local-fallback" else \
+        "every candidate chunk"
+    return _Items(outcome.branch, [("local", r) for r in records],
+                  f"{outcome.branch}: {len(records)} chunks at h={outcome.final_h} ({how})")
+
+
+# --- global branches ---------------------------------------------------------------------------
+def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k: int,
+                 present: list[str], names: Mapping[str, str]) -> _Items:
+    """Dense top-k over the collapsed tree, or (with query entities) occurrence ranking of top-2k."""
+    with clock.stage("embed_query"):
+        vector = ctx.embed(ctx.question)
+    fetch = 2 * k if present else k
+    with clock.stage("vector_search"):
+        cands = collapsed_tree(ctx, vector, fetch)
+    n_sum = sum(1 for c in cands if c.is_summary)
+    result.trace.append(f"dense top-{fetch} over the collapsed tree ({ctx.ws.vectors.count('chunks')} chunks + "
+                        f"{ctx.ws.vectors.count('tree')} summaries): {len(cands) - n_sum} chunks, {n_sum} summaries")
+    branch = "global"
+    chosen: list[tuple[_Candidate, float, str]] = []
+    with clock.stage("ranking"):
+        if present:
+            ranked = occurrence_rank([(c.item_id, c.leaves, c.cosine) for c in cands], present,
+                                     ctx.ws.mention_index(), k)
+            by_id = {c.item_id: c for c in cands}
+            if ranked:
+                branch = "global-occurrence"
+                result.trace.append(f"occurrence ranking by {', '.join(names[t] for t in present)}: {len(ranked)} "
+                                    f"candidates with non-zero weight kept (top {k} of {len(cands)})")
+                chosen = [(by_id[i], float(w), f"occurrence weight {w} (cosine {s:.3f})") for i, w, s in ranked]
+            else:
+                branch = "global-occurrence-empty"
+                result.trace.append(f"occurrence ranking: every candidate has weight 0 -> "
+                                    f"fall back to the plain dense top-{k}")
+        if not chosen:
+            chosen = [(c, c.cosine, f"cosine {c.cosine:.3f} to the question") for c in cands[:k]]
+    items: list[tuple[str, dict[str, Any]]] = []
+    for cand, score, reason in chosen:
+        if cand.is_summary:
+            items.append(("summary", summary_record(cand.node, score, reason)))
+        else:
+            items.append(("chunk", chunk_record(ctx.ws, cand.item_id, score, reason)))
+    filled = {r["chunk_id"] for r in fill_chunk_texts(ctx.ws, [r for kind, r in items if kind == "chunk"])}
+    items = [(kind, r) for kind, r in items if kind == "summary" or r["chunk_id"] in filled]
+    n_sum = sum(1 for kind, _ in items if kind == "summary")
+    return _Items(branch, items, f"{branch}: {n_sum} summaries, {len(items) - n_sum} chunks")
+
+
+# --- context -----------------------------------------------------------------------------------
+def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, present: list[str],
+                  names: Mapping[str, str]) -> None:
+    """Budget the items, fill chunks/summaries/entities, render the context and the evidence."""
+    budget = ctx.settings.max_total_tokens
+    kept, used = take_within_budget(chosen.items, _render_item, budget)
+    if len(kept) < len(chosen.items):
+        result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
+                            f"{len(chosen.items)} items dropped")
+    result.summaries = [r for kind, r in kept if kind == "summary"]
+    result.chunks = [r for kind, r in kept if kind != "summary"]
+    evidence: list[str] = []
+    for kind, rec in kept:
+        evidence.extend(rec["leaf_chunk_ids"] if kind == "summary" else [rec["chunk_id"]])
+    index = ctx.ws.mention_index()
+    labels = ctx.ws.mention_graph().nodes
+    for term in present:
+        counts = index.get(term, {})
+        total = sum(counts.values())
+        result.entities.append({
+            "name": names[term], "key": term, "type": str(labels[term].get("label", "")), "description": "",
+            "score": float(total), "reason": f"query entity: {len(counts)} chunks mention it ({total} occurrences)",
+            "source_chunk_ids": [c for c in dict.fromkeys(evidence) if counts.get(c, 0) > 0]})
+    result.trace.append(f"{chosen.note}; context {used} tokens")
+    finish(result, "\n\n".join(_render_item(item) for item in kept), evidence)

@@ -1,0 +1,109 @@
+"""Compare: one question through several retrieval modes, side by side.
+
+Per mode: the answer (labelled extractive or LLM), counts, tokens, LLM calls and latency per
+stage; below, heatmaps of how much the modes' retrieved chunks and entities overlap. The last
+run is kept in ``st.session_state["compare_last"]`` so reruns (widget clicks) never recompute.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `streamlit run pages/…`)
+    sys.path.insert(0, ROOT)
+
+import streamlit as st  # noqa: E402
+
+from core.api import run_modes  # noqa: E402
+from ui import results_view as rv  # noqa: E402
+from ui.state import api_key, current_workspace_name, session_settings, workspace  # noqa: E402
+
+MAX_QUESTION_CHARS = 2000
+COLUMNS_PER_ROW = 4
+STATE_KEY = "compare_last"
+
+
+def _available_modes() -> list[str]:
+    from core.retrieval.registry import modes
+
+    return modes()
+
+
+def _run(ws, question: str, chosen: list[str]) -> None:
+    """Run the chosen modes once and keep the results in the session."""
+    settings = session_settings()
+    llm, keywords, note = rv.configured_llm(ws, settings, api_key())
+    if note:
+        st.warning(note)
+    label = f"Running {len(chosen)} mode(s): {', '.join(chosen)}…"
+    with st.status(label, expanded=False) as status:
+        results = run_modes(ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
+        status.update(label=f"Ran {len(results)} mode(s)", state="complete")
+    st.session_state[STATE_KEY] = {
+        "workspace": current_workspace_name(), "generation": ws.generation(), "question": question,
+        "modes": list(results), "results": results,
+    }
+
+
+def _render(last: dict, ws) -> None:
+    """Columns of per-mode results, the latency chart and the overlap heatmaps."""
+    results = last["results"]
+    st.caption("Question")
+    st.text(last["question"])
+    if last.get("generation") != ws.generation():
+        st.info("The workspace changed since this run; press Run to refresh the results.")
+    for row in rv.iter_rows(list(results), COLUMNS_PER_ROW):
+        for column, mode in zip(st.columns(len(row) if len(results) <= COLUMNS_PER_ROW else COLUMNS_PER_ROW), row):
+            with column:
+                rv.render_mode_column(mode, results[mode], "compare")
+    st.divider()
+    st.subheader("Latency per stage")
+    st.plotly_chart(rv.latency_figure(results), key="compare_latency_chart")
+    st.subheader("Overlap between modes")
+    rv.render_overlaps(results, "compare")
+
+
+def main() -> None:
+    st.title("Compare retrieval modes")
+    st.caption("One question through several modes at once: what each retrieves, what it answers, and at what cost.")
+    ws = None
+    with rv.readable_errors("Opening the workspace"):
+        ws = workspace()
+    if ws is None:
+        return
+    if ws.status()["chunks"] == 0:
+        st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
+                "page to upload files or load the built-in sample corpus, then come back to compare modes.")
+        return
+    available: list[str] = []
+    with rv.readable_errors("Loading the retrieval modes"):
+        available = _available_modes()
+    if not available:
+        return
+
+    question = st.text_area("Question", key="compare_question", height=90,
+                            placeholder="e.g. Who founded the Velmora Marine Institute and why?")
+    chosen = st.multiselect("Modes", available, default=available, key="compare_modes",
+                            help="; ".join(f"{m}: {rv.MODE_BLURBS.get(m, '')}" for m in available))
+    if st.button("Run", type="primary", key="compare_run"):
+        text = (question or "").strip()
+        if not text:
+            st.warning("Type a question first, then press Run.")
+        elif not chosen:
+            st.warning("Pick at least one mode to run.")
+        else:
+            if len(text) > MAX_QUESTION_CHARS:
+                st.info(f"The question had {len(text):,} characters; only the first {MAX_QUESTION_CHARS:,} are used.")
+                text = text[:MAX_QUESTION_CHARS]
+            with rv.readable_errors("Running the modes"):
+                _run(ws, text, chosen)
+
+    last = st.session_state.get(STATE_KEY)
+    if last and last.get("workspace") == current_workspace_name():
+        _render(last, ws)
+    elif not last:
+        st.caption("Type a question, choose modes and press Run.")
+
+
+main()

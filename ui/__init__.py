@@ -1,0 +1,1 @@
+"""Rendering helpers shared by the Streamlit pages (the pages themselves stay thin)."""

@@ -1,0 +1,361 @@
+"""Rendering helpers for retrieval results (Compare and Inspect pages).
+
+Document text is untrusted: entity names, descriptions, chunk texts, answers and traces are
+only ever shown through ``st.dataframe``, ``st.text`` and ``st.code`` (or as plotly data, which
+plotly escapes), never through Markdown or HTML. The pure functions (tables, overlap matrices,
+subgraph selection) take plain results so they can be tested without a browser.
+"""
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+from typing import Any, Iterable, Iterator, Mapping, Optional
+
+import networkx as nx
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.types import Answer, RetrievalResult
+
+MODE_BLURBS: dict[str, str] = {
+    "naive": "Dense top-k chunks for the question's embedding.",
+    "local": "LightRAG low level: entities matched by low-level keywords, their relations and chunks.",
+    "global": "LightRAG high level: relations matched by high-level keywords, their endpoints and chunks.",
+    "hybrid": "LightRAG: local and global merged round-robin.",
+    "mix": "LightRAG: hybrid plus the naive chunks.",
+    "tree": "E2GraphRAG: query-entity pairs within h nodes in the mention graph, else the summary tree.",
+    "path": "PathRAG: flow-pruned paths between retrieved nodes, least reliable first in the prompt.",
+}
+
+COUNT_FIELDS = ("entities", "relations", "paths", "chunks", "summaries")
+
+
+# --- small accessors -----------------------------------------------------------------------
+def answer_label(answer: Optional[Answer]) -> str:
+    """The caption above an answer: extractive answers are labelled as quotations."""
+    if answer is None:
+        return "No answer (retrieval only)"
+    if answer.kind == "llm":
+        return f"LLM answer ({answer.model or 'unknown model'})"
+    return "Extractive answer — quoted from the retrieved context"
+
+
+def counts(result: RetrievalResult) -> dict[str, int]:
+    """Number of retrieved items per kind."""
+    return {name: len(getattr(result, name) or []) for name in COUNT_FIELDS}
+
+
+def total_ms(result: RetrievalResult) -> float:
+    """Total latency over all recorded stages."""
+    return round(sum(float(v) for v in result.timings_ms.values()), 1)
+
+
+def overview_frame(result: RetrievalResult) -> pd.DataFrame:
+    """Counts, tokens, LLM calls and total latency as a two-column table."""
+    rows: list[tuple[str, Any]] = [(name, n) for name, n in counts(result).items()]
+    rows += [("evidence chunks", len(result.evidence_chunk_ids)), ("context tokens", result.context_tokens),
+             ("prompt tokens", result.prompt_tokens), ("completion tokens", result.completion_tokens),
+             ("LLM calls", result.llm_calls), ("total ms", total_ms(result))]
+    return pd.DataFrame(rows, columns=["metric", "value"]).astype({"value": "float"})
+
+
+def stages_frame(result: RetrievalResult) -> pd.DataFrame:
+    """Latency per stage, in the order the stages ran."""
+    rows = [(stage, round(float(ms), 1)) for stage, ms in result.timings_ms.items()]
+    return pd.DataFrame(rows, columns=["stage", "ms"])
+
+
+def latency_figure(results: Mapping[str, RetrievalResult]) -> go.Figure:
+    """Stacked horizontal bars: latency of every stage, one bar per mode."""
+    fig = go.Figure()
+    stages: list[str] = []
+    for result in results.values():
+        stages += [s for s in result.timings_ms if s not in stages]
+    modes = list(results)
+    for stage in stages:
+        fig.add_bar(name=stage, y=modes, x=[float(results[m].timings_ms.get(stage, 0.0)) for m in modes],
+                    orientation="h", hovertemplate="%{y} · " + stage + ": %{x:.1f} ms<extra></extra>")
+    fig.update_layout(barmode="stack", height=90 + 34 * len(modes), margin=dict(l=10, r=10, t=30, b=10),
+                      xaxis_title="milliseconds", title="Latency per stage", legend_orientation="h",
+                      legend_y=-0.35, yaxis_autorange="reversed")
+    return fig
+
+
+# --- overlap between modes -------------------------------------------------------------------
+def chunk_set(result: RetrievalResult) -> set[str]:
+    """Chunks a mode's context rests on (evidence list; falls back to the chunk records)."""
+    return set(result.evidence_chunk_ids) or {c.get("chunk_id", "") for c in result.chunks} - {""}
+
+
+def entity_key(entity: Mapping[str, Any]) -> str:
+    """The graph key of a result entity (its ``key``, else its normalised name)."""
+    return str(entity.get("key") or str(entity.get("name", "")).strip().lower())
+
+
+def entity_set(result: RetrievalResult) -> set[str]:
+    return {entity_key(e) for e in result.entities} - {""}
+
+
+def jaccard_matrix(sets: Mapping[str, set[str]]) -> pd.DataFrame:
+    """Pairwise Jaccard overlap |A∩B| / |A∪B|; NaN where both sets are empty."""
+    names = list(sets)
+    data = []
+    for a in names:
+        row = []
+        for b in names:
+            union = sets[a] | sets[b]
+            row.append(len(sets[a] & sets[b]) / len(union) if union else math.nan)
+        data.append(row)
+    return pd.DataFrame(data, index=names, columns=names)
+
+
+def overlap_figure(matrix: pd.DataFrame, title: str) -> go.Figure:
+    """A heatmap of a Jaccard matrix with the values written in the cells."""
+    z = matrix.to_numpy(dtype=float)
+    text = [["–" if math.isnan(v) else f"{v:.2f}" for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(z=z, x=list(matrix.columns), y=list(matrix.index), zmin=0, zmax=1,
+                               colorscale="Blues", text=text, texttemplate="%{text}",
+                               hovertemplate="%{y} vs %{x}: %{text}<extra></extra>"))
+    fig.update_layout(title=title, height=120 + 40 * len(matrix), margin=dict(l=10, r=10, t=40, b=10),
+                      yaxis_autorange="reversed")
+    return fig
+
+
+def render_overlaps(results: Mapping[str, RetrievalResult], key_prefix: str) -> None:
+    """Chunk and entity overlap heatmaps side by side."""
+    if len(results) < 2:
+        st.info("Run at least two modes to compare what they retrieve.")
+        return
+    left, right = st.columns(2)
+    with left:
+        chunks = jaccard_matrix({m: chunk_set(r) for m, r in results.items()})
+        st.plotly_chart(overlap_figure(chunks, "Chunk overlap (Jaccard)"), key=f"{key_prefix}_chunk_overlap")
+    with right:
+        entities = jaccard_matrix({m: entity_set(r) for m, r in results.items()})
+        st.plotly_chart(overlap_figure(entities, "Entity overlap (Jaccard)"), key=f"{key_prefix}_entity_overlap")
+    st.caption("Jaccard = shared / all distinct items of the two modes; “–” = neither mode retrieved any.")
+
+
+# --- record tables -------------------------------------------------------------------------
+def _join(values: Any) -> str:
+    if isinstance(values, (list, tuple, set)):
+        return ", ".join(str(v) for v in values)
+    return "" if values is None else str(values)
+
+
+def entities_frame(result: RetrievalResult) -> pd.DataFrame:
+    rows = [{"rank": i + 1, "name": e.get("name", ""), "type": e.get("type", ""), "score": e.get("score"),
+             "reason": e.get("reason", ""), "description": e.get("description", ""),
+             "chunks": len(e.get("source_chunk_ids") or [])} for i, e in enumerate(result.entities)]
+    return pd.DataFrame(rows, columns=["rank", "name", "type", "score", "reason", "description", "chunks"])
+
+
+def relations_frame(result: RetrievalResult) -> pd.DataFrame:
+    rows = [{"rank": i + 1, "source": r.get("source", ""), "target": r.get("target", ""),
+             "keywords": _join(r.get("keywords")), "weight": r.get("weight"), "score": r.get("score"),
+             "reason": r.get("reason", ""), "description": r.get("description", "")}
+            for i, r in enumerate(result.relations)]
+    return pd.DataFrame(rows, columns=["rank", "source", "target", "keywords", "weight", "score", "reason",
+                                       "description"])
+
+
+def chunks_frame(result: RetrievalResult) -> pd.DataFrame:
+    rows = [{"rank": i + 1, "document": c.get("doc_name") or c.get("doc_id", ""),
+             "position": int(c.get("order", 0)) + 1, "score": c.get("score"), "reason": c.get("reason", ""),
+             "text": c.get("text", ""), "chunk_id": c.get("chunk_id", "")} for i, c in enumerate(result.chunks)]
+    return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id"])
+
+
+def summaries_frame(result: RetrievalResult) -> pd.DataFrame:
+    rows = [{"rank": i + 1, "level": s.get("level"), "score": s.get("score"),
+             "leaves": len(s.get("leaf_chunk_ids") or []), "text": s.get("text", ""), "node_id": s.get("node_id", "")}
+            for i, s in enumerate(result.summaries)]
+    return pd.DataFrame(rows, columns=["rank", "level", "score", "leaves", "text", "node_id"])
+
+
+def paths_frame(result: RetrievalResult) -> pd.DataFrame:
+    rows = [{"rank": i + 1, "reliability": p.get("score"), "edges": max(len(p.get("nodes") or []) - 1, 0),
+             "path": " → ".join(str(n) for n in p.get("nodes") or [])} for i, p in enumerate(result.paths)]
+    return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "path"])
+
+
+def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | str = "auto") -> None:
+    """A dataframe (text is never interpreted), or an info line when it is empty."""
+    if frame.empty:
+        st.info(empty)
+    else:
+        st.dataframe(frame, hide_index=True, key=key, height=height,
+                     column_config={"score": st.column_config.NumberColumn(format="%.4f"),
+                                    "reliability": st.column_config.NumberColumn(format="%.4f")})
+
+
+# --- composite views -----------------------------------------------------------------------
+def render_answer(result: RetrievalResult) -> None:
+    """The answer in a bordered box, labelled extractive or LLM."""
+    with st.container(border=True):
+        st.caption(answer_label(result.answer))
+        text = result.answer.text if result.answer else ""
+        st.text(text.strip() or "(the retrieved context gave no answer)")
+
+
+def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:
+    """One Compare column: heading, answer, counts/tokens, latency per stage."""
+    st.subheader(mode)
+    st.caption(MODE_BLURBS.get(mode, ""))
+    render_answer(result)
+    c = counts(result)
+    st.caption(f"{total_ms(result):.0f} ms · {result.context_tokens} context tokens · {result.llm_calls} LLM calls")
+    st.dataframe(overview_frame(result), hide_index=True, key=f"{key_prefix}_{mode}_overview",
+                 column_config={"value": st.column_config.NumberColumn(format="%g")})
+    with st.expander("Latency per stage", expanded=False):
+        st.dataframe(stages_frame(result), hide_index=True, key=f"{key_prefix}_{mode}_stages")
+    if not any(c.values()):
+        st.warning("Nothing was retrieved for this question.")
+
+
+def render_keywords(result: RetrievalResult) -> None:
+    """Low- and high-level keywords as plain text."""
+    low, high = st.columns(2)
+    with low:
+        st.caption("Low-level keywords (entities)")
+        st.text(", ".join(result.keywords.get("low", [])) or "(none)")
+    with high:
+        st.caption("High-level keywords (themes)")
+        st.text(", ".join(result.keywords.get("high", [])) or "(none)")
+
+
+def path_resource_figure(path: Mapping[str, Any], rank: int) -> go.Figure:
+    """Bars of S(v) for the nodes of one path, in path order."""
+    nodes = [str(n) for n in path.get("nodes") or []]
+    resources = path.get("resources") or {}
+    labels = [f"{i + 1}. {n}" for i, n in enumerate(nodes)]
+    values = [float(resources.get(n, 0.0)) for n in nodes]
+    fig = go.Figure(go.Bar(x=labels, y=values, text=[f"{v:.3f}" for v in values], textposition="outside",
+                           marker_color="#1f77b4", hovertemplate="%{x}: S = %{y:.4f}<extra></extra>"))
+    score = float(path.get("score") or 0.0)
+    fig.update_layout(title=f"Path {rank}: reliability {score:.3f}", height=280,
+                      margin=dict(l=10, r=10, t=40, b=10), yaxis_title="resource S(v)",
+                      yaxis_range=[0, max(values + [1.0]) * 1.15])
+    return fig
+
+
+def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) -> None:
+    """The path table and one resource bar chart per path."""
+    if not result.paths:
+        msg = "No path connected the retrieved nodes within the hop limit." if result.mode == "path" \
+            else f"The {result.mode} mode does not build paths (the path mode does)."
+        st.info(msg)
+        return
+    show_table(paths_frame(result), f"{key_prefix}_paths_table", "")
+    st.caption("Reliability = sum of S over the path's nodes / number of edges. The prompt lists paths from "
+               "least to most reliable.")
+    for i, path in enumerate(result.paths):
+        label = f"Path {i + 1} · reliability {float(path.get('score') or 0):.3f} · {len(path.get('nodes') or [])} nodes"
+        with st.expander(label, expanded=i < expanded):
+            st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
+            if path.get("relations"):
+                st.dataframe(pd.DataFrame([{k: _join(v) for k, v in dict(r).items()} if isinstance(r, Mapping)
+                                           else {"relation": str(r)} for r in path["relations"]]),
+                             hide_index=True, key=f"{key_prefix}_path_rel_{i}")
+
+
+def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
+    """The tree mode's chosen branch, final h and h-loop history."""
+    if result.mode != "tree":
+        st.info(f"The h-loop belongs to the tree mode; {result.mode} has no tree trace.")
+        return
+    params = result.params
+    cols = st.columns(3)
+    cols[0].metric("Branch", str(params.get("branch", "?")))
+    cols[1].metric("Final h", str(params.get("final_h", "–")))
+    cols[2].metric("Starting h", str(params.get("tree_hops", "–")))
+    steps = params.get("h_loop") or params.get("loop")
+    if isinstance(steps, list) and steps and all(isinstance(s, Mapping) for s in steps):
+        st.dataframe(pd.DataFrame([{k: _join(v) for k, v in s.items()} for s in steps]), hide_index=True,
+                     key=f"{key_prefix}_hloop")
+    st.caption("Trace (h-loop history)")
+    st.code("\n".join(result.trace) or "(no trace)", language=None)
+
+
+# --- the retrieved subgraph ------------------------------------------------------------------
+def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
+    """Entity keys and edges (key pairs) a result retrieved, in rank order, paths included."""
+    nodes: list[str] = [entity_key(e) for e in result.entities]
+    edges: list[tuple[str, str]] = []
+    for r in result.relations:
+        a = str(r.get("source_key") or str(r.get("source", "")).strip().lower())
+        b = str(r.get("target_key") or str(r.get("target", "")).strip().lower())
+        nodes += [a, b]
+        edges.append((a, b))
+    for p in result.paths:
+        seq = [str(n) for n in p.get("nodes") or []]
+        nodes += seq
+        edges += list(zip(seq, seq[1:]))
+    return list(dict.fromkeys(n for n in nodes if n)), list(dict.fromkeys(e for e in edges if all(e)))
+
+
+def retrieved_subgraph(graph: nx.Graph, result: RetrievalResult, max_nodes: int = 300
+                       ) -> tuple[nx.Graph, set[str], set[tuple[str, str]], bool]:
+    """The retrieved nodes plus their 1-hop neighbours (retrieved first, capped at ``max_nodes``).
+
+    Returns the subgraph, the highlighted nodes and edges present in it, and whether the cap cut
+    anything off."""
+    nodes, edges = retrieved_graph_items(result)
+    core = [n for n in nodes if n in graph]
+    keep: dict[str, None] = dict.fromkeys(core[:max_nodes])
+    truncated = len(core) > max_nodes
+    for n in core:
+        for nb in graph.neighbors(n):
+            if len(keep) >= max_nodes:
+                truncated = truncated or nb not in keep
+                continue
+            keep.setdefault(nb, None)
+    sub = graph.subgraph(keep).copy()
+    hl_nodes = {n for n in core if n in sub}
+    hl_edges = {(a, b) for a, b in edges if sub.has_edge(a, b)}
+    return sub, hl_nodes, hl_edges, truncated
+
+
+def configured_llm(ws: Any, settings: Any, key: Optional[str]) -> tuple[Any, Any, str]:
+    """(chat model, keyword extractor, note) when an OpenAI-compatible provider is configured.
+
+    Offline, or when the LLM modules are missing or the model cannot be built, returns
+    ``(None, None, note)`` and the modes run offline with extractive answers."""
+    if getattr(settings, "provider", "offline") != "openai":
+        return None, None, ""
+    try:
+        from core.llm.provider import chat_from_settings
+    except ImportError:
+        return None, None, "The LLM provider module is not installed; answers are extractive."
+    try:
+        llm = chat_from_settings(settings, key, ws.store.conn)
+    except Exception as exc:  # noqa: BLE001 - shown to the user, the page still works offline
+        return None, None, f"Could not set up the LLM ({exc}); answers are extractive."
+    keywords = None
+    try:
+        from core.llm import keywords as kw_module
+
+        for name in ("LLMKeywords", "LlmKeywords", "LLMKeywordExtractor"):
+            if hasattr(kw_module, name):
+                keywords = getattr(kw_module, name)(llm)
+                break
+    except Exception:  # noqa: BLE001 - keywords fall back to spaCy inside the core
+        keywords = None
+    return llm, keywords, ""
+
+
+def iter_rows(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
+    """Split a list into rows of at most ``size`` (for laying out many columns)."""
+    items = list(items)
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+@contextmanager
+def readable_errors(action: str) -> Iterator[None]:
+    """Show an exception raised inside the block as one readable error line (no traceback)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - the page must keep working
+        st.error(f"{action} failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,101 @@
+"""Session state of the app: data folder, current workspace (cached resource), settings, LLM key.
+
+The data folder is ``RAGSCOPE_DATA_DIR`` (default ``data/workspaces``). Workspaces are cached
+with ``st.cache_resource`` keyed by path; derived tables use ``st.cache_data`` keyed by the
+workspace's generation, so they refresh after every write.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Optional
+
+import streamlit as st
+
+from core.settings import Settings, load_settings
+from core.workspace import Workspace
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
+_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def data_dir() -> Path:
+    path = Path(os.environ.get("RAGSCOPE_DATA_DIR") or DEFAULT_DATA_DIR)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def workspace_names() -> list[str]:
+    names = sorted(p.name for p in data_dir().iterdir() if p.is_dir() and not p.name.startswith("."))
+    return names or ["default"]
+
+
+def valid_workspace_name(name: str) -> bool:
+    return bool(_NAME_OK.match(name or ""))
+
+
+def current_workspace_name() -> str:
+    name = st.session_state.get("workspace_name") or os.environ.get("RAGSCOPE_WORKSPACE") or "default"
+    st.session_state["workspace_name"] = name
+    return name
+
+
+def set_workspace(name: str) -> None:
+    st.session_state["workspace_name"] = name
+
+
+@st.cache_resource(show_spinner="Opening workspace…", max_entries=8)
+def _open(path: str, settings_json: str) -> Workspace:
+    return Workspace(Path(path), settings=Settings.model_validate_json(settings_json))
+
+
+def session_settings(name: Optional[str] = None) -> Settings:
+    """Settings of the current workspace: the saved file plus unsaved session edits."""
+    name = name or current_workspace_name()
+    key = f"settings::{name}"
+    if key not in st.session_state:
+        st.session_state[key] = load_settings(data_dir() / name)
+    return st.session_state[key]
+
+
+def store_session_settings(settings: Settings, name: Optional[str] = None) -> None:
+    st.session_state[f"settings::{name or current_workspace_name()}"] = settings
+
+
+def api_key() -> Optional[str]:
+    """The LLM API key: this session's field, then Streamlit secrets, then OPENAI_API_KEY (never saved)."""
+    key = st.session_state.get("llm_api_key")
+    if key:
+        return key
+    try:
+        secret = st.secrets.get("OPENAI_API_KEY")  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no secrets file is fine
+        secret = None
+    return secret or os.environ.get("OPENAI_API_KEY")
+
+
+def workspace() -> Workspace:
+    """The current workspace (opened once per path and settings)."""
+    name = current_workspace_name()
+    settings = session_settings(name)
+    ws = _open(str(data_dir() / name), settings.model_dump_json())
+    ws.api_key = api_key()
+    return ws
+
+
+def forget_workspace() -> None:
+    _open.clear()
+
+
+def delete_workspace(name: str) -> None:
+    forget_workspace()
+    shutil.rmtree(data_dir() / name, ignore_errors=True)
+    if st.session_state.get("workspace_name") == name:
+        st.session_state["workspace_name"] = "default"
+
+
+def generation(ws: Workspace) -> int:
+    """Cache key for derived data: changes after every write to the workspace."""
+    return ws.generation()
