@@ -16,7 +16,7 @@ import numpy as np
 
 from core.tokens import count_tokens
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?。！？])\s+|\n{2,}|\n(?=[#\-*•])")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n{2,}|\n(?=[#\-*•])")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 

@@ -168,10 +168,11 @@ def test_oversize_file_checked_before_reading(tmp_path: Path, monkeypatch: pytes
     big = tmp_path / "big.txt"
     big.write_bytes(b"x" * 5000)
 
-    def no_read(self: Path) -> bytes:  # the size check must happen without reading the file
-        raise AssertionError("file was read")
+    def no_open(self: Path, *args: object, **kwargs: object) -> None:  # size is checked before opening
+        raise AssertionError("file was opened")
 
-    monkeypatch.setattr(Path, "read_bytes", no_read)
+    monkeypatch.setattr(Path, "open", no_open)
+    monkeypatch.setattr(Path, "read_bytes", no_open)
     failure = one_failure(load_path(big, max_bytes=100))
     assert failure.reason == "the file is too large (4.9 KB; the limit is 100 bytes)"
 

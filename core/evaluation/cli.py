@@ -1,0 +1,79 @@
+"""``python -m core eval``: evidence recall per mode for a question file."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+
+def _table(report) -> str:
+    ks = report.ks
+    header = f"{'mode':<8}" + "".join(f" R@{k:<5}" for k in ks) + "".join(f" all@{k:<3}" for k in ks) + \
+        "  ans-in-ctx  ctx-tokens  p50 ms  p95 ms"
+    lines = [header]
+    for mode, s in report.modes.items():
+        def pct(v):
+            return f"{100 * v:5.1f} " if v is not None else "   -  "
+        lines.append(f"{mode:<8}" + "".join(f" {pct(s['recall@k'][str(k)])}" for k in ks)
+                     + "".join(f" {pct(s['all@k'][str(k)])}" for k in ks)
+                     + f"  {pct(s['answer_in_context'])}     {s['context_tokens'] or 0:9.0f}"
+                     + f"  {s['latency_ms']['p50'] or 0:6.1f}  {s['latency_ms']['p95'] or 0:6.1f}")
+    return "\n".join(lines)
+
+
+def write_rows(rows: list[dict], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() == ".csv":
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=keys)
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+    else:
+        path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from core.cli import emit_json, open_workspace
+    from core.cli_query import parse_params
+    from core.evaluation.questions import load_questions
+    from core.evaluation.runner import evaluate
+    from core.retrieval.registry import parse_modes
+
+    ws = open_workspace(args)
+    settings = ws.settings.with_overrides(parse_params(args.param)) if args.param else ws.settings
+    questions = load_questions(Path(args.questions))
+    if args.limit:
+        questions = questions[: args.limit]
+    ks = [int(k) for k in args.k.split(",") if k.strip()]
+    report = evaluate(ws, questions, parse_modes(args.modes), ks, settings=settings)
+    if args.per_question:
+        write_rows(report.rows, Path(args.per_question))
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        emit_json(report.summary())
+    else:
+        print(f"{report.questions} questions")
+        print(_table(report))
+    return 0
+
+
+def add_eval_command(sub, common: argparse.ArgumentParser, command) -> None:
+    p = sub.add_parser("eval", parents=[common], help="evidence recall of each mode on a question file")
+    p.add_argument("--questions", required=True, help="JSONL question file (shared FORMAT.md layout)")
+    p.add_argument("--modes", default="all")
+    p.add_argument("--k", default="2,5,10", help="comma-separated cut-offs")
+    p.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    p.add_argument("--per-question", default="", help="write per-question rows to this .csv or .json file")
+    p.add_argument("--param", action="append", default=[], help="setting override key=value (repeatable)")
+    try:
+        from core.cli_query import add_provider_flags
+
+        add_provider_flags(p)
+    except ImportError:
+        pass
+    command("eval")(cmd_eval)

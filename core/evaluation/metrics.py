@@ -1,0 +1,66 @@
+"""Evidence metrics: recall@k and all@k of gold documents over a ranked document list,
+answer-in-context, and bootstrap confidence intervals."""
+from __future__ import annotations
+
+import re
+import string
+from typing import Iterable, Optional, Sequence
+
+import numpy as np
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+def normalize_answer(text: str) -> str:
+    """Lowercase, drop punctuation and articles, collapse whitespace (SQuAD-style)."""
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def ranked_documents(evidence_chunk_ids: Iterable[str], chunk_doc: dict[str, str]) -> list[str]:
+    """Chunks in rank order → their documents, deduplicated in rank order."""
+    docs = (chunk_doc.get(c) for c in evidence_chunk_ids)
+    return list(dict.fromkeys(d for d in docs if d))
+
+
+def recall_at_k(ranked_docs: Sequence[str], gold: Sequence[str], k: int) -> Optional[float]:
+    """|gold ∩ top-k| / |gold| (None when there is no gold)."""
+    gold_set = set(gold)
+    if not gold_set:
+        return None
+    return len(gold_set & set(ranked_docs[:k])) / len(gold_set)
+
+
+def all_at_k(ranked_docs: Sequence[str], gold: Sequence[str], k: int) -> Optional[float]:
+    gold_set = set(gold)
+    if not gold_set:
+        return None
+    return 1.0 if gold_set <= set(ranked_docs[:k]) else 0.0
+
+
+def answer_in_context(context: str, answer: Optional[str], aliases: Sequence[str] = ()) -> Optional[float]:
+    """1.0 when the normalised answer or an alias occurs in the normalised context (None without answer)."""
+    candidates = [a for a in [answer, *aliases] if a and normalize_answer(a)]
+    if not candidates:
+        return None
+    haystack = f" {normalize_answer(context)} "
+    return 1.0 if any(f" {normalize_answer(a)} " in haystack for a in candidates) else 0.0
+
+
+def mean(values: Iterable[Optional[float]]) -> Optional[float]:
+    kept = [v for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None
+
+
+def bootstrap_ci(values: Sequence[Optional[float]], resamples: int = 1000, seed: int = 0,
+                 level: float = 0.95) -> tuple[Optional[float], Optional[float]]:
+    """Percentile bootstrap interval of the mean (deterministic for a seed)."""
+    kept = np.array([v for v in values if v is not None], dtype=float)
+    if len(kept) == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    means = kept[rng.integers(0, len(kept), size=(resamples, len(kept)))].mean(axis=1)
+    low, high = np.percentile(means, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
+    return float(low), float(high)

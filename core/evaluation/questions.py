@@ -1,0 +1,58 @@
+"""Question files in the shared FORMAT.md layout (JSONL: qid, question, answer, answer_aliases,
+question_type, hops, gold_doc_ids, evidence, meta). ``gold_doc_names`` may replace ``gold_doc_ids``
+(file names, resolved against the workspace's documents)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+
+@dataclass
+class Question:
+    qid: str
+    question: str
+    answer: Optional[str]
+    aliases: list[str] = field(default_factory=list)
+    question_type: str = ""
+    gold_doc_ids: list[str] = field(default_factory=list)
+    gold_doc_names: list[str] = field(default_factory=list)
+
+
+def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
+    """Parse JSONL lines; a malformed line raises ValueError naming the line."""
+    out: list[Question] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source} line {number}: not valid JSON ({exc.msg})") from None
+        if not isinstance(raw, dict) or not str(raw.get("question") or "").strip():
+            raise ValueError(f"{source} line {number}: needs a non-empty \"question\" field")
+        out.append(Question(
+            qid=str(raw.get("qid") or f"q{number}"), question=str(raw["question"]),
+            answer=raw.get("answer"), aliases=[str(a) for a in raw.get("answer_aliases") or []],
+            question_type=str(raw.get("question_type") or ""),
+            gold_doc_ids=[str(d) for d in raw.get("gold_doc_ids") or []],
+            gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []]))
+    if not out:
+        raise ValueError(f"{source} contains no questions")
+    return out
+
+
+def load_questions(path: Path) -> list[Question]:
+    return parse_questions(Path(path).read_text(encoding="utf-8").splitlines(), Path(path).name)
+
+
+def resolve_gold(questions: list[Question], doc_names: dict[str, str]) -> list[Question]:
+    """Map gold_doc_names to doc ids of the workspace (doc_names: doc_id -> name)."""
+    by_name: dict[str, str] = {}
+    for doc_id, name in doc_names.items():
+        by_name.setdefault(name, doc_id)
+    for q in questions:
+        if not q.gold_doc_ids and q.gold_doc_names:
+            q.gold_doc_ids = [by_name[n] for n in q.gold_doc_names if n in by_name]
+    return questions

@@ -1,0 +1,91 @@
+"""Merging entity/relation fragments (LightRAG dedupe + profiles) and extractive summaries."""
+from __future__ import annotations
+
+import numpy as np
+
+from core.merge import merge_entity, merge_relation
+from core.settings import Settings
+from core.storage.graph_store import EntityFragment, RelationFragment
+from core.summarize import extractive_summary, lexrank_scores, merge_fragments, split_sentences
+
+
+def frag(chunk, name, etype, desc):
+    return EntityFragment(chunk, "d", name, etype, desc)
+
+
+def test_entity_merge_takes_most_frequent_name_and_type_and_dedupes():
+    fragments = [frag("c1", "Port Sallow", "GPE", "Port Sallow is a town."),
+                 frag("c2", "Port sallow", "PERSON", "Port Sallow is a town."),
+                 frag("c3", "Port Sallow", "GPE", "It has a harbour."),
+                 frag("c2", "Port Sallow", "UNKNOWN", "It has a harbour.")]
+    merged = merge_entity("port sallow", fragments, Settings())
+    assert merged.name == "Port Sallow" and merged.type == "GPE"
+    assert merged.description == "Port Sallow is a town. It has a harbour."
+    assert merged.source_chunk_ids == ["c1", "c2", "c3"]
+    assert merged.vector_id.startswith("ent-") and merged.vector_text.startswith("Port Sallow\n")
+
+
+def test_entity_profile_is_summarised_past_the_fragment_budget():
+    fragments = [frag(f"c{i}", "Velmora", "LOC", f"Velmora fact number {i} about the harbour and the coast.")
+                 for i in range(12)]
+    settings = Settings(profile_max_fragments=8, profile_summary_tokens=40)
+    merged = merge_entity("velmora", fragments, settings)
+    assert len(merged.description.split("Velmora fact")) - 1 < 12
+    assert len(merged.source_chunk_ids) == 12
+
+
+def test_llm_summarizer_is_used_only_past_the_budget():
+    calls = []
+
+    def summarizer(kind, name, fragments):
+        calls.append((kind, name, len(fragments)))
+        return "summary"
+
+    few = [frag("c1", "A", "ORG", "one."), frag("c2", "A", "ORG", "two.")]
+    assert merge_entity("a", few, Settings(), summarizer).description == "one. two."
+    many = [frag(f"c{i}", "A", "ORG", f"fact {i}.") for i in range(8)]
+    assert merge_entity("a", many, Settings(), summarizer).description == "summary"
+    assert calls == [("entity", "A", 8)]
+
+
+def test_relation_merge_unions_keywords_and_sums_weights():
+    fragments = [RelationFragment("c1", "d", ["found", "cooperative"], "A founded B.", 1.0),
+                 RelationFragment("c2", "d", ["cooperative", "lead"], "A led B.", 2.0)]
+    merged = merge_relation(("a", "b"), fragments, {"a": "Alice", "b": "Bob"}, Settings())
+    assert merged.keywords == ["found", "cooperative", "lead"]
+    assert merged.weight == 3.0
+    assert merged.description == "A founded B. A led B."
+    assert "Alice" in merged.vector_text and "Bob" in merged.vector_text
+
+
+def test_lexrank_prefers_the_central_sentence():
+    # three unit vectors: s1 is close to both s0 and s2, which are orthogonal to each other
+    vectors = np.array([[1.0, 0.0], [0.7071, 0.7071], [0.0, 1.0]])
+    scores = lexrank_scores(vectors)
+    assert scores[1] > scores[0] and scores[1] > scores[2]
+    assert abs(scores.sum() - 1.0) < 1e-6
+
+
+def test_extractive_summary_keeps_original_order_and_budget():
+    texts = ["First sentence about boats. Second sentence about trains.", "Third sentence about boats again."]
+
+    def embed(sentences):
+        table = {"boats": [1.0, 0.0], "trains": [0.0, 1.0]}
+        return np.array([table["boats"] if "boats" in s else table["trains"] for s in sentences])
+
+    summary = extractive_summary(texts, embed, max_tokens=12)
+    assert "boats" in summary and "trains" not in summary
+    assert summary.index("First") < summary.index("Third")
+    short = extractive_summary(["Only one."], embed, max_tokens=300)
+    assert short == "Only one."
+
+
+def test_split_sentences_handles_cjk_and_long_lines():
+    assert split_sentences("第一句。第二句！") == ["第一句。", "第二句！"]
+    long = "x" * 5000
+    parts = split_sentences(long)
+    assert len(parts) > 1 and "".join(parts) == long
+
+
+def test_merge_fragments_dedupes_below_budget():
+    assert merge_fragments(["a b.", "a b.", "c d."], 8, 1200, 200) == "a b. c d."
