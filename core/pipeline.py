@@ -10,6 +10,7 @@ and the rest of the batch goes on.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ class SpacyExtractor:
     def extract(self, texts: list[str]) -> list[ChunkExtraction]:
         from core.extraction.spacy_extract import extract_chunks
 
-        return extract_chunks(texts, self.entity_types)
+        return extract_chunks(texts, self.entity_types, batch_size=64)
 
 
 @dataclass
@@ -125,7 +126,7 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
 
 
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
-                    batch_tokens: int = 24000, report: Optional[IndexReport] = None,
+                    batch_tokens: Optional[int] = None, report: Optional[IndexReport] = None,
                     profile_summarizer=None, tree_summarizer=None) -> IndexReport:
     """Index every pending (or interrupted) document, batch by batch.
 
@@ -135,6 +136,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     from core.reconcile import reconcile
 
     report = report or IndexReport()
+    batch_tokens = batch_tokens or int(os.environ.get("RAGSCOPE_BATCH_TOKENS") or 24000)  # tokens per batch
     pending = [d for d in ws.store.documents() if d.status in ("pending", "processing")]
     total = len(pending)
     summarizers = (profile_summarizer, tree_summarizer)

@@ -257,6 +257,12 @@ def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[st
 
     entities: dict[str, _EntityInfo] = {}
     texts: dict[int, str] = {}
+
+    def sentence_text(s_idx: int) -> str:
+        if s_idx not in texts:
+            texts[s_idx] = _sentence_text(doc_text, sents[s_idx])
+        return texts[s_idx]
+
     pending: dict[tuple[str, str], _RelationInfo] = {}
     for s_idx, occurrences in enumerate(per_sentence):
         first_span: dict[str, Any] = {}
@@ -273,7 +279,7 @@ def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[st
             entity_tokens.update(range(occ.span.start, occ.span.end))
         if len(first_span) < 2:
             continue
-        text = texts.setdefault(s_idx, _sentence_text(doc_text, sents[s_idx]))
+        text = sentence_text(s_idx)
         keys = list(first_span)[:MAX_ENTITIES_PER_SENTENCE]
         for a, b in combinations(keys, 2):
             if b < a:
@@ -291,7 +297,7 @@ def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[st
     for key, info in entities.items():
         described: list[str] = []
         for s_idx in info.sentences:
-            text = texts.setdefault(s_idx, _sentence_text(doc_text, sents[s_idx]))
+            text = sentence_text(s_idx)
             if text and text not in described:
                 described.append(text)
             if len(described) >= MAX_DESCRIPTION_SENTENCES:
@@ -306,14 +312,16 @@ def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[st
     )
 
 
-def prepare_text(text: Optional[str]) -> tuple[str, list[str]]:
-    """Cut a text longer than ``MAX_PARSE_CHARS`` (at a space when possible); report the cut."""
+def prepare_text(text: Optional[str], limit: Optional[int] = None) -> tuple[str, list[str]]:
+    """Cut a text longer than ``limit`` (default ``MAX_PARSE_CHARS``; at a space when possible)
+    and say so in the returned notes."""
     text = text or ""
-    if len(text) <= MAX_PARSE_CHARS:
+    limit = MAX_PARSE_CHARS if limit is None else limit
+    if len(text) <= limit:
         return text, []
-    cut = text[:MAX_PARSE_CHARS]
+    cut = text[:limit]
     space = cut.rfind(" ")
-    if space > MAX_PARSE_CHARS // 2:
+    if space > limit // 2:
         cut = cut[:space]
     return cut, [f"text cut from {len(text)} to {len(cut)} characters before parsing"]
 

@@ -1,0 +1,128 @@
+"""Evaluate: run a question set with gold evidence against selected modes.
+
+Recall@k of gold documents over each mode's ranked evidence, all@k, answer-in-context rate,
+context tokens and latency, with a BM25 reference row; bootstrap 95% intervals on the bars;
+a per-question table and downloads.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import pandas as pd  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
+from core.evaluation.runner import evaluate  # noqa: E402
+from core.types import ProgressEvent  # noqa: E402
+from ui.errors import show_errors  # noqa: E402
+from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
+
+SAMPLE_QUESTIONS = Path(ROOT) / "data" / "sample_questions.jsonl"
+SHARED_DATA = Path(ROOT).parent / "shared" / "data"
+STATE_KEY = "evaluate_last"
+
+
+def _question_files() -> dict[str, Path]:
+    files = {"Sample corpus questions (data/sample_questions.jsonl)": SAMPLE_QUESTIONS}
+    for path in sorted(SHARED_DATA.glob("*/questions.jsonl")):
+        if path.stat().st_size > 0:
+            files[f"{path.parent.name} (shared data)"] = path
+    return {k: v for k, v in files.items() if v.exists()}
+
+
+def _recall_figure(report, k: int) -> go.Figure:
+    modes = list(report.modes)
+    values = [100 * (report.modes[m]["recall@k"][str(k)] or 0) for m in modes]
+    lows = [report.modes[m]["recall_ci95@k"][str(k)][0] for m in modes]
+    highs = [report.modes[m]["recall_ci95@k"][str(k)][1] for m in modes]
+    plus = [100 * h - v if h is not None else 0 for h, v in zip(highs, values)]
+    minus = [v - 100 * lo if lo is not None else 0 for lo, v in zip(lows, values)]
+    fig = go.Figure(go.Bar(x=modes, y=values, error_y={"type": "data", "array": plus, "arrayminus": minus},
+                           marker_color=["#888888" if m == "bm25" else "#3b82f6" for m in modes]))
+    fig.update_layout(title=f"Recall@{k} of gold documents (95% bootstrap interval)", yaxis_title="%",
+                      height=360, margin={"l": 40, "r": 10, "t": 50, "b": 40})
+    return fig
+
+
+def _summary_frame(report) -> pd.DataFrame:
+    rows = []
+    for mode, s in report.modes.items():
+        row = {"mode": mode}
+        for k in report.ks:
+            value = s["recall@k"][str(k)]
+            row[f"R@{k} %"] = None if value is None else round(100 * value, 1)
+        for k in report.ks:
+            value = s["all@k"][str(k)]
+            row[f"all@{k} %"] = None if value is None else round(100 * value, 1)
+        aic = s["answer_in_context"]
+        row["answer in context %"] = None if aic is None else round(100 * aic, 1)
+        row["context tokens"] = round(s["context_tokens"] or 0)
+        row["p50 ms"] = round(s["latency_ms"]["p50"] or 0, 1)
+        row["p95 ms"] = round(s["latency_ms"]["p95"] or 0, 1)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+@show_errors()
+def main() -> None:
+    st.title("Evaluate")
+    st.caption("Evidence recall of each retrieval mode against gold documents (retrieval only; answers are not "
+               "generated). The workspace must hold the corpus the questions were written for, with its doc_ids.")
+    ws = workspace()
+    if ws.store.count("chunks") == 0:
+        st.info("This workspace is empty: index the matching corpus on the Documents page first.")
+        return
+    from core.retrieval.registry import modes
+
+    files = _question_files()
+    source = st.radio("Questions", ["Built-in or shared file", "Upload a file"], key="eval_source", horizontal=True)
+    questions = None
+    if source == "Upload a file":
+        upload = st.file_uploader("Question file (.jsonl)", type=["jsonl"], key="eval_upload")
+        if upload is not None:
+            questions = parse_questions(upload.getvalue().decode("utf-8", errors="replace").splitlines(), upload.name)
+    elif files:
+        choice = st.selectbox("Question file", list(files), key="eval_file")
+        questions = load_questions(files[choice])
+    chosen = st.multiselect("Modes", modes(), default=modes(), key="eval_modes")
+    ks_text = st.text_input("k values", "2,5,10", key="eval_ks")
+    limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
+    if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):
+        ks = sorted({int(k) for k in ks_text.replace(" ", "").split(",") if k.isdigit() and int(k) > 0}) or [5]
+        selected = questions[: int(limit)] if limit else questions
+        bar = st.progress(0.0, text="Starting…")
+
+        def progress(event: ProgressEvent) -> None:
+            bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done}/{event.total} · {event.message}")
+
+        report = evaluate(ws, selected, chosen, ks, settings=session_settings(), progress=progress)
+        bar.progress(1.0, text="Done")
+        st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "report": report}
+    last = st.session_state.get(STATE_KEY)
+    if not last or last["workspace"] != current_workspace_name():
+        return
+    report = last["report"]
+    for warning in report.warnings:
+        st.warning(warning)
+    st.subheader(f"{report.questions} questions")
+    st.dataframe(_summary_frame(report), hide_index=True, key="eval_summary_table")
+    k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
+    st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
+    rows = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"])}
+                         for r in report.rows])
+    st.subheader("Per question")
+    st.dataframe(rows, hide_index=True, key="eval_rows_table")
+    st.download_button("Download summary (JSON)", json.dumps(report.summary(), indent=2), "eval_summary.json",
+                       "application/json", key="eval_dl_summary")
+    st.download_button("Download per-question rows (CSV)", rows.to_csv(index=False), "eval_rows.csv", "text/csv",
+                       key="eval_dl_rows")
+
+
+main()
