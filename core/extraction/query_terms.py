@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Iterable
 
 from core.extraction.nlp import display_name, load_nlp, normalize_name
@@ -19,7 +20,9 @@ _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
 _DROPPED_POS = frozenset({"DET", "PRON", "PUNCT", "PART", "ADP", "CCONJ", "SCONJ", "NUM", "SYM", "SPACE", "X"})
 
 
+@lru_cache(maxsize=64)
 def _parse(question: str) -> Any:
+    """Parse a question once (several modes of one comparison ask for its terms)."""
     text, _ = prepare_text(question)
     return load_nlp()(text)
 

@@ -10,7 +10,8 @@
 3. Every path becomes text: its entities with type and description and its relations with
    keywords and description, in path order. The context is the question, then the paths from the
    LEAST to the MOST reliable (the most reliable one last, next to where the answer is generated),
-   then a ``-----Sources-----`` section with a few source chunks of each path edge.
+   then a ``-----Sources-----`` section with a few source chunks of each path edge. The whole is
+   capped at ``max_total_tokens``: the least reliable paths are dropped first, sources get the rest.
 4. No retrieved node, or no path between them: the path list is empty, the trace says why, and the
    context falls back to the retrieved entities' descriptions and their source chunks.
 
@@ -24,11 +25,11 @@ it is recorded in ``params``).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result, take_within_budget
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.tokens import count_tokens
 from core.types import RetrievalResult
@@ -38,6 +39,7 @@ PARAMS = ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_
 SOURCES_PER_EDGE = 2  # source chunks quoted per path edge in the Sources section
 SOURCES_PER_ENTITY = 2  # source chunks quoted per entity in the no-path fallback
 SOURCES_HEADER = "-----Sources-----"
+MARGIN = 16  # tokens kept free for section headers and token merges across joined blocks
 
 
 def entity_name(kg: nx.Graph, key: str) -> str:
@@ -150,7 +152,7 @@ def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vec
         elif key in kg and key not in seen:
             seen.add(key)
             out.append((key, float(hit.score)))
-    line = f"entities: top-{s.path_top_nodes} of {ctx.ws.vectors.count('entities')} searched, {len(hits)} returned"
+    line = f"entities: top-{s.path_top_nodes} of {kg.number_of_nodes()} searched, {len(hits)} returned"
     if below:
         line += f", {below} below cosine {s.cosine_threshold}"
     line += f" -> {len(out)} nodes"
@@ -172,8 +174,8 @@ def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: li
         names = ", ".join(entity_name(kg, k) for k in stats.capped_starts)
         result.trace.append(f"expansion cap HIT ({cap} per start node) for {len(stats.capped_starts)} start(s): "
                             f"{names} — their path lists are incomplete")
-    else:
-        result.trace.append(f"expansion cap ({cap} per start node) not hit: the search was exhaustive")
+    elif stats.starts:
+        result.trace.append(f"expansion cap ({cap} per start node) not hit: every path the pruning allows was enumerated")
     if paths:
         result.trace.append(f"kept {len(paths)} paths (K={top_k}), reliability {paths[0].score:.4f} … "
                             f"{paths[-1].score:.4f}; placed in the context from least to most reliable")
@@ -232,31 +234,85 @@ def _first(ids: Iterable[str], n: int) -> list[str]:
     return list(dict.fromkeys(ids))[:n]
 
 
-def _sources_text(chunks: list[dict[str, Any]]) -> str:
-    return "\n\n".join(_source_block(i, c) for i, c in enumerate(chunks, 1))
+class _Sizer:
+    """Token estimates for budgeting: lines counted once per query (entity descriptions repeat
+    across paths) and chunk bodies taken from the counts stored at indexing time. The rendered
+    context is always counted exactly afterwards and trimmed if it is over budget."""
+
+    def __init__(self, ctx: QueryContext) -> None:
+        self.ctx = ctx
+        self.lines: dict[str, int] = {}
+        self.chunks: dict[str, int] = {}
+
+    def text(self, text: str) -> int:
+        total = 1
+        for line in text.split("\n"):
+            if line not in self.lines:
+                self.lines[line] = count_tokens(line)
+            total += self.lines[line] + 1
+        return total
+
+    def source(self, record: dict[str, Any]) -> int:
+        body = self.chunks.get(record["chunk_id"])
+        if body is None:
+            body = count_tokens(record["text"])
+        return self.text(_source_block(99, record).split("\n", 1)[0]) + body + 2
+
+    def sources(self, ctx: QueryContext, candidates: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+        """Source chunk records with texts, cut to the budget."""
+        records = fill_chunk_texts(ctx.ws, candidates)
+        found = ctx.ws.store.chunks_by_id(r["chunk_id"] for r in records)
+        self.chunks.update({cid: int(c.tokens) for cid, c in found.items()})
+        return _fit(records, self.source, max(budget, 0))[0]
+
+
+def _fit(items: list[Any], cost: Callable[[Any], int], budget: int) -> tuple[list[Any], int]:
+    """Greedy prefix of ``items`` whose estimated costs fit in ``budget``."""
+    kept: list[Any] = []
+    used = 0
+    for item in items:
+        c = cost(item)
+        if used + c > budget:
+            break
+        kept.append(item)
+        used += c
+    return kept, used
 
 
 def _source_block(i: int, c: dict[str, Any]) -> str:
     return f"[{i}] ({c['doc_name']}, chunk {c['order'] + 1})\n{c['text']}"
 
 
-def _fill_sources(ctx: QueryContext, result: RetrievalResult, candidates: list[dict[str, Any]],
-                  budget: int) -> list[dict[str, Any]]:
-    records = fill_chunk_texts(ctx.ws, candidates)
-    kept, _ = take_within_budget(records, lambda c: _source_block(99, c), max(budget, 0))
-    if len(kept) < len(records):
-        result.trace.append(f"token budget: {len(records) - len(kept)} of {len(records)} source chunks dropped")
-    return kept
+def _sources_section(chunks: list[dict[str, Any]]) -> list[str]:
+    if not chunks:
+        return []
+    return [SOURCES_HEADER + "\n" + "\n\n".join(_source_block(i, c) for i, c in enumerate(chunks, 1))]
+
+
+Render = Callable[[list[Any], list[dict[str, Any]]], str]
+Evidence = Callable[[list[Any], list[dict[str, Any]]], list[str]]
+
+
+def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
+                   blocks: list[Any], sources: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Render and count exactly; while over budget drop the last source, then the last block."""
+    while True:
+        finish(result, render(blocks, sources), evidence(blocks, sources))
+        if result.context_tokens <= budget or not (blocks or sources):
+            return blocks, sources
+        if sources:
+            sources = sources[:-1]
+        else:
+            blocks = blocks[:-1]
 
 
 def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, paths: list[ScoredPath]) -> None:
     """Question, paths least -> most reliable, then sources; the budget drops the LEAST reliable first."""
     budget = ctx.settings.max_total_tokens
     head = f"Question: {ctx.question}"
-    records = result.paths
-    kept, used = take_within_budget(records, lambda p: p["text"], budget - count_tokens(head) - 8)
-    if len(kept) < len(records):
-        result.trace.append(f"token budget {budget}: the {len(records) - len(kept)} least reliable paths dropped")
+    sizer = _Sizer(ctx)
+    room = budget - sizer.text(head) - MARGIN
+    kept, used = _fit(result.paths, lambda p: sizer.text(p["text"]), room)
     chosen: list[dict[str, Any]] = []
     seen: set[str] = set()
     for p in kept:
@@ -267,19 +323,29 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
                     seen.add(cid)
                     chosen.append(chunk_record(ctx.ws, cid, p["score"],
                                                f"source of {rel['source']} – {rel['target']} (path #{p['rank']})"))
-    sources = _fill_sources(ctx, result, chosen, budget - count_tokens(head) - used - 16)
+
+    def render(blocks: list[dict[str, Any]], srcs: list[dict[str, Any]]) -> str:
+        return "\n\n".join([head] + [p["text"] for p in reversed(blocks)] + _sources_section(srcs))
+
+    def evidence(blocks: list[dict[str, Any]], srcs: list[dict[str, Any]]) -> list[str]:
+        out = [c["chunk_id"] for c in srcs]
+        for record in blocks:  # most reliable path first
+            path = paths[record["rank"] - 1]
+            for a, b in zip(path.nodes, path.nodes[1:]):
+                out.extend(kg.edges[a, b].get("source_chunk_ids") or [])
+            for key in path.nodes:
+                out.extend(kg.nodes[key].get("source_chunk_ids") or [])
+        return out
+
+    candidates = sizer.sources(ctx, chosen, room - used)
+    blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates)
     result.chunks = sources
-    parts = [head] + [p["text"] for p in reversed(kept)]
-    if sources:
-        parts.append(SOURCES_HEADER + "\n" + _sources_text(sources))
-    evidence: list[str] = [c["chunk_id"] for c in sources]
-    for p in kept:
-        path = paths[p["rank"] - 1]
-        for a, b in zip(path.nodes, path.nodes[1:]):
-            evidence.extend(kg.edges[a, b].get("source_chunk_ids") or [])
-        for key in path.nodes:
-            evidence.extend(kg.nodes[key].get("source_chunk_ids") or [])
-    finish(result, "\n\n".join(parts), evidence)
+    if len(blocks) < len(result.paths):
+        result.trace.append(f"token budget {budget}: the {len(result.paths) - len(blocks)} least reliable "
+                            f"paths dropped from the context")
+    if len(sources) < len(chosen):
+        result.trace.append(f"token budget {budget}: {len(chosen) - len(sources)} of {len(chosen)} "
+                            f"source chunks dropped")
 
 
 def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
@@ -287,24 +353,31 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     """No path: the retrieved entities' descriptions, then a few source chunks of each."""
     budget = ctx.settings.max_total_tokens
     head = f"Question: {ctx.question}"
-    lines, used = take_within_budget([k for k, _ in retrieved], lambda k: entity_line(kg, k),
-                                     budget - count_tokens(head) - 16)
+    sizer = _Sizer(ctx)
+    room = budget - sizer.text(head) - MARGIN
+    keys, used = _fit([k for k, _ in retrieved], lambda k: sizer.text(entity_line(kg, k)), room)
     chosen: list[dict[str, Any]] = []
     seen: set[str] = set()
     cosine = dict(retrieved)
-    for key in lines:
+    for key in keys:
         for cid in _first(kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
             if cid not in seen:
                 seen.add(cid)
                 chosen.append(chunk_record(ctx.ws, cid, cosine[key], f"source of entity {entity_name(kg, key)}"))
-    sources = _fill_sources(ctx, result, chosen, budget - count_tokens(head) - used - 32)
+
+    def render(blocks: list[str], srcs: list[dict[str, Any]]) -> str:
+        entities = ["-----Entities-----\n" + "\n".join(entity_line(kg, k) for k in blocks)] if blocks else []
+        return "\n\n".join([head] + entities + _sources_section(srcs))
+
+    def evidence(blocks: list[str], srcs: list[dict[str, Any]]) -> list[str]:
+        out = [c["chunk_id"] for c in srcs]
+        for key in blocks:
+            out.extend(kg.nodes[key].get("source_chunk_ids") or [])
+        return out
+
+    candidates = sizer.sources(ctx, chosen, room - used)
+    blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates)
     result.chunks = sources
-    parts = [head]
-    if lines:
-        parts.append("-----Entities-----\n" + "\n".join(entity_line(kg, k) for k in lines))
-    if sources:
-        parts.append(SOURCES_HEADER + "\n" + _sources_text(sources))
-    evidence = [c["chunk_id"] for c in sources]
-    for key in lines:
-        evidence.extend(kg.nodes[key].get("source_chunk_ids") or [])
-    finish(result, "\n\n".join(parts), evidence)
+    if len(blocks) < len(retrieved) or len(sources) < len(chosen):
+        result.trace.append(f"token budget {budget}: {len(retrieved) - len(blocks)} entities and "
+                            f"{len(chosen) - len(sources)} source chunks left out")

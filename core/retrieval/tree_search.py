@@ -22,7 +22,9 @@ ranking key is the number of distinct query entities first, see ``rank_chunks``)
 
 Evidence: the chunks in context order, a summary contributing its leaf chunks in leaf order at
 its own position. The local branch never embeds the question (E2GraphRAG's local retrieval is
-purely graph/index based), so its timings have no ``embed_query`` stage.
+purely graph/index based), so its timings have no ``embed_query`` stage. The context is capped
+at ``max_total_tokens``: whole items are kept in rank order (sizes estimated from the token counts
+stored at indexing time, the rendered context then counted exactly and trimmed if needed).
 """
 from __future__ import annotations
 
@@ -33,8 +35,9 @@ import networkx as nx
 import numpy as np
 
 from core.extraction.query_terms import query_entities
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result, take_within_budget
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.tokens import count_tokens
 from core.types import RetrievalResult
 
 PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens"]
@@ -79,10 +82,10 @@ def collapsed_tree(ctx: QueryContext, vector: np.ndarray, k: int) -> list[_Candi
     return out[:k]
 
 
-def summary_record(node: Any, score: float, reason: str) -> dict[str, Any]:
+def summary_record(node: Any, score: float, reason: str, doc_name: str = "") -> dict[str, Any]:
     """A summary-tree node as it appears in ``result.summaries``."""
     return {"node_id": node.node_id, "level": int(node.level), "scope": node.scope, "doc_id": node.doc_id or "",
-            "text": node.text, "score": round(float(score), 6), "reason": reason,
+            "doc_name": doc_name, "text": node.text, "score": round(float(score), 6), "reason": reason,
             "leaf_chunk_ids": list(node.leaf_chunk_ids)}
 
 
@@ -90,15 +93,33 @@ def _hops(d: Optional[int]) -> str:
     return "? hops" if d is None else f"{d} hop{'' if d == 1 else 's'}"
 
 
-def _render_item(item: tuple[str, dict[str, Any]]) -> str:
+def _split(item: tuple[str, dict[str, Any]]) -> tuple[str, str]:
+    """(header, body) of one context item; the body is the chunk or summary text."""
     kind, rec = item
     if kind == "summary":
-        where = "corpus" if rec["scope"] == "corpus" else "document"
-        return f"[summary, {where} level {rec['level']}, {len(rec['leaf_chunk_ids'])} chunks]\n{rec['text']}"
+        where = "the corpus" if rec["scope"] == "corpus" else rec["doc_name"] or "a document"
+        return f"[summary of {where}, level {rec['level']}, {len(rec['leaf_chunk_ids'])} chunks]\n", rec["text"]
     if kind == "local":
-        pairs = "; ".join(f"{a}, {b}" for a, b in rec["pairs"])
-        return f"{pairs}: {rec['text']}"
-    return f"[{rec['doc_name']}, chunk {rec['order'] + 1}]\n{rec['text']}"
+        return "; ".join(f"{a}, {b}" for a, b in rec["pairs"]) + ": ", rec["text"]
+    return f"[{rec['doc_name']}, chunk {rec['order'] + 1}]\n", rec["text"]
+
+
+def _render_item(item: tuple[str, dict[str, Any]]) -> str:
+    header, body = _split(item)
+    return header + body
+
+
+def _item_id(item: tuple[str, dict[str, Any]]) -> str:
+    return item[1]["node_id"] if item[0] == "summary" else item[1]["chunk_id"]
+
+
+def stored_tokens(ctx: QueryContext, items: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+    """Token counts recorded at indexing time for the items' bodies (chunks and summaries)."""
+    tree = ctx.ws.tree_index()
+    sizes = {i: int(tree[i].tokens) for i in (_item_id(x) for x in items if x[0] == "summary") if i in tree}
+    chunks = ctx.ws.store.chunks_by_id(_item_id(x) for x in items if x[0] != "summary")
+    sizes.update({cid: int(c.tokens) for cid, c in chunks.items()})
+    return sizes
 
 
 @dataclass
@@ -200,8 +221,8 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
     with clock.stage("vector_search"):
         cands = collapsed_tree(ctx, vector, fetch)
     n_sum = sum(1 for c in cands if c.is_summary)
-    result.trace.append(f"dense top-{fetch} over the collapsed tree ({ctx.ws.vectors.count('chunks')} chunks + "
-                        f"{ctx.ws.vectors.count('tree')} summaries): {len(cands) - n_sum} chunks, {n_sum} summaries")
+    result.trace.append(f"dense top-{fetch} over the collapsed tree ({len(ctx.ws.chunk_order())} chunks + "
+                        f"{len(ctx.ws.tree_index())} summaries): {len(cands) - n_sum} chunks, {n_sum} summaries")
     branch = "global"
     chosen: list[tuple[_Candidate, float, str]] = []
     with clock.stage("ranking"):
@@ -221,9 +242,11 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
         if not chosen:
             chosen = [(c, c.cosine, f"cosine {c.cosine:.3f} to the question") for c in cands[:k]]
     items: list[tuple[str, dict[str, Any]]] = []
+    doc_names = ctx.ws.doc_names()
     for cand, score, reason in chosen:
         if cand.is_summary:
-            items.append(("summary", summary_record(cand.node, score, reason)))
+            doc_name = doc_names.get(cand.node.doc_id or "", "")
+            items.append(("summary", summary_record(cand.node, score, reason, doc_name)))
         else:
             items.append(("chunk", chunk_record(ctx.ws, cand.item_id, score, reason)))
     filled = {r["chunk_id"] for r in fill_chunk_texts(ctx.ws, [r for kind, r in items if kind == "chunk"])}
@@ -233,19 +256,41 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
 
 
 # --- context -----------------------------------------------------------------------------------
+def _evidence(kept: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
+    """Chunks in context order; a summary contributes its leaf chunks (leaf order) at its position."""
+    out: list[str] = []
+    for kind, rec in kept:
+        out.extend(rec["leaf_chunk_ids"] if kind == "summary" else [rec["chunk_id"]])
+    return out
+
+
 def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, present: list[str],
                   names: Mapping[str, str]) -> None:
-    """Budget the items, fill chunks/summaries/entities, render the context and the evidence."""
+    """Budget the items, fill chunks/summaries/entities, render the context and the evidence.
+
+    Item sizes are estimated from the token counts stored at indexing time (no re-encoding of
+    every chunk); the rendered context is then counted exactly and trimmed if the estimate was short.
+    """
     budget = ctx.settings.max_total_tokens
-    kept, used = take_within_budget(chosen.items, _render_item, budget)
+    sizes = stored_tokens(ctx, chosen.items)
+    kept: list[tuple[str, dict[str, Any]]] = []
+    used = 0
+    for item in chosen.items:
+        header, body = _split(item)
+        cost = count_tokens(header) + sizes.get(_item_id(item), count_tokens(body)) + 1
+        if used + cost > budget:
+            break
+        kept.append(item)
+        used += cost
+    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept))
+    while result.context_tokens > budget and kept:
+        kept.pop()
+        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept))
     if len(kept) < len(chosen.items):
         result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
                             f"{len(chosen.items)} items dropped")
     result.summaries = [r for kind, r in kept if kind == "summary"]
     result.chunks = [r for kind, r in kept if kind != "summary"]
-    evidence: list[str] = []
-    for kind, rec in kept:
-        evidence.extend(rec["leaf_chunk_ids"] if kind == "summary" else [rec["chunk_id"]])
     index = ctx.ws.mention_index()
     labels = ctx.ws.mention_graph().nodes
     for term in present:
@@ -254,6 +299,5 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
         result.entities.append({
             "name": names[term], "key": term, "type": str(labels[term].get("label", "")), "description": "",
             "score": float(total), "reason": f"query entity: {len(counts)} chunks mention it ({total} occurrences)",
-            "source_chunk_ids": [c for c in dict.fromkeys(evidence) if counts.get(c, 0) > 0]})
-    result.trace.append(f"{chosen.note}; context {used} tokens")
-    finish(result, "\n\n".join(_render_item(item) for item in kept), evidence)
+            "source_chunk_ids": [c for c in result.evidence_chunk_ids if counts.get(c, 0) > 0]})
+    result.trace.append(f"{chosen.note}; context {result.context_tokens} tokens")
