@@ -14,7 +14,8 @@ import numpy as np
 from core.summarize import split_sentences
 from core.types import Answer, RetrievalResult
 
-MAX_CANDIDATES = 80  # sentences embedded per answer (pre-selected lexically)
+MAX_CANDIDATES = 40  # sentences embedded per answer (pre-selected lexically)
+MIN_WORDS = 6  # shorter lines (headings, list labels) are not quoted
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOP = frozenset("the a an of in on at to for and or is was were be by with as from that which who what when "
                   "where why how did does do this these those it its his her their there".split())
@@ -33,8 +34,8 @@ def _candidates(result: RetrievalResult) -> list[Candidate]:
 
     def add(text: str, source: str, rank: int) -> None:
         for i, sentence in enumerate(split_sentences(text)):
-            sentence = sentence.lstrip("#").strip()
-            if len(sentence) < 20 or sentence in seen:
+            sentence = sentence.lstrip("#-*•> \t").strip()
+            if len(sentence.split()) < MIN_WORDS or sentence in seen:
                 continue
             seen.add(sentence)
             out.append(Candidate(sentence, source, (rank, i)))
@@ -81,10 +82,21 @@ def extractive_answer(result: RetrievalResult, embed, sentences: int = 4) -> Ans
     return Answer("\n".join(lines), "extractive", "")
 
 
-def answer(result: RetrievalResult, ws, llm: Optional[object] = None) -> Answer:
+def cached_embedder(embed, cache: dict):
+    """Wrap ``embed`` so texts seen before (e.g. by another mode of the same comparison) are reused."""
+    def embed_cached(texts: list[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in cache]
+        if missing:
+            cache.update(zip(missing, embed(missing)))
+        return np.stack([cache[t] for t in texts])
+    return embed_cached
+
+
+def answer(result: RetrievalResult, ws, llm: Optional[object] = None, cache: Optional[dict] = None) -> Answer:
     """The answer for a result: generated when an LLM is given, otherwise extractive."""
     if llm is not None:
         from core.llm.answers import generate_answer
 
         return generate_answer(llm, result)
-    return extractive_answer(result, ws.embedder.embed, ws.settings.answer_sentences)
+    embed = cached_embedder(ws.embedder.embed, cache if cache is not None else {})
+    return extractive_answer(result, embed, ws.settings.answer_sentences)

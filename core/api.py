@@ -73,12 +73,13 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
     ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
     ctx.keywords()
     ctx.embed(question)
+    sentence_vectors: dict = {}  # shared by the extractive answers of all modes
 
     def one(mode: str) -> RetrievalResult:
         result = retrieve(ctx, mode)
         if with_answers:
             started = time.perf_counter()
-            result.answer = answer(result, ws, llm)
+            result.answer = answer(result, ws, llm, sentence_vectors)
             result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
         return result
 

@@ -17,6 +17,7 @@ import streamlit as st  # noqa: E402
 
 from core.api import run_modes  # noqa: E402
 from ui import results_view as rv  # noqa: E402
+from ui.errors import show_errors  # noqa: E402
 from ui.state import api_key, current_workspace_name, session_settings, workspace  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
@@ -68,7 +69,7 @@ def main() -> None:
     st.title("Compare retrieval modes")
     st.caption("One question through several modes at once: what each retrieves, what it answers, and at what cost.")
     ws = None
-    with rv.readable_errors("Opening the workspace"):
+    with show_errors("Opening the workspace"):
         ws = workspace()
     if ws is None:
         return
@@ -77,7 +78,7 @@ def main() -> None:
                 "page to upload files or load the built-in sample corpus, then come back to compare modes.")
         return
     available: list[str] = []
-    with rv.readable_errors("Loading the retrieval modes"):
+    with show_errors("Loading the retrieval modes"):
         available = _available_modes()
     if not available:
         return
@@ -96,7 +97,7 @@ def main() -> None:
             if len(text) > MAX_QUESTION_CHARS:
                 st.info(f"The question had {len(text):,} characters; only the first {MAX_QUESTION_CHARS:,} are used.")
                 text = text[:MAX_QUESTION_CHARS]
-            with rv.readable_errors("Running the modes"):
+            with show_errors("Running the modes"):
                 _run(ws, text, chosen)
 
     last = st.session_state.get(STATE_KEY)

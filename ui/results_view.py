@@ -8,14 +8,14 @@ subgraph selection) take plain results so they can be tested without a browser.
 from __future__ import annotations
 
 import math
-from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import networkx as nx
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.extraction.nlp import normalize_name
 from core.types import Answer, RetrievalResult
 
 MODE_BLURBS: dict[str, str] = {
@@ -76,8 +76,8 @@ def latency_figure(results: Mapping[str, RetrievalResult]) -> go.Figure:
     for stage in stages:
         fig.add_bar(name=stage, y=modes, x=[float(results[m].timings_ms.get(stage, 0.0)) for m in modes],
                     orientation="h", hovertemplate="%{y} · " + stage + ": %{x:.1f} ms<extra></extra>")
-    fig.update_layout(barmode="stack", height=90 + 34 * len(modes), margin=dict(l=10, r=10, t=30, b=10),
-                      xaxis_title="milliseconds", title="Latency per stage", legend_orientation="h",
+    fig.update_layout(barmode="stack", height=110 + 34 * len(modes), margin=dict(l=10, r=10, t=10, b=10),
+                      xaxis_title="milliseconds", legend_orientation="h",
                       legend_y=-0.35, yaxis_autorange="reversed")
     return fig
 
@@ -90,7 +90,7 @@ def chunk_set(result: RetrievalResult) -> set[str]:
 
 def entity_key(entity: Mapping[str, Any]) -> str:
     """The graph key of a result entity (its ``key``, else its normalised name)."""
-    return str(entity.get("key") or str(entity.get("name", "")).strip().lower())
+    return str(entity.get("key") or normalize_name(str(entity.get("name", ""))))
 
 
 def entity_set(result: RetrievalResult) -> set[str]:
@@ -98,14 +98,14 @@ def entity_set(result: RetrievalResult) -> set[str]:
 
 
 def jaccard_matrix(sets: Mapping[str, set[str]]) -> pd.DataFrame:
-    """Pairwise Jaccard overlap |A∩B| / |A∪B|; NaN where both sets are empty."""
+    """Pairwise Jaccard overlap |A∩B| / |A∪B|; NaN where either set is empty (nothing to compare)."""
     names = list(sets)
     data = []
     for a in names:
         row = []
         for b in names:
-            union = sets[a] | sets[b]
-            row.append(len(sets[a] & sets[b]) / len(union) if union else math.nan)
+            both = sets[a] and sets[b]
+            row.append(len(sets[a] & sets[b]) / len(sets[a] | sets[b]) if both else math.nan)
         data.append(row)
     return pd.DataFrame(data, index=names, columns=names)
 
@@ -134,7 +134,7 @@ def render_overlaps(results: Mapping[str, RetrievalResult], key_prefix: str) -> 
     with right:
         entities = jaccard_matrix({m: entity_set(r) for m, r in results.items()})
         st.plotly_chart(overlap_figure(entities, "Entity overlap (Jaccard)"), key=f"{key_prefix}_entity_overlap")
-    st.caption("Jaccard = shared / all distinct items of the two modes; “–” = neither mode retrieved any.")
+    st.caption("Jaccard = shared / all distinct items of the two modes; “–” = one of the two modes retrieved none of that kind.")
 
 
 # --- record tables -------------------------------------------------------------------------
@@ -142,6 +142,13 @@ def _join(values: Any) -> str:
     if isinstance(values, (list, tuple, set)):
         return ", ".join(str(v) for v in values)
     return "" if values is None else str(values)
+
+
+def _cell(value: Any) -> Any:
+    """A table cell: lists joined into text, numbers kept as numbers, anything else as text."""
+    if isinstance(value, (int, float)) or value is None:
+        return value
+    return _join(value)
 
 
 def entities_frame(result: RetrievalResult) -> pd.DataFrame:
@@ -180,6 +187,11 @@ def paths_frame(result: RetrievalResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "path"])
 
 
+def table_height(rows: int) -> int:
+    """Pixel height that shows ``rows`` dataframe rows and the header without scrolling."""
+    return 35 * (rows + 1) + 3
+
+
 def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | str = "auto") -> None:
     """A dataframe (text is never interpreted), or an info line when it is empty."""
     if frame.empty:
@@ -201,15 +213,16 @@ def render_answer(result: RetrievalResult) -> None:
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:
     """One Compare column: heading, answer, counts/tokens, latency per stage."""
-    st.subheader(mode)
-    st.caption(MODE_BLURBS.get(mode, ""))
+    st.subheader(mode, help=MODE_BLURBS.get(mode) or None)
     render_answer(result)
     c = counts(result)
     st.caption(f"{total_ms(result):.0f} ms · {result.context_tokens} context tokens · {result.llm_calls} LLM calls")
-    st.dataframe(overview_frame(result), hide_index=True, key=f"{key_prefix}_{mode}_overview",
+    overview = overview_frame(result)
+    st.dataframe(overview, hide_index=True, key=f"{key_prefix}_{mode}_overview", height=table_height(len(overview)),
                  column_config={"value": st.column_config.NumberColumn(format="%g")})
     with st.expander("Latency per stage", expanded=False):
-        st.dataframe(stages_frame(result), hide_index=True, key=f"{key_prefix}_{mode}_stages")
+        stages = stages_frame(result)
+        st.dataframe(stages, hide_index=True, key=f"{key_prefix}_{mode}_stages", height=table_height(len(stages)))
     if not any(c.values()):
         st.warning("Nothing was retrieved for this question.")
 
@@ -232,10 +245,9 @@ def path_resource_figure(path: Mapping[str, Any], rank: int) -> go.Figure:
     labels = [f"{i + 1}. {n}" for i, n in enumerate(nodes)]
     values = [float(resources.get(n, 0.0)) for n in nodes]
     fig = go.Figure(go.Bar(x=labels, y=values, text=[f"{v:.3f}" for v in values], textposition="outside",
-                           marker_color="#1f77b4", hovertemplate="%{x}: S = %{y:.4f}<extra></extra>"))
-    score = float(path.get("score") or 0.0)
-    fig.update_layout(title=f"Path {rank}: reliability {score:.3f}", height=280,
-                      margin=dict(l=10, r=10, t=40, b=10), yaxis_title="resource S(v)",
+                           width=0.45, marker_color="#1f77b4", hovertemplate="%{x}: S = %{y:.4f}<extra></extra>"))
+    fig.update_layout(height=230, margin=dict(l=10, r=10, t=20, b=10), yaxis_title="resource S(v)",
+                      meta={"path_rank": rank, "reliability": float(path.get("score") or 0.0)},
                       yaxis_range=[0, max(values + [1.0]) * 1.15])
     return fig
 
@@ -247,7 +259,7 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
             else f"The {result.mode} mode does not build paths (the path mode does)."
         st.info(msg)
         return
-    show_table(paths_frame(result), f"{key_prefix}_paths_table", "")
+    show_table(paths_frame(result), f"{key_prefix}_paths_table", "", height=table_height(min(len(result.paths), 15)))
     st.caption("Reliability = sum of S over the path's nodes / number of edges. The prompt lists paths from "
                "least to most reliable.")
     for i, path in enumerate(result.paths):
@@ -255,7 +267,7 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
         with st.expander(label, expanded=i < expanded):
             st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
             if path.get("relations"):
-                st.dataframe(pd.DataFrame([{k: _join(v) for k, v in dict(r).items()} if isinstance(r, Mapping)
+                st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in dict(r).items()} if isinstance(r, Mapping)
                                            else {"relation": str(r)} for r in path["relations"]]),
                              hide_index=True, key=f"{key_prefix}_path_rel_{i}")
 
@@ -272,7 +284,7 @@ def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
     cols[2].metric("Starting h", str(params.get("tree_hops", "–")))
     steps = params.get("h_loop") or params.get("loop")
     if isinstance(steps, list) and steps and all(isinstance(s, Mapping) for s in steps):
-        st.dataframe(pd.DataFrame([{k: _join(v) for k, v in s.items()} for s in steps]), hide_index=True,
+        st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in s.items()} for s in steps]), hide_index=True,
                      key=f"{key_prefix}_hloop")
     st.caption("Trace (h-loop history)")
     st.code("\n".join(result.trace) or "(no trace)", language=None)
@@ -284,12 +296,12 @@ def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tupl
     nodes: list[str] = [entity_key(e) for e in result.entities]
     edges: list[tuple[str, str]] = []
     for r in result.relations:
-        a = str(r.get("source_key") or str(r.get("source", "")).strip().lower())
-        b = str(r.get("target_key") or str(r.get("target", "")).strip().lower())
+        a = str(r.get("source_key") or normalize_name(str(r.get("source", ""))))
+        b = str(r.get("target_key") or normalize_name(str(r.get("target", ""))))
         nodes += [a, b]
         edges.append((a, b))
     for p in result.paths:
-        seq = [str(n) for n in p.get("nodes") or []]
+        seq = [str(n) for n in p.get("keys") or p.get("nodes") or []]
         nodes += seq
         edges += list(zip(seq, seq[1:]))
     return list(dict.fromkeys(n for n in nodes if n)), list(dict.fromkeys(e for e in edges if all(e)))
@@ -332,15 +344,11 @@ def configured_llm(ws: Any, settings: Any, key: Optional[str]) -> tuple[Any, Any
         llm = chat_from_settings(settings, key, ws.store.conn)
     except Exception as exc:  # noqa: BLE001 - shown to the user, the page still works offline
         return None, None, f"Could not set up the LLM ({exc}); answers are extractive."
-    keywords = None
     try:
-        from core.llm import keywords as kw_module
+        from core.llm.keywords import LLMKeywords
 
-        for name in ("LLMKeywords", "LlmKeywords", "LLMKeywordExtractor"):
-            if hasattr(kw_module, name):
-                keywords = getattr(kw_module, name)(llm)
-                break
-    except Exception:  # noqa: BLE001 - keywords fall back to spaCy inside the core
+        keywords: Any = LLMKeywords(llm)
+    except ImportError:  # keywords then come from spaCy
         keywords = None
     return llm, keywords, ""
 
@@ -351,11 +359,3 @@ def iter_rows(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
 
-
-@contextmanager
-def readable_errors(action: str) -> Iterator[None]:
-    """Show an exception raised inside the block as one readable error line (no traceback)."""
-    try:
-        yield
-    except Exception as exc:  # noqa: BLE001 - the page must keep working
-        st.error(f"{action} failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,247 @@
+"""Inspect: one retrieval mode in depth.
+
+Keywords; entity and relation tables with scores and reasons; PathRAG paths with per-node
+resources and reliability; the retrieved subgraph highlighted on the knowledge graph; the tree
+mode's h-loop trace and branch; the exact context with its token count; a JSON download; and
+per-mode parameter overrides (this page only, passed through ``Settings.with_overrides``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = str(Path(__file__).resolve().parent.parent)
+if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `streamlit run pages/…`)
+    sys.path.insert(0, ROOT)
+
+import streamlit as st  # noqa: E402
+
+from core.api import run_modes  # noqa: E402
+from core.settings import Settings  # noqa: E402
+from core.types import RetrievalResult  # noqa: E402
+from ui import results_view as rv  # noqa: E402
+from ui.errors import show_errors  # noqa: E402
+from ui.state import api_key, current_workspace_name, session_settings, workspace  # noqa: E402
+
+MAX_QUESTION_CHARS = 2000
+MAX_GRAPH_NODES = 300
+GRAPH_HEIGHT = 560
+STATE_KEY = "inspect_last"
+_LIGHTRAG = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens", "max_relation_tokens",
+             "max_total_tokens"]
+MODE_PARAMS: dict[str, list[str]] = {
+    "naive": ["naive_top_k", "max_total_tokens"],
+    "local": _LIGHTRAG, "global": _LIGHTRAG, "hybrid": _LIGHTRAG, "mix": _LIGHTRAG + ["naive_top_k"],
+    "tree": ["tree_top_k", "tree_hops", "max_total_tokens"],
+    "path": ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
+             "path_max_expansions", "cosine_threshold", "max_total_tokens"],
+}
+
+
+def _bounds(name: str) -> tuple[Optional[float], Optional[float]]:
+    """(min, max) of a settings field from its ``ge``/``le`` constraints."""
+    low = high = None
+    for item in Settings.model_fields[name].metadata:
+        low = getattr(item, "ge", low)
+        high = getattr(item, "le", high)
+    return low, high
+
+
+def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
+    """Number inputs for the mode's parameters; returns the values that differ from the settings."""
+    names = MODE_PARAMS.get(mode, [])
+    helps = Settings.field_help()
+    overrides: dict[str, Any] = {}
+    with st.expander(f"Parameters of {mode} (overrides for this page only)", expanded=False):
+        cols = st.columns(3)
+        for i, name in enumerate(names):
+            current = getattr(settings, name)
+            low, high = _bounds(name)
+            is_float = isinstance(current, float)
+            with cols[i % 3]:
+                value = st.number_input(
+                    name, value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
+                    min_value=float(low) if is_float and low is not None else (int(low) if low is not None else None),
+                    max_value=float(high) if is_float and high is not None else (int(high) if high is not None else None),
+                    step=0.01 if is_float else 1, format="%.3f" if is_float else "%d")
+            if value is not None and value != current:
+                overrides[name] = value
+        st.caption("Defaults come from Settings; change them there to make them permanent.")
+    return overrides
+
+
+def _stream_answer(ws, result: RetrievalResult, llm) -> None:
+    """Generate an LLM answer into a plain-text placeholder as it streams."""
+    from core.llm.answers import stream_answer
+
+    holder = st.empty()
+    parts: list[str] = []
+    started = time.perf_counter()
+    with holder.container(border=True):
+        st.caption(f"LLM answer ({getattr(llm, 'model', '')}) — streaming…")
+        box = st.empty()
+        for piece in stream_answer(llm, result):
+            parts.append(piece)
+            box.text("".join(parts))
+    result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
+    holder.empty()  # the finished answer is shown with the rest of the result below
+
+
+def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
+    """Run one mode (with overrides) and keep the result in the session."""
+    settings = session_settings().with_overrides(overrides) if overrides else session_settings()
+    llm, keywords, note = rv.configured_llm(ws, settings, api_key())
+    if note:
+        st.warning(note)
+    with st.spinner(f"Running {mode}…"):
+        streaming = llm is not None
+        results = run_modes(ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,
+                            keywords=keywords)
+    result = results[mode]
+    if streaming:
+        _stream_answer(ws, result, llm)
+    st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "generation": ws.generation(),
+                                   "mode": mode, "question": question, "overrides": overrides, "result": result,
+                                   "graph_html": None}
+
+
+def render_header(last: dict, result: RetrievalResult) -> None:
+    """Answer, headline numbers, keywords and the parameters used."""
+    st.subheader(f"Result of {last['mode']}", help=rv.MODE_BLURBS.get(last["mode"]) or None)
+    st.caption("Question")
+    st.text(last["question"])
+    rv.render_answer(result)
+    c = rv.counts(result)
+    cols = st.columns(6)
+    cols[0].metric("Entities", c["entities"])
+    cols[1].metric("Relations", c["relations"])
+    cols[2].metric("Paths", c["paths"])
+    cols[3].metric("Chunks / summaries", f"{c['chunks']} / {c['summaries']}")
+    cols[4].metric("Context tokens", result.context_tokens)
+    cols[5].metric("Total ms", f"{rv.total_ms(result):.0f}")
+    st.caption(f"LLM calls {result.llm_calls} · prompt tokens {result.prompt_tokens} · "
+               f"completion tokens {result.completion_tokens}")
+    rv.render_keywords(result)
+    if last.get("overrides"):
+        st.caption("Overrides used: " + ", ".join(f"{k} = {v}" for k, v in last["overrides"].items()))
+
+
+def render_tabs(result: RetrievalResult) -> None:
+    """Tables, paths, tree trace, context and timings, one tab each."""
+    names = ["Entities", "Relations", "Paths", "Tree trace", "Chunks", "Summaries", "Context", "Trace & timings"]
+    tabs = dict(zip(names, st.tabs(names, key="inspect_tabs")))
+    with tabs["Entities"]:
+        rv.show_table(rv.entities_frame(result), "inspect_entities", f"{result.mode} retrieved no entities.")
+    with tabs["Relations"]:
+        rv.show_table(rv.relations_frame(result), "inspect_relations", f"{result.mode} retrieved no relations.")
+    with tabs["Paths"]:
+        rv.render_paths(result, "inspect")
+    with tabs["Tree trace"]:
+        rv.render_tree_trace(result, "inspect")
+    with tabs["Chunks"]:
+        rv.show_table(rv.chunks_frame(result), "inspect_chunks", f"{result.mode} retrieved no chunks.")
+    with tabs["Summaries"]:
+        msg = "Only the tree mode retrieves summary-tree nodes." if result.mode != "tree" else \
+            "The tree mode answered from chunks (local branch), not from summaries."
+        rv.show_table(rv.summaries_frame(result), "inspect_summaries", msg)
+    with tabs["Context"]:
+        st.caption(f"The exact context given to the answer step: {result.context_tokens:,} tokens (cl100k), "
+                   f"{len(result.context_text):,} characters.")
+        st.code(result.context_text or "(empty context)", language=None, wrap_lines=True, height=500)
+    with tabs["Trace & timings"]:
+        st.code("\n".join(result.trace) or "(no trace)", language=None, wrap_lines=True)
+        st.dataframe(rv.stages_frame(result), hide_index=True, key="inspect_stages")
+        st.caption("Parameters")
+        st.code(json.dumps(result.params, indent=2, default=str), language="json")
+
+
+def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
+    """The retrieved entities/relations and their 1-hop neighbours, retrieved ones highlighted."""
+    st.subheader("Retrieved subgraph")
+    if not st.toggle("Show the retrieved subgraph", value=True, key="inspect_show_graph"):
+        return
+    graph = ws.knowledge_graph()
+    sub, hl_nodes, hl_edges, truncated = rv.retrieved_subgraph(graph, result, MAX_GRAPH_NODES)
+    if not hl_nodes:
+        st.info(f"No entity retrieved by {result.mode} is a node of the knowledge graph "
+                "(naive retrieves chunks only; tree uses the mention graph).")
+        return
+    st.caption(f"{len(hl_nodes)} retrieved entities and {len(hl_edges)} retrieved relations (coloured, bold edges) "
+               f"with their 1-hop neighbours (faded): {sub.number_of_nodes()} nodes, {sub.number_of_edges()} edges.")
+    if truncated:
+        st.warning(f"The neighbourhood is larger than {MAX_GRAPH_NODES} nodes; only the first {MAX_GRAPH_NODES} "
+                   "are drawn (retrieved entities first).")
+    if last.get("graph_html") is None:
+        from ui.graph_view import graph_html
+
+        with st.spinner("Drawing the subgraph…"):
+            last["graph_html"] = graph_html(sub, height_px=GRAPH_HEIGHT, highlight_nodes=hl_nodes,
+                                            highlight_edges=hl_edges)
+    from ui.graph_view import show_graph
+
+    show_graph(last["graph_html"], GRAPH_HEIGHT)
+
+
+def main() -> None:
+    st.title("Inspect one mode")
+    st.caption("Everything one retrieval mode retrieved for a question, and why.")
+    ws = None
+    with show_errors("Opening the workspace"):
+        ws = workspace()
+    if ws is None:
+        return
+    if ws.status()["chunks"] == 0:
+        st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
+                "page to upload files or load the built-in sample corpus, then come back to inspect a mode.")
+        return
+    available: list[str] = []
+    with show_errors("Loading the retrieval modes"):
+        from core.retrieval.registry import modes
+
+        available = modes()
+    if not available:
+        return
+    left, right = st.columns([1, 3])
+    with left:
+        mode = st.selectbox("Mode", available, index=available.index("path") if "path" in available else 0,
+                            key="inspect_mode")
+    with right:
+        question = st.text_area("Question", value=st.session_state.get("compare_question", ""),
+                                key="inspect_question", height=90,
+                                placeholder="e.g. How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?")
+    st.caption(rv.MODE_BLURBS.get(mode, ""))
+    overrides: dict[str, Any] = {}
+    with show_errors("Reading the parameters"):
+        overrides = parameter_overrides(mode, session_settings())
+    if st.button("Run", type="primary", key="inspect_run"):
+        text = (question or "").strip()
+        if not text:
+            st.warning("Type a question first, then press Run.")
+        else:
+            if len(text) > MAX_QUESTION_CHARS:
+                st.info(f"The question had {len(text):,} characters; only the first {MAX_QUESTION_CHARS:,} are used.")
+                text = text[:MAX_QUESTION_CHARS]
+            with show_errors(f"Running {mode}"):
+                run_one(ws, mode, text, overrides)
+
+    last = st.session_state.get(STATE_KEY)
+    if not last or last.get("workspace") != current_workspace_name():
+        st.caption("Choose a mode, type a question and press Run.")
+        return
+    result: RetrievalResult = last["result"]
+    if last.get("generation") != ws.generation():
+        st.info("The workspace changed since this run; press Run to refresh the result.")
+    st.divider()
+    render_header(last, result)
+    render_tabs(result)
+    with show_errors("Drawing the subgraph"):
+        render_subgraph(ws, last, result)
+    st.download_button("Download the result as JSON", json.dumps(result.to_dict(), indent=2, default=str),
+                       file_name=f"ragscope-{result.mode}.json", mime="application/json", key="inspect_download",
+                       on_click="ignore")
+
+
+main()

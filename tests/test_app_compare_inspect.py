@@ -1,0 +1,238 @@
+"""Compare and Inspect pages (AppTest) plus the pure helpers of ``ui.results_view``.
+
+The pages run against a copy of the session's sample workspace in a temporary data folder
+(``RAGSCOPE_DATA_DIR``), offline, with extractive answers.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPARE = str(ROOT / "pages" / "compare.py")
+INSPECT = str(ROOT / "pages" / "inspect.py")
+QUESTION = "Who founded the Velmora Marine Institute and how is it linked to Port Sallow?"
+TIMEOUT = 600
+
+
+@pytest.fixture(scope="module")
+def data_dir(sample_workspace_dir, tmp_path_factory):
+    """A data folder holding a copy of the sample workspace ("sample") and an empty one ("empty")."""
+    root = tmp_path_factory.mktemp("ragscope_data")
+    shutil.copytree(sample_workspace_dir, root / "sample")
+    old = os.environ.get("RAGSCOPE_DATA_DIR")
+    os.environ["RAGSCOPE_DATA_DIR"] = str(root)
+    yield root
+    if old is None:
+        os.environ.pop("RAGSCOPE_DATA_DIR", None)
+    else:
+        os.environ["RAGSCOPE_DATA_DIR"] = old
+
+
+def page(path: str, workspace_name: str = "sample"):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(path, default_timeout=TIMEOUT)
+    at.session_state["workspace_name"] = workspace_name
+    return at
+
+
+def elements(at, kind: str) -> list:
+    """Every element of one type in the rendered tree (AppTest has no accessor for some types)."""
+    found = []
+
+    def walk(node) -> None:
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            for child in children.values():
+                if getattr(child, "type", None) == kind:
+                    found.append(child)
+                walk(child)
+
+    walk(at._tree)
+    return found
+
+
+def all_modes() -> list[str]:
+    from core.retrieval.registry import modes
+
+    return modes()
+
+
+# --- Compare ---------------------------------------------------------------------------------
+def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
+    import core.api
+
+    calls = []
+    real = core.api.run_modes
+
+    def counting(*args, **kwargs):
+        calls.append(args[2] if len(args) > 2 else kwargs.get("modes"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(core.api, "run_modes", counting)
+    at = page(COMPARE).run()
+    assert not at.exception
+    modes = all_modes()
+    assert set(modes) >= {"naive", "local", "global", "hybrid", "tree", "path"}
+    assert at.multiselect(key="compare_modes").value == modes  # default: every registered mode
+    at.text_area(key="compare_question").input(QUESTION)
+    at.button(key="compare_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    last = at.session_state["compare_last"]
+    assert list(last["results"]) == modes
+    texts = [t.value for t in at.text]
+    labels = [c.value for c in at.caption]
+    for mode in modes:
+        result = last["results"][mode]
+        assert result.answer is not None and result.answer.kind == "extractive"
+        assert result.answer.text.strip() in texts, f"{mode}: answer not shown"
+        # untrusted answer text never goes through Markdown
+        assert not any(result.answer.text.strip() in m.value for m in at.markdown)
+    assert sum("Extractive answer — quoted from the retrieved context" in v for v in labels) == len(modes)
+    assert [s.value for s in at.subheader][:len(modes)] == modes
+    charts = elements(at, "plotly_chart")
+    assert len(charts) == 3  # latency + chunk overlap + entity overlap heatmaps
+    assert any("Chunk overlap" in c.proto.spec for c in charts)
+    assert any("Entity overlap" in c.proto.spec for c in charts)
+    assert len(calls) == 1
+    at.run()  # a rerun (any widget interaction) shows the kept results without recomputing
+    assert len(calls) == 1
+    assert len(elements(at, "plotly_chart")) == 3
+
+
+def test_compare_empty_question_warns(data_dir):
+    at = page(COMPARE).run()
+    at.button(key="compare_run").click().run()
+    assert not at.exception
+    assert any("Type a question" in w.value for w in at.warning)
+    assert "compare_last" not in at.session_state
+
+
+def test_compare_long_question_is_truncated(data_dir):
+    at = page(COMPARE).run()
+    at.multiselect(key="compare_modes").set_value(["naive"])
+    at.text_area(key="compare_question").input("Where is Port Sallow? " * 200)  # 4,400 characters
+    at.button(key="compare_run").click().run()
+    assert not at.exception
+    assert any("only the first 2,000 are used" in i.value for i in at.info)
+    last = at.session_state["compare_last"]
+    assert len(last["question"]) == 2000 and list(last["results"]) == ["naive"]
+    assert len(elements(at, "plotly_chart")) == 1  # latency only: one mode has nothing to overlap with
+
+
+@pytest.mark.parametrize("path", [COMPARE, INSPECT])
+def test_pages_on_an_empty_workspace_explain_what_to_do(data_dir, path):
+    (data_dir / "empty").mkdir(exist_ok=True)
+    at = page(path, "empty").run()
+    assert not at.exception
+    assert any("no indexed documents yet" in i.value and "Documents" in i.value for i in at.info)
+    assert not at.button  # nothing to run
+
+
+# --- Inspect ---------------------------------------------------------------------------------
+def inspect(mode: str, question: str = QUESTION):
+    at = page(INSPECT).run()
+    assert not at.exception
+    at.selectbox(key="inspect_mode").set_value(mode)
+    at.text_area(key="inspect_question").input(question)
+    at.button(key="inspect_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    return at
+
+
+def test_inspect_path_shows_paths_resources_subgraph_and_json(data_dir):
+    at = inspect("path")
+    result = at.session_state["inspect_last"]["result"]
+    assert result.mode == "path" and result.paths
+    charts = elements(at, "plotly_chart")
+    assert len(charts) == len(result.paths)  # one resource bar chart per path
+    first = json.loads(charts[0].proto.spec)
+    bars = first["data"][0]
+    assert bars["type"] == "bar"
+    assert bars["y"] == pytest.approx([result.paths[0]["resources"][n] for n in result.paths[0]["nodes"]])
+    assert first["layout"]["meta"]["reliability"] == pytest.approx(result.paths[0]["score"])
+    assert [m.label for m in at.metric][:3] == ["Entities", "Relations", "Paths"]
+    assert at.metric[2].value == str(len(result.paths))
+    assert len(elements(at, "iframe")) == 1  # the highlighted subgraph
+    downloads = elements(at, "download_button")
+    assert len(downloads) == 1
+    codes = [c.value for c in at.code]
+    assert result.context_text in codes  # the exact context
+    assert any(f"{result.context_tokens:,} tokens" in c.value for c in at.caption)
+
+
+def test_inspect_tree_shows_the_h_loop_trace(data_dir):
+    at = inspect("tree")
+    result = at.session_state["inspect_last"]["result"]
+    assert result.mode == "tree"
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Branch"] == str(result.params["branch"])
+    assert metrics["Final h"] == str(result.params["final_h"])
+    assert "\n".join(result.trace) in [c.value for c in at.code]
+    assert any("h-loop" in line for line in result.trace)
+
+
+def test_inspect_parameter_override_is_used(data_dir):
+    at = page(INSPECT).run()
+    at.selectbox(key="inspect_mode").set_value("naive").run()
+    at.number_input(key="inspect_param_naive_naive_top_k").set_value(3)
+    at.text_area(key="inspect_question").input(QUESTION)
+    at.button(key="inspect_run").click().run()
+    assert not at.exception
+    last = at.session_state["inspect_last"]
+    assert last["overrides"] == {"naive_top_k": 3}
+    assert last["result"].params["naive_top_k"] == 3 and len(last["result"].chunks) == 3
+
+
+def test_inspect_empty_question_warns(data_dir):
+    at = page(INSPECT).run()
+    at.text_area(key="inspect_question").input("   ")
+    at.button(key="inspect_run").click().run()
+    assert not at.exception
+    assert any("Type a question" in w.value for w in at.warning)
+    assert "inspect_last" not in at.session_state
+
+
+# --- pure helpers ----------------------------------------------------------------------------
+def test_jaccard_matrix_by_hand():
+    from ui.results_view import jaccard_matrix
+
+    m = jaccard_matrix({"a": {"1", "2", "3"}, "b": {"2", "3", "4"}, "c": set(), "d": set()})
+    assert m.loc["a", "b"] == pytest.approx(2 / 4)
+    assert m.loc["a", "a"] == 1.0 and m.loc["b", "a"] == m.loc["a", "b"]
+    assert math.isnan(m.loc["a", "c"]) and math.isnan(m.loc["c", "d"])  # nothing to compare with
+    assert jaccard_matrix({"x": {"1"}, "y": {"2"}}).loc["x", "y"] == 0.0
+
+
+def test_answer_labels():
+    from core.types import Answer
+    from ui.results_view import answer_label
+
+    assert answer_label(Answer("x", "extractive")) == "Extractive answer — quoted from the retrieved context"
+    assert answer_label(Answer("x", "llm", "smollm2")) == "LLM answer (smollm2)"
+
+
+def test_retrieved_subgraph_highlights_and_caps():
+    from core.types import RetrievalResult
+    from ui.results_view import retrieved_subgraph
+
+    g = nx.star_graph(400)  # hub 0 with 400 leaves
+    g = nx.relabel_nodes(g, {n: f"n{n}" for n in g})
+    g.add_edge("n1", "x")
+    result = RetrievalResult(mode="local", query="q", entities=[{"key": "n1", "name": "N1"}],
+                             relations=[{"source": "N1", "target": "N0", "source_key": "n1", "target_key": "n0"}])
+    sub, nodes, edges, truncated = retrieved_subgraph(g, result, max_nodes=50)
+    assert nodes == {"n1", "n0"} and edges == {("n1", "n0")}
+    assert sub.number_of_nodes() == 50 and truncated
+    assert "x" in sub  # a retrieved node's neighbours come before the cap cuts the rest
+    sub, _, _, truncated = retrieved_subgraph(g, result, max_nodes=1000)
+    assert sub.number_of_nodes() == 402 and not truncated
