@@ -22,7 +22,8 @@ from core.tokens import count_tokens, truncate
 # (kind, name, fragments) -> summary text; used when an LLM summarises over-budget profiles
 ProfileSummarizer = Callable[[str, str, list[str]], str]
 
-EMBED_TEXT_TOKENS = 120  # profiles are cut to this many tokens for embedding (keys stay whole)
+EMBED_TEXT_TOKENS = 32  # profiles are cut to this many tokens for embedding (keys stay whole): embedding
+# cost grows with length and entity/relation vectors outnumber chunks ~20:1
 
 
 @dataclass
@@ -55,7 +56,7 @@ def entity_vector_text(name: str, description: str) -> str:
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
     """What is embedded for a relation: keywords, endpoints, then the start of its profile."""
-    return f"{', '.join(keywords)}\t{source_name}\n{target_name}\n{truncate(description, EMBED_TEXT_TOKENS)}"
+    return f"{', '.join(list(keywords)[:10])}\t{source_name}\n{target_name}\n{truncate(description, EMBED_TEXT_TOKENS)}"
 
 
 def entity_vector_id(key: str, vector_text: str) -> str:

@@ -250,19 +250,22 @@ def _json(value) -> str:
 
 
 def make_tree_summarizer(ws: Workspace, cache: dict):
-    """Extractive LexRank summaries; sentence vectors are cached so upper levels reuse them."""
-    embedder = ws.embedder
+    """Extractive LexRank summaries (TF-IDF similarity by default; embedder vectors when the
+    ``tree_summary_similarity`` setting says so, cached so upper levels reuse them)."""
     import numpy as np
+
+    from core.summarize import tfidf_vectors
 
     def embed_cached(sentences: list[str]):
         missing = [s for s in dict.fromkeys(sentences) if s not in cache]
         if missing:
-            for s, v in zip(missing, embedder.embed(missing)):
-                cache[s] = v
+            cache.update(zip(missing, ws.embedder.embed(missing)))
         return np.stack([cache[s] for s in sentences])
 
+    similarity = embed_cached if ws.settings.tree_summary_similarity == "embedder" else tfidf_vectors
+
     def summarize(texts: list[str]) -> str:
-        return extractive_summary(texts, embed_cached, ws.settings.summary_tokens)
+        return extractive_summary(texts, similarity, ws.settings.summary_tokens)
 
     return summarize
 

@@ -57,6 +57,11 @@ class Settings(BaseModel):
     chunk_tokens: int = Field(1200, ge=50, le=8000, description="Chunk size in cl100k tokens (LightRAG / E2GraphRAG: 1200).")
     chunk_overlap: int = Field(100, ge=0, le=1000, description="Overlap between consecutive chunks of a document, in tokens (100).")
     tree_group_size: int = Field(5, ge=2, le=20, description="g: children summarised by one summary-tree node (E2GraphRAG: 5).")
+    tree_summary_similarity: Literal["tfidf", "embedder"] = Field(
+        "tfidf",
+        description="Offline tree summaries rank sentences by LexRank centrality over TF-IDF vectors (fast) or "
+        "over embedder vectors (slower: every sentence of the corpus gets embedded).",
+    )
     summary_tokens: int = Field(300, ge=50, le=2000, description="Target length of a summary-tree node, in tokens.")
     entity_types: list[str] = Field(
         default_factory=lambda: list(DEFAULT_ENTITY_TYPES),
@@ -120,12 +125,22 @@ def load_settings(workspace_dir: Path) -> Settings:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise SettingsError(f"settings file {path} is unreadable ({exc}); delete it to return to defaults") from exc
-        if int(raw.get("version", 1)) > SETTINGS_VERSION:
+        if not isinstance(raw, dict):
+            raise SettingsError(f"settings file {path} does not hold a JSON object; delete it to return to defaults")
+        try:
+            newer = int(raw.get("version", 1)) > SETTINGS_VERSION
+            if not newer:
+                settings = Settings.model_validate(raw)
+        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]) \
+                if hasattr(exc, "errors") else str(exc)
+            raise SettingsError(f"settings file {path} has invalid values ({problems}); fix them "
+                                f"or delete the file to return to defaults") from exc
+        if newer:
             raise SettingsError(
                 f"settings file {path} was written by a newer RAGScope (version {raw.get('version')}, "
                 f"this one understands {SETTINGS_VERSION}); upgrade RAGScope or delete the file"
             )
-        settings = Settings.model_validate(raw)
     return apply_environment(settings)
 
 

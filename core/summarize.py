@@ -1,8 +1,10 @@
 """Extractive summaries for the offline provider.
 
-* ``extractive_summary`` — LexRank-style: sentence centrality on the embedder's cosine
-  similarities (power iteration), the most central sentences kept in their original order up
-  to a token budget. Used for summary-tree nodes.
+* ``extractive_summary`` — LexRank: sentence centrality (power iteration) on cosine similarities
+  of TF-IDF vectors (default, as in the original LexRank) or of the embedder's vectors; the most
+  central sentences are kept in their original order up to a token budget. Used for summary-tree
+  nodes. TF-IDF is the default because embedding every sentence of the corpus costs more than the
+  rest of offline indexing together (measured; see the README's benchmark section).
 * ``merge_fragments`` — cheap lexical centrality over description fragments, used to cap merged
   entity/relation profiles without embedding every fragment.
 """
@@ -33,6 +35,20 @@ def split_sentences(text: str) -> list[str]:
             part = part[600:]
         out.append(part.strip())
     return [s for s in out if s]
+
+
+def tfidf_vectors(sentences: Sequence[str]) -> np.ndarray:
+    """Unit TF-IDF vectors of sentences (classic LexRank similarity; no model needed)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    try:
+        matrix = TfidfVectorizer(stop_words="english", token_pattern=r"(?u)\b\w\w+\b").fit_transform(sentences)
+    except ValueError:  # empty vocabulary (only stop words / symbols)
+        return np.eye(len(sentences), dtype=np.float32)
+    dense = matrix.toarray().astype(np.float32)
+    norms = np.linalg.norm(dense, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return dense / norms
 
 
 def lexrank_scores(vectors: np.ndarray, damping: float = 0.85, iterations: int = 50) -> np.ndarray:
