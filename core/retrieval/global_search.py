@@ -5,7 +5,8 @@ most similar to the question. With no high-level keywords the low-level ones are
 from __future__ import annotations
 
 from core.retrieval.base import QueryContext, Stopwatch, new_result
-from core.retrieval.lightrag_context import LIGHTRAG_PARAMS, Gathered, assemble, chunk_records, global_expand, search_terms
+from core.retrieval.lightrag_context import Gathered, global_expand
+from core.retrieval.local_search import LIGHTRAG_PARAMS, assemble, chunk_records, search_terms
 from core.types import RetrievalResult
 
 
@@ -42,8 +43,8 @@ class GlobalRetriever:
                             f"(in order of appearance)")
         owners = [(f"relation {r['source']} — {r['target']}", r["source_chunk_ids"]) for r in relations]
         chunks = chunk_records(ctx, clock, owners, via="relation")
-        result.trace.append(f"{prefix}{len(chunks)} source chunks ({ctx.settings.chunks_per_entity} per relation at "
-                            f"most, by cosine to the question)")
+        result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {s.chunks_per_entity} per relation, "
+                            f"by cosine to the question)")
         return Gathered(entities, relations, chunks)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:

@@ -5,7 +5,8 @@
 * ``global_expand`` — high-level retrieval: relations found by the vector search ranked by cosine,
   edge degree and weight, then their endpoint entities in order of appearance.
 * ``select_chunks`` — a few source chunks per entity/relation, ranked by cosine to the question.
-* ``apply_budgets`` / ``render_context`` — the token-budgeted context in LightRAG's section layout.
+* ``apply_budgets`` / ``render_within`` / ``render_context`` — the token-budgeted context in LightRAG's
+  section layout (entities table, relationships table, numbered sources).
 * ``round_robin`` — the hybrid/mix merge (interleave, de-duplicate, keep the first occurrence).
 
 As in LightRAG, the ``rank`` column of the context tables is the graph degree (node degree for an
@@ -14,15 +15,13 @@ entity, ``deg(u) + deg(v)`` for a relation); the records also carry their 1-base
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
-import numpy as np
 
-from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, csv_table, fill_chunk_texts, finish,
-                                 take_within_budget)
+from core.retrieval.base import csv_table
 from core.tokens import count_tokens
-from core.types import RetrievalResult
 
 T = TypeVar("T")
 
@@ -60,26 +59,45 @@ class Budgeted:
 
 # --- graph expansion -------------------------------------------------------------------------
 
-def _name(graph: nx.Graph, key: str) -> str:
-    return str(graph.nodes[key].get("name") or key)
+class _Lookup:
+    """Memoised degrees and direct dict access for one expansion (networkx views are slow in loops)."""
 
+    def __init__(self, graph: nx.Graph) -> None:
+        self.graph = graph
+        self.adj = graph.adj
+        self.nodes = graph.nodes
+        self._degree: dict[str, int] = {}
 
-def _entity_record(graph: nx.Graph, key: str, score: float, reason: str) -> dict[str, Any]:
-    data = graph.nodes[key]
-    return {"key": key, "name": _name(graph, key), "type": data.get("type", "UNKNOWN"),
-            "description": data.get("description", ""), "score": round(float(score), 6),
-            "degree": int(graph.degree(key)), "reason": reason,
-            "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+    def degree(self, key: str) -> int:
+        value = self._degree.get(key)
+        if value is None:
+            value = self._degree[key] = len(self.adj[key])
+        return value
 
+    def edge_degree(self, a: str, b: str) -> int:
+        return self.degree(a) + self.degree(b)
 
-def _relation_record(graph: nx.Graph, a: str, b: str, score: float, reason: str) -> dict[str, Any]:
-    src, tgt = (a, b) if a <= b else (b, a)
-    data = graph.edges[src, tgt]
-    return {"source": _name(graph, src), "target": _name(graph, tgt), "source_key": src, "target_key": tgt,
-            "keywords": list(data.get("keywords") or []), "description": data.get("description", ""),
-            "weight": float(data.get("weight", 1.0)), "degree": edge_degree(graph, src, tgt),
-            "score": round(float(score), 6), "reason": reason,
-            "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+    def weight(self, a: str, b: str) -> float:
+        return float(self.adj[a][b].get("weight", 1.0))
+
+    def name(self, key: str) -> str:
+        return str(self.nodes[key].get("name") or key)
+
+    def entity(self, key: str, score: float, reason: str) -> dict[str, Any]:
+        data = self.nodes[key]
+        return {"key": key, "name": self.name(key), "type": data.get("type", "UNKNOWN"),
+                "description": data.get("description", ""), "score": round(float(score), 6),
+                "degree": self.degree(key), "reason": reason,
+                "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+
+    def relation(self, a: str, b: str, score: float, reason: str, degree: int) -> dict[str, Any]:
+        src, tgt = (a, b) if a <= b else (b, a)
+        data = self.adj[src][tgt]
+        return {"source": self.name(src), "target": self.name(tgt), "source_key": src, "target_key": tgt,
+                "keywords": list(data.get("keywords") or []), "description": data.get("description", ""),
+                "weight": float(data.get("weight", 1.0)), "degree": degree,
+                "score": round(float(score), 6), "reason": reason,
+                "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
 
 
 def edge_degree(graph: nx.Graph, a: str, b: str) -> int:
@@ -110,27 +128,29 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
     edge degree desc, then weight desc, then discovery order (entity rank, then neighbour key).
     A relation's ``score`` is its edge degree, the key it is ranked by.
     """
+    look = _Lookup(graph)
     entities: list[dict[str, Any]] = []
+    taken: set[str] = set()
     for key, score in _filter_hits(entity_hits, top_k, threshold):
-        if key in graph and all(e["key"] != key for e in entities):
-            entities.append(_entity_record(graph, key, score, f"cosine {score:.3f} to {query_label}; "
-                                                              f"degree {graph.degree(key)}"))
+        if key in graph and key not in taken:
+            taken.add(key)
+            entities.append(look.entity(key, score, f"cosine {score:.3f} to {query_label}; degree {look.degree(key)}"))
     retrieved = {e["key"]: e["name"] for e in entities}
     found: dict[tuple[str, str], list[str]] = {}
     for entity in entities:
-        for neighbour in sorted(graph.neighbors(entity["key"])):
-            pair = (entity["key"], neighbour) if entity["key"] <= neighbour else (neighbour, entity["key"])
-            found.setdefault(pair, [retrieved[k] for k in pair if k in retrieved])
-    ranked = sorted(enumerate(found), key=lambda item: (-edge_degree(graph, *item[1]),
-                                                        -float(graph.edges[item[1]].get("weight", 1.0)), item[0]))
+        key = entity["key"]
+        for neighbour in sorted(look.adj[key]):
+            pair = (key, neighbour) if key <= neighbour else (neighbour, key)
+            if pair not in found:
+                found[pair] = [retrieved[k] for k in pair if k in retrieved]
+    stats = {pair: (look.edge_degree(*pair), look.weight(*pair)) for pair in found}
+    ranked = sorted(enumerate(found), key=lambda item: (-stats[item[1]][0], -stats[item[1]][1], item[0]))
     relations = []
     for _, (a, b) in ranked:
-        degree = edge_degree(graph, a, b)
-        weight = float(graph.edges[a, b].get("weight", 1.0))
-        via = " and ".join(found[(a, b)])
-        label = "entities" if len(found[(a, b)]) > 1 else "entity"
-        reason = f"incident to retrieved {label} {via}; edge degree {degree}, weight {weight:g}"
-        relations.append(_relation_record(graph, a, b, degree, reason))
+        (degree, weight), via = stats[(a, b)], found[(a, b)]
+        label = "entities" if len(via) > 1 else "entity"
+        reason = f"incident to retrieved {label} {' and '.join(via)}; edge degree {degree}, weight {weight:g}"
+        relations.append(look.relation(a, b, degree, reason, degree))
     return _number(entities), _number(relations)
 
 
@@ -144,6 +164,7 @@ def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float
     endpoints in order of first appearance (the higher-degree endpoint of a relation first); an
     entity's ``score`` is the cosine of the first relation that brought it.
     """
+    look = _Lookup(graph)
     pairs: list[tuple[tuple[str, str], float]] = []
     seen: set[tuple[str, str]] = set()
     for (a, b), score in _filter_hits((((a, b), s) for a, b, s in relation_hits), top_k, threshold):
@@ -151,27 +172,23 @@ def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float
         if pair not in seen and graph.has_edge(*pair):
             seen.add(pair)
             pairs.append((pair, score))
-    pairs.sort(key=lambda item: (-item[1], -edge_degree(graph, *item[0]),
-                                 -float(graph.edges[item[0]].get("weight", 1.0))))
+    pairs.sort(key=lambda item: (-item[1], -look.edge_degree(*item[0]), -look.weight(*item[0])))
     relations = []
     for (a, b), score in pairs:
-        degree = edge_degree(graph, a, b)
-        weight = float(graph.edges[a, b].get("weight", 1.0))
+        degree, weight = look.edge_degree(a, b), look.weight(a, b)
         reason = f"cosine {score:.3f} to {query_label}; edge degree {degree}, weight {weight:g}"
-        relations.append(_relation_record(graph, a, b, score, reason))
+        relations.append(look.relation(a, b, score, reason, degree))
     _number(relations)
     entities: list[dict[str, Any]] = []
     placed: set[str] = set()
     for relation in relations:
-        ends = sorted((relation["source_key"], relation["target_key"]), key=lambda k: -graph.degree(k))
-        for key in ends:
+        for key in sorted((relation["source_key"], relation["target_key"]), key=lambda k: -look.degree(k)):
             if key in placed:
                 continue
             placed.add(key)
-            reason = (f"endpoint of relation {relation['source']} — {relation['target']} "
-                      f"(#{relation['position']}, "
-                      f"cosine {relation['score']:.3f}); degree {graph.degree(key)}")
-            entities.append(_entity_record(graph, key, relation["score"], reason))
+            reason = (f"endpoint of relation {relation['source']} — {relation['target']} (ranked "
+                      f"#{relation['position']} by cosine {relation['score']:.3f}); degree {look.degree(key)}")
+            entities.append(look.entity(key, relation["score"], reason))
     return _number(entities), relations
 
 
@@ -208,62 +225,112 @@ def pick_reason(pick: ChunkPick) -> str:
 
 # --- budgets and rendering ---------------------------------------------------------------------
 
-def entity_row(entity: dict[str, Any], index: int) -> list[Any]:
-    return [index, entity["name"], entity["type"], entity["description"], entity.get("degree", 0)]
+def entity_row(entity: dict[str, Any], index: int) -> tuple[Any, ...]:
+    return (index, entity["name"], entity["type"], entity["description"], entity.get("degree", 0))
 
 
-def relation_row(relation: dict[str, Any], index: int) -> list[Any]:
-    return [index, relation["source"], relation["target"], relation["description"],
-            ", ".join(relation["keywords"]), f"{relation['weight']:g}", relation.get("degree", 0)]
+def relation_row(relation: dict[str, Any], index: int) -> tuple[Any, ...]:
+    return (index, relation["source"], relation["target"], relation["description"],
+            ", ".join(relation["keywords"]), f"{relation['weight']:g}", relation.get("degree", 0))
 
 
-def _row_text(header: Sequence[str], row: Sequence[Any]) -> str:
-    return csv_table(header, [row]).split("\n", 1)[1]
+@lru_cache(maxsize=16384)
+def csv_line(cells: tuple[Any, ...]) -> str:
+    """One record line exactly as ``csv_table`` writes it (memoised: rows recur across questions)."""
+    return csv_table((), [cells]).split("\n", 1)[1]
+
+
+def _table(header: Sequence[str], lines: Iterable[str]) -> str:
+    """Same layout as ``csv_table``: the header line, then one line per record."""
+    return "\n".join([",".join(header), *lines])
 
 
 def chunk_block(chunk: dict[str, Any], index: int) -> str:
     """A chunk as it appears in the Sources section (numbered from 1)."""
-    return f"[{index}] ({chunk.get('doc_name') or chunk.get('doc_id', '')}, chunk {int(chunk.get('order', 0)) + 1})\n" \
-           f"{chunk.get('text', '')}"
+    source = chunk.get("doc_name") or chunk.get("doc_id", "")
+    return f"[{index}] ({source}, chunk {int(chunk.get('order', 0)) + 1})\n{chunk.get('text', '')}"
 
 
 def render_context(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
                    chunks: Sequence[dict[str, Any]]) -> str:
     """The LightRAG-style context: entity and relation CSV tables, then the numbered source chunks."""
-    entity_table = csv_table(ENTITY_HEADER, (entity_row(e, i + 1) for i, e in enumerate(entities)))
-    relation_table = csv_table(RELATION_HEADER, (relation_row(r, i + 1) for i, r in enumerate(relations)))
+    entity_table = _table(ENTITY_HEADER, (csv_line(entity_row(e, i + 1)) for i, e in enumerate(entities)))
+    relation_table = _table(RELATION_HEADER, (csv_line(relation_row(r, i + 1)) for i, r in enumerate(relations)))
     sources = "\n\n".join(chunk_block(c, i + 1) for i, c in enumerate(chunks))
     return (f"-----Entities-----\n```csv\n{entity_table}\n```\n\n"
             f"-----Relationships-----\n```csv\n{relation_table}\n```\n\n"
             f"-----Sources-----\n{sources}\n")
 
 
+@lru_cache(maxsize=16384)
+def text_tokens(text: str) -> int:
+    """cl100k tokens of a text, memoised: the same rows and chunks recur across questions."""
+    return count_tokens(text)
+
+
+def entity_cost(entity: dict[str, Any]) -> int:
+    """Tokens an entity's table row adds to the context (the row and its line break; rendered as row 1,
+    which costs the same as any row number below 1000: cl100k keeps 1-3 digit runs as one token)."""
+    return text_tokens(csv_line(entity_row(entity, 1)) + "\n")
+
+
+def relation_cost(relation: dict[str, Any]) -> int:
+    return text_tokens(csv_line(relation_row(relation, 1)) + "\n")
+
+
+def chunk_cost(chunk: dict[str, Any]) -> int:
+    """Tokens a chunk's Sources block adds (the block and the blank line after it)."""
+    return text_tokens(chunk_block(chunk, 1) + "\n\n")
+
+
+def _prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
+    """The longest prefix whose summed costs fit in ``budget`` (LightRAG truncates lists, never skips)."""
+    kept: list[T] = []
+    used = 0
+    for item in items:
+        c = cost(item)
+        if used + c > budget:
+            break
+        kept.append(item)
+        used += c
+    return kept, used
+
+
 def apply_budgets(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
                   chunks: Sequence[dict[str, Any]], *, max_entity_tokens: int, max_relation_tokens: int,
                   max_total_tokens: int) -> Budgeted:
     """Keep the longest prefixes that fit: entity rows in ``max_entity_tokens``, relation rows in
-    ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the two tables
-    and the section headers are counted. The rendered context never exceeds ``max_total_tokens``."""
-    skeleton = count_tokens(render_context([], [], []))
+    ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the section
+    headers and the two tables are counted. Costs are per rendered row (cl100k pre-tokenisation never
+    merges across a line break followed by text, so they add up; only the section edges may differ by a
+    token or two); ``render_within`` enforces the total exactly."""
+    skeleton = text_tokens(render_context([], [], []))
     room = max(0, max_total_tokens - skeleton)
-    indexed_e = list(enumerate(entities))
-    kept_e, used_e = take_within_budget(indexed_e, lambda p: _row_text(ENTITY_HEADER, entity_row(p[1], p[0] + 1))
-                                        + "\n", min(max_entity_tokens, room))
+    kept_e, used_e = _prefix_within(entities, entity_cost, min(max_entity_tokens, room))
     room -= used_e
-    indexed_r = list(enumerate(relations))
-    kept_r, used_r = take_within_budget(indexed_r, lambda p: _row_text(RELATION_HEADER, relation_row(p[1], p[0] + 1))
-                                        + "\n", min(max_relation_tokens, room))
+    kept_r, used_r = _prefix_within(relations, relation_cost, min(max_relation_tokens, room))
     room -= used_r
-    kept_c, used_c = take_within_budget(list(enumerate(chunks)), lambda p: chunk_block(p[1], p[0] + 1) + "\n\n",
-                                        room)
-    ents, rels, chs = [e for _, e in kept_e], [r for _, r in kept_r], [c for _, c in kept_c]
-    # Safety net: tokenising the joined text can differ slightly from the sum of its parts.
-    total = count_tokens(render_context(ents, rels, chs))
-    while total > max_total_tokens and (chs or rels or ents):
-        (chs or rels or ents).pop()
-        total = count_tokens(render_context(ents, rels, chs))
-    return Budgeted(ents, rels, chs, {"entities": used_e, "relations": used_r, "chunks": used_c,
-                                      "headers": skeleton, "total": total})
+    kept_c, used_c = _prefix_within(chunks, chunk_cost, room)
+    return Budgeted(kept_e, kept_r, kept_c, {"entities": used_e, "relations": used_r, "chunks": used_c,
+                                             "headers": skeleton})
+
+
+def render_within(budgeted: Budgeted, max_total_tokens: int,
+                  counter: Callable[[str], int] = count_tokens) -> tuple[str, int, int]:
+    """Render the budgeted lists; while the exact token count exceeds ``max_total_tokens`` drop the last
+    chunk (then relation, then entity); "" when not even the headers fit. Returns (context, its tokens,
+    records dropped)."""
+    dropped = 0
+    while True:
+        text = render_context(budgeted.entities, budgeted.relations, budgeted.chunks)
+        tokens = counter(text)
+        lists = [x for x in (budgeted.chunks, budgeted.relations, budgeted.entities) if x]
+        if tokens <= max_total_tokens:
+            return text, tokens, dropped
+        if not lists:  # not even the empty section headers fit
+            return "", counter(""), dropped
+        lists[0].pop()
+        dropped += 1
 
 
 # --- merging -----------------------------------------------------------------------------------
@@ -299,79 +366,3 @@ def chunk_key(chunk: dict[str, Any]) -> Hashable:
 def renumber(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Reset the 1-based ``position`` of merged or truncated records."""
     return _number(records)
-
-
-# --- helpers shared by the retrievers (need a QueryContext) --------------------------------------
-
-LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
-                   "max_relation_tokens", "max_total_tokens"]
-
-
-def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, prefix: str = ""
-                 ) -> tuple[list[str], str]:
-    """The keywords one level searches with ('low' or 'high'), falling back to the other level when
-    empty; also records both keyword lists in the result. Returns (terms, label for reasons)."""
-    with clock.stage("keywords"):
-        low, high = ctx.keywords()
-    result.keywords = {"low": list(low), "high": list(high)}
-    names = {"low": "low-level", "high": "high-level"}
-    other = "high" if level == "low" else "low"
-    terms = list(low if level == "low" else high)
-    used = level
-    if not terms:
-        terms = list(high if level == "low" else low)
-        used = other
-        if terms:
-            result.trace.append(f"{prefix}no {names[level]} keywords: falling back to the {names[other]} ones")
-    if not terms:
-        result.trace.append(f"{prefix}no keywords at all: nothing to search with")
-        return [], ""
-    joined = ", ".join(terms)
-    result.trace.append(f"{prefix}{names[used]} keywords searched: {joined}")
-    return terms, f"{names[used]} keywords '{joined}'"
-
-
-def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str
-                  ) -> list[dict[str, Any]]:
-    """Source chunks of ranked owners, ``chunks_per_entity`` each, ranked by cosine to the question."""
-    candidate_ids = list(dict.fromkeys(c for _, ids in owners for c in ids))
-    if not candidate_ids:
-        return []
-    with clock.stage("embed_query"):
-        question = ctx.embed(ctx.question)
-    with clock.stage("vector_search"):
-        vectors = ctx.ws.vectors.get_vectors("chunks", candidate_ids)
-    with clock.stage("ranking"):
-        similarity = {cid: float(np.dot(vec, question)) for cid, vec in vectors.items()}
-        picks = select_chunks(owners, similarity, ctx.settings.chunks_per_entity)
-        records = []
-        for pick in picks:
-            record = chunk_record(ctx.ws, pick.chunk_id, pick.score, pick_reason(pick))
-            record.update(via=via, brought_by=list(pick.brought_by))
-            records.append(record)
-    return records
-
-
-def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathered: Gathered) -> RetrievalResult:
-    """Fill chunk texts, apply the token budgets, render the context and finish the result."""
-    s = ctx.settings
-    with clock.stage("context"):
-        chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
-        fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
-                            max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens)
-        result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)
-        result.chunks = renumber(fit.chunks)
-        t = fit.tokens
-        result.trace.append(
-            f"budgets: {len(fit.entities)}/{len(gathered.entities)} entities in {t['entities']} tokens "
-            f"(max {s.max_entity_tokens}); {len(fit.relations)}/{len(gathered.relations)} relations in "
-            f"{t['relations']} tokens (max {s.max_relation_tokens}); {len(fit.chunks)}/{len(chunks)} chunks in "
-            f"{t['chunks']} tokens (what is left of {s.max_total_tokens})")
-        nothing = not (fit.entities or fit.relations or fit.chunks)
-        context = "" if nothing else render_context(fit.entities, fit.relations, fit.chunks)
-        finish(result, context, [c["chunk_id"] for c in fit.chunks])
-    usage = ctx.keyword_usage
-    result.llm_calls += int(usage.get("llm_calls", 0))
-    result.prompt_tokens += int(usage.get("prompt_tokens", 0))
-    result.completion_tokens += int(usage.get("completion_tokens", 0))
-    return result

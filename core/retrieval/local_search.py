@@ -1,12 +1,102 @@
 """local mode (LightRAG low-level retrieval): the low-level keywords, joined with ", ", are embedded
 and matched against the entity vectors (top_k = 40, cosine >= 0.2); the relations incident to those
 entities are ranked by edge degree then weight; each entity brings its source chunks most similar to
-the question (``chunks_per_entity``). Everything is then cut to LightRAG's token budgets."""
+the question (``chunks_per_entity``). Everything is then cut to LightRAG's token budgets.
+
+This module also holds the steps every LightRAG mode shares once a ``QueryContext`` is involved
+(keyword choice, chunk similarity, budgets + rendering); global, hybrid and mix import them.
+"""
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch, new_result
-from core.retrieval.lightrag_context import LIGHTRAG_PARAMS, Gathered, assemble, chunk_records, local_expand, search_terms
+from typing import Any, Sequence
+
+import numpy as np
+
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.lightrag_context import (Gathered, apply_budgets, local_expand, pick_reason, render_within,
+                                             renumber, select_chunks)
 from core.types import RetrievalResult
+
+LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
+                   "max_relation_tokens", "max_total_tokens"]
+LEVEL_NAMES = {"low": "low-level", "high": "high-level"}
+
+
+def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, prefix: str = ""
+                 ) -> tuple[list[str], str]:
+    """The keywords one level searches with ('low' or 'high'), falling back to the other level when
+    empty; records both keyword lists in the result. Returns (terms, a label used in reasons)."""
+    with clock.stage("keywords"):
+        low, high = ctx.keywords()
+    result.keywords = {"low": list(low), "high": list(high)}
+    extractor = getattr(ctx.keyword_extractor, "name", "keywords")
+    result.trace.append(f"{prefix}keywords ({extractor}): low-level {list(low)}, high-level {list(high)}")
+    other = "high" if level == "low" else "low"
+    terms, used = list(low if level == "low" else high), level
+    if not terms:
+        terms, used = list(high if level == "low" else low), other
+        if terms:
+            result.trace.append(f"{prefix}no {LEVEL_NAMES[level]} keywords: falling back to the "
+                                f"{LEVEL_NAMES[other]} ones")
+    if not terms:
+        result.trace.append(f"{prefix}no keywords at all: nothing to search with")
+        return [], ""
+    joined = ", ".join(terms)
+    result.trace.append(f"{prefix}{LEVEL_NAMES[used]} keywords searched: {joined}")
+    return terms, f"{LEVEL_NAMES[used]} keywords '{joined}'"
+
+
+def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str
+                  ) -> list[dict[str, Any]]:
+    """Source chunks of ranked owners, ``chunks_per_entity`` each, ranked by cosine to the question."""
+    candidate_ids = list(dict.fromkeys(c for _, ids in owners for c in ids))
+    if not candidate_ids:
+        return []
+    with clock.stage("embed_query"):
+        question = ctx.embed(ctx.question)
+    with clock.stage("vector_search"):
+        vectors = ctx.ws.vectors.get_vectors("chunks", candidate_ids)
+    with clock.stage("ranking"):
+        similarity = {cid: float(np.dot(vec, question)) for cid, vec in vectors.items()}
+        records = []
+        for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity):
+            record = chunk_record(ctx.ws, pick.chunk_id, pick.score, pick_reason(pick))
+            record.update(via=via, brought_by=list(pick.brought_by))
+            records.append(record)
+    return records
+
+
+def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathered: Gathered) -> RetrievalResult:
+    """Fill chunk texts, apply the token budgets, render the context, finish the result and add the
+    keyword extraction's LLM usage."""
+    s = ctx.settings
+    with clock.stage("context"):
+        chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
+        fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
+                            max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens)
+        t = fit.tokens
+        result.trace.append(
+            f"budgets: {len(fit.entities)}/{len(gathered.entities)} entities in {t['entities']} tokens "
+            f"(max {s.max_entity_tokens}); {len(fit.relations)}/{len(gathered.relations)} relations in "
+            f"{t['relations']} tokens (max {s.max_relation_tokens}); {len(fit.chunks)}/{len(chunks)} chunks in "
+            f"{t['chunks']} tokens (what is left of {s.max_total_tokens})")
+        if fit.entities or fit.relations or fit.chunks:
+            # finish() counts the context's tokens; using it as the counter avoids counting twice.
+            context, _, dropped = render_within(
+                fit, s.max_total_tokens,
+                counter=lambda text: finish(result, text, [c["chunk_id"] for c in fit.chunks]).context_tokens)
+            if dropped:
+                result.trace.append(f"dropped {dropped} trailing record(s) so that the context fits in "
+                                    f"{s.max_total_tokens} tokens exactly")
+        else:
+            finish(result, "", [])
+        result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)
+        result.chunks = renumber(fit.chunks)
+    usage = ctx.keyword_usage
+    result.llm_calls += int(usage.get("llm_calls", 0))
+    result.prompt_tokens += int(usage.get("prompt_tokens", 0))
+    result.completion_tokens += int(usage.get("completion_tokens", 0))
+    return result
 
 
 class LocalRetriever:
@@ -42,8 +132,8 @@ class LocalRetriever:
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
         owners = [(f"entity {e['name']}", e["source_chunk_ids"]) for e in entities]
         chunks = chunk_records(ctx, clock, owners, via="entity")
-        result.trace.append(f"{prefix}{len(chunks)} source chunks ({ctx.settings.chunks_per_entity} per entity at "
-                            f"most, by cosine to the question)")
+        result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {s.chunks_per_entity} per entity, "
+                            f"by cosine to the question)")
         return Gathered(entities, relations, chunks)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
