@@ -256,12 +256,29 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
 
 
 # --- context -----------------------------------------------------------------------------------
-def _evidence(kept: Sequence[tuple[str, dict[str, Any]]]) -> list[str]:
-    """Chunks in context order; a summary contributes its leaf chunks (leaf order) at its position."""
+def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[str, int] | None = None) -> list[str]:
+    """Chunks in context order; a summary contributes its leaf chunks at its position, the leaves
+    that mention the query entities most first (then leaf order), so a corpus-level summary does not
+    rank its first leaves above the relevant ones."""
+    weight = leaf_weight or {}
     out: list[str] = []
     for kind, rec in kept:
-        out.extend(rec["leaf_chunk_ids"] if kind == "summary" else [rec["chunk_id"]])
+        if kind == "summary":
+            leaves = list(rec["leaf_chunk_ids"])
+            out.extend(sorted(leaves, key=lambda c: (-weight.get(c, 0), leaves.index(c))) if weight else leaves)
+        else:
+            out.append(rec["chunk_id"])
     return out
+
+
+def _leaf_weights(ctx: QueryContext, present: Sequence[str]) -> dict[str, int]:
+    """chunk id -> occurrences of the query entities (E2GraphRAG's occurrence weight of a leaf)."""
+    index = ctx.ws.mention_index()
+    weights: dict[str, int] = {}
+    for term in present:
+        for chunk_id, count in index.get(term, {}).items():
+            weights[chunk_id] = weights.get(chunk_id, 0) + count
+    return weights
 
 
 def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, present: list[str],
@@ -282,10 +299,11 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
             break
         kept.append(item)
         used += cost
-    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept))
+    weights = _leaf_weights(ctx, present)
+    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights))
     while result.context_tokens > budget and kept:
         kept.pop()
-        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept))
+        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights))
     if len(kept) < len(chosen.items):
         result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
                             f"{len(chosen.items)} items dropped")
