@@ -24,6 +24,7 @@ import zlib
 from typing import Any, Callable, Hashable, Iterable, Optional
 
 import networkx as nx
+import numpy as np
 
 MAX_LABEL_CHARS = 40
 MAX_TITLE_CHARS = 700
@@ -32,6 +33,10 @@ FADED_NODE = "rgba(200,200,200,0.35)"
 FADED_EDGE = "rgba(190,190,190,0.18)"
 EDGE_COLOR = "rgba(120,130,150,0.55)"
 HIGHLIGHT_EDGE = "#e4572e"
+SPRING_PX = 110.0  # target median edge length on screen
+LABEL_ALL_MAX = 300  # larger graphs label only their LABEL_TOP best-connected nodes (all keep tooltips)
+LABEL_TOP = 80
+PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
 
 # A fixed palette: well-known entity labels get stable colours; other values hash into it.
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
@@ -56,7 +61,12 @@ _PREPARE_JS = """
                   (function () {
                       var decoder = document.createElement("textarea");
                       function plain(s) { decoder.innerHTML = s; return decoder.value; }
-                      function tip(s) { var d = document.createElement("div"); d.className = "rs-tip"; d.innerHTML = s; return d; }
+                      function tip(s) {
+                          var d = document.createElement("div");
+                          d.className = "rs-tip";
+                          d.innerHTML = s;  // s = our <b>/<br> markup around entity-escaped document text
+                          return d;
+                      }
                       function convert(ds) {
                           var updates = [];
                           ds.forEach(function (item) {
@@ -89,6 +99,7 @@ _EXTRA_CSS = """
   #mynetwork { border: none !important; }
   .rs-tip { max-width: 420px; white-space: normal; font-size: 12px; line-height: 1.35; }
   div.vis-tooltip { max-width: 440px; white-space: normal !important; }
+  #loadingBar { display: none !important; }  /* layouts are precomputed: stabilisation is short */
 </style>
 """
 
@@ -162,19 +173,29 @@ def _edge_key(u: Hashable, v: Hashable) -> frozenset:
 
 
 def _node_sizes(graph: nx.Graph, size_by_degree: bool) -> dict[Hashable, float]:
-    if not size_by_degree or graph.number_of_nodes() == 0:
-        return {n: 14.0 for n in graph.nodes}
+    count = graph.number_of_nodes()
+    low, high = (10.0, 34.0) if count <= 100 else (6.0, 26.0) if count <= 300 else (4.0, 18.0)
+    if not size_by_degree or count == 0:
+        return {n: low + 4.0 for n in graph.nodes}
     degrees = dict(graph.degree())
     top = max(degrees.values()) or 1
-    return {n: 8.0 + 32.0 * math.sqrt(d / top) for n, d in degrees.items()}
+    return {n: low + (high - low) * math.sqrt(d / top) for n, d in degrees.items()}
+
+
+def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set) -> set:
+    """Every node of a small graph; the best-connected ones (plus highlighted) of a large one."""
+    if graph.number_of_nodes() <= LABEL_ALL_MAX:
+        return set(graph.nodes)
+    ranked = sorted(degrees, key=lambda n: -degrees[n])[:LABEL_TOP]
+    return set(ranked) | (always & set(graph.nodes))
 
 
 def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) -> dict[str, Any]:
-    """vis-network options tuned to stabilise fast (≤ 3 s for ~1,000 nodes)."""
+    """vis-network options: precomputed positions, little or no browser physics (fast to draw)."""
     big = n_nodes > 300
     options: dict[str, Any] = {
-        "nodes": {"shape": "dot", "font": {"size": 12 if not big else 10, "face": "sans-serif"},
-                  "borderWidth": 1},
+        "nodes": {"shape": "dot", "font": {"size": 14, "face": "sans-serif"}, "borderWidth": 1,
+                  "scaling": {"label": {"enabled": False, "drawThreshold": 9 if big else 5}}},
         "edges": {"smooth": False, "color": {"inherit": False}, "width": 1,
                   "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
         "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": big,
@@ -184,22 +205,79 @@ def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) ->
     if hierarchical:
         options["layout"]["hierarchical"] = {
             "enabled": True, "direction": "UD", "sortMethod": "directed", "levelSeparation": 110,
-            "nodeSpacing": 60, "treeSpacing": 80, "parentCentralization": True, "shakeTowards": "roots"}
+            "nodeSpacing": 130, "treeSpacing": 150, "parentCentralization": True, "shakeTowards": "roots"}
         options["physics"] = {"enabled": False}
         return options
-    if not physics:
+    if not physics or n_nodes > PHYSICS_MAX_NODES:
         options["physics"] = {"enabled": False}
         return options
-    iterations = 250 if n_nodes <= 300 else 120 if n_nodes <= 1000 else 60
+    # Positions come from force_layout; a short vis simulation only relaxes them (then stops).
     options["physics"] = {
         "enabled": True, "solver": "barnesHut",
-        "barnesHut": {"gravitationalConstant": -6000 if big else -3500, "centralGravity": 0.3,
-                      "springLength": 110 if big else 130, "springConstant": 0.04, "damping": 0.35,
-                      "avoidOverlap": 0.05},
+        "barnesHut": {"gravitationalConstant": -3000, "centralGravity": 0.25, "springLength": SPRING_PX,
+                      "springConstant": 0.04, "damping": 0.4, "avoidOverlap": 0.05},
         "minVelocity": 1.5, "maxVelocity": 40, "timestep": 0.5,
-        "stabilization": {"enabled": True, "iterations": iterations, "updateInterval": 25, "fit": True},
+        "stabilization": {"enabled": True, "iterations": 60, "updateInterval": 30, "fit": True},
     }
     return options
+
+
+def force_layout(graph: nx.Graph, iterations: int = 50, seed: int = 7, gravity: float = 1.5
+                 ) -> dict[Hashable, tuple[float, float]]:
+    """Fruchterman–Reingold positions in pixels (vectorised numpy, exact repulsion, O(n²) memory).
+
+    Computed here rather than by vis-network's physics in the browser: a 1,000-node graph
+    then draws at once instead of simulating for seconds. Deterministic for a given seed.
+    """
+    nodes = list(graph.nodes)
+    n = len(nodes)
+    if n == 0:
+        return {}
+    if n == 1:
+        return {nodes[0]: (0.0, 0.0)}
+    index = {node: i for i, node in enumerate(nodes)}
+    pairs = np.array([(index[u], index[v]) for u, v in graph.edges() if u != v], dtype=np.int64).reshape(-1, 2)
+    rng = np.random.default_rng(seed)
+    x = rng.random(n, dtype=np.float32)
+    y = rng.random(n, dtype=np.float32)
+    k2 = np.float32(1.0 / n)
+    k = np.sqrt(k2)
+    temperature = np.float32(0.1)
+    cooling = temperature / (iterations + 1)
+    dx = np.empty((n, n), np.float32)
+    dy = np.empty((n, n), np.float32)
+    inv = np.empty((n, n), np.float32)
+    for _ in range(iterations):
+        np.subtract(x[:, None], x[None, :], out=dx)
+        np.subtract(y[:, None], y[None, :], out=dy)
+        np.multiply(dx, dx, out=inv)
+        inv += dy * dy
+        np.maximum(inv, 1e-6, out=inv)
+        np.divide(k2, inv, out=inv)  # repulsion k²/d, times the unit vector d/|d| = delta/d²
+        fx = (dx * inv).sum(axis=1) - gravity * (x - x.mean())  # gravity keeps small components close
+        fy = (dy * inv).sum(axis=1) - gravity * (y - y.mean())
+        if len(pairs):
+            ex = x[pairs[:, 0]] - x[pairs[:, 1]]
+            ey = y[pairs[:, 0]] - y[pairs[:, 1]]
+            pull = np.sqrt(ex * ex + ey * ey) / k  # attraction d²/k along the edge
+            ax, ay = ex * pull, ey * pull
+            fx -= np.bincount(pairs[:, 0], ax, n) - np.bincount(pairs[:, 1], ax, n)
+            fy -= np.bincount(pairs[:, 0], ay, n) - np.bincount(pairs[:, 1], ay, n)
+        length = np.sqrt(fx * fx + fy * fy)
+        length[length < 1e-6] = 1e-6
+        step = np.minimum(length, temperature) / length
+        x += (fx * step).astype(np.float32)
+        y += (fy * step).astype(np.float32)
+        temperature -= cooling
+    if len(pairs):
+        spans = np.hypot(x[pairs[:, 0]] - x[pairs[:, 1]], y[pairs[:, 0]] - y[pairs[:, 1]])
+        typical = float(np.median(spans)) or float(k)
+    else:
+        typical = float(k)
+    scale = SPRING_PX / max(typical, 1e-6)
+    x = (x - x.mean()) * scale
+    y = (y - y.mean()) * scale
+    return {node: (round(float(x[i]), 1), round(float(y[i]), 1)) for i, node in enumerate(nodes)}
 
 
 def _hierarchy_depths(graph: nx.Graph) -> dict[Hashable, int]:
@@ -232,10 +310,12 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
     sizes = _node_sizes(graph, size_by_degree)
     degrees = dict(graph.degree())
     depths = _hierarchy_depths(graph) if hierarchical else {}
+    positions = force_layout(graph) if not hierarchical else {}
     ids: dict[Hashable, str] = {node: str(node) for node in graph.nodes}
+    labelled = _labelled_nodes(graph, degrees, hi_nodes)
     nodes: list[dict[str, Any]] = []
     for node, data in graph.nodes(data=True):
-        label = data.get(label_attr) or node
+        label = (data.get(label_attr) or node) if node in labelled else ""
         colour = color_for(data.get(color_by)) if color_by else DEFAULT_COLOR
         if title_fn is not None:
             title = escape_text(title_fn(node, data))
@@ -251,6 +331,8 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
             item["color"] = {"background": colour, "border": "#222222"}
         if hierarchical and node in depths:
             item["level"] = depths[node]
+        if node in positions:
+            item["x"], item["y"] = positions[node]
         nodes.append(item)
     edges: list[dict[str, Any]] = []
     for u, v, data in graph.edges(data=True):

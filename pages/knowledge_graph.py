@@ -1,0 +1,205 @@
+"""Knowledge graph: browse the LightRAG-style entity graph (or the E2GraphRAG mention graph) with
+search, neighbourhood depth, type and degree filters; read an entity's profile, relations and
+source chunks. Document text is untrusted: it is escaped in the graph and shown as plain text here."""
+from __future__ import annotations
+
+from typing import Any, Hashable, Optional
+
+import networkx as nx
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.errors import escape_markdown, show_errors
+from ui.graph_view import graph_html, legend_html, legend_items, show_graph
+
+HEIGHT = 650
+MAX_CHUNKS_SHOWN = 8
+
+
+def _graph(ws: Any, mention: bool) -> nx.Graph:
+    return ws.mention_graph() if mention else ws.knowledge_graph()
+
+
+def _kind_attr(mention: bool) -> str:
+    """Node attribute holding the category: entity type, or the mention label (NE label / NOUN / PROPN)."""
+    return "label" if mention else "type"
+
+
+def _name(graph: nx.Graph, node: Hashable) -> str:
+    return str(graph.nodes[node].get("name") or node)
+
+
+def select_view(graph: nx.Graph, kind_attr: str, search: str, depth: int, types: tuple[str, ...],
+                min_degree: int, max_nodes: int) -> tuple[list[Hashable], list[Hashable], int]:
+    """Choose the nodes to draw: (nodes shown, search matches, nodes eligible before truncation).
+
+    Type filter first; then the neighbourhood (within ``depth`` hops) of the entities whose name
+    contains ``search``; then the minimum degree (matches are always kept); then the best
+    ``max_nodes`` by (match, distance to a match, degree)."""
+    if types:
+        wanted = set(types)
+        graph = graph.subgraph([n for n, d in graph.nodes(data=True) if str(d.get(kind_attr) or "") in wanted])
+    query = search.strip().lower()
+    matches: list[Hashable] = []
+    distance: dict[Hashable, int] = {}
+    if query:
+        matches = [n for n in graph.nodes if query in _name(graph, n).lower() or query in str(n).lower()]
+        for seed in matches:
+            for node, hops in nx.single_source_shortest_path_length(graph, seed, cutoff=depth).items():
+                distance[node] = min(distance.get(node, hops), hops)
+        candidates = list(distance)
+    else:
+        candidates = list(graph.nodes)
+    degree = dict(graph.degree())
+    match_set = set(matches)
+    eligible = [n for n in candidates if n in match_set or degree.get(n, 0) >= min_degree]
+    eligible.sort(key=lambda n: (n not in match_set, distance.get(n, 0), -degree.get(n, 0), str(n)))
+    return eligible[:max_nodes], matches, len(eligible)
+
+
+@st.cache_data(show_spinner="Laying out the graph…", max_entries=8)
+def view_html(path: str, generation: int, mention: bool, search: str, depth: int, types: tuple[str, ...],
+              min_degree: int, max_nodes: int, size_by_degree: bool, _ws: Any
+              ) -> tuple[str, int, int, list[str], list[tuple[str, str]]]:
+    """(html, nodes shown, nodes eligible, shown node ids, legend), cached per workspace generation."""
+    graph = _graph(_ws, mention)
+    kind = _kind_attr(mention)
+    nodes, matches, eligible = select_view(graph, kind, search, depth, types, min_degree, max_nodes)
+    view = graph.subgraph(nodes)
+    page = graph_html(view, height_px=HEIGHT, color_by=kind, size_by_degree=size_by_degree,
+                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name")
+    return page, len(nodes), eligible, [str(n) for n in nodes], legend_items(view, kind)
+
+
+def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
+    kind = _kind_attr(mention)
+    kinds = sorted({str(d.get(kind) or "") for _, d in graph.nodes(data=True)} - {""})
+    cols = st.columns([3, 1, 1, 1])
+    search = cols[0].text_input("Search an entity" if not mention else "Search a term", key="kg_search",
+                                placeholder="part of a name, e.g. harbour")
+    depth = cols[1].number_input("Neighbourhood depth", min_value=0, max_value=4, value=1, step=1, key="kg_depth",
+                                 help="Hops around the matching entities (used with a search).")
+    max_nodes = cols[2].number_input("Max nodes", min_value=10, max_value=2000, value=300, step=50,
+                                     key="kg_max_nodes", help="Larger views take longer to draw.")
+    min_degree = cols[3].number_input("Min degree", min_value=0, max_value=100, value=0, step=1, key="kg_min_degree",
+                                      help="Hide nodes with fewer connections (search matches are kept).")
+    cols = st.columns([3, 1])
+    types = cols[0].multiselect("Entity types" if not mention else "Labels", kinds,
+                                key="kg_types_mention" if mention else "kg_types",
+                                help="Empty = all types.")
+    size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree")
+    return {"search": search or "", "depth": int(depth), "max_nodes": int(max_nodes), "min_degree": int(min_degree),
+            "types": tuple(t for t in types if t in kinds), "size_by_degree": bool(size_by_degree)}
+
+
+def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] = None) -> None:
+    """Source chunks as plain text (never Markdown/HTML), most relevant first."""
+    if not chunk_ids:
+        st.caption("No source chunks recorded.")
+        return
+    names = ws.doc_names()
+    chunks = ws.store.chunks_by_id(chunk_ids[:MAX_CHUNKS_SHOWN])
+    order = {doc: i + 1 for i, doc in enumerate(names)}
+    for i, chunk_id in enumerate(chunk_ids[:MAX_CHUNKS_SHOWN]):
+        chunk = chunks.get(chunk_id)
+        if chunk is None:
+            continue
+        extra = f", {counts[chunk_id]} mention(s)" if counts and chunk_id in counts else ""
+        with st.expander(f"Source chunk {i + 1}: document #{order.get(chunk.doc_id, '?')}, "
+                         f"chunk {chunk.order + 1}{extra}", expanded=False):
+            st.text(f"Document: {names.get(chunk.doc_id, chunk.doc_id)}")
+            st.code(chunk.text, language=None, wrap_lines=True)
+    if len(chunk_ids) > MAX_CHUNKS_SHOWN:
+        st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN} more source chunk(s) not shown.")
+
+
+def entity_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
+    data = graph.nodes[node]
+    st.text(f"Entity: {_name(graph, node)}")
+    st.text(f"Type: {data.get('type') or '—'}   Degree: {graph.degree(node)}")
+    st.caption("Profile (description)")
+    st.code(data.get("description") or "(no description)", language=None, wrap_lines=True)
+    rows = []
+    for other in graph.neighbors(node):
+        edge = graph.edges[node, other]
+        rows.append({"related entity": _name(graph, other), "keywords": ", ".join(map(str, edge.get("keywords") or [])),
+                     "weight": edge.get("weight"), "description": edge.get("description") or ""})
+    st.caption(f"Relations ({len(rows)})")
+    if rows:
+        frame = pd.DataFrame(rows).sort_values("weight", ascending=False)
+        st.dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)))
+    show_chunks(ws, list(data.get("source_chunk_ids") or []))
+
+
+def term_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
+    data = graph.nodes[node]
+    st.text(f"Term: {node}")
+    st.text(f"Label: {data.get('label') or '—'}   Degree: {graph.degree(node)}")
+    rows = sorted(({"co-occurring term": str(other), "sentences together": graph.edges[node, other].get("weight", 1)}
+                   for other in graph.neighbors(node)), key=lambda r: -float(r["sentences together"]))
+    st.caption(f"Co-occurring terms ({len(rows)})")
+    if rows:
+        st.dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
+                     height=min(400, 38 + 35 * len(rows)))
+    counts = ws.mention_index().get(str(node), {})
+    ranked = sorted(counts, key=lambda c: -counts[c])
+    show_chunks(ws, ranked, counts)
+
+
+def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+    st.subheader("Details")
+    if not shown:
+        st.caption("Nothing to show.")
+        return
+    by_id = {str(n): n for n in graph.nodes}
+    options = [s for s in shown if s in by_id]
+    options.sort(key=lambda s: _name(graph, by_id[s]).lower())
+    if not options:
+        return
+    signature = (mention, tuple(shown[:5]))
+    best = next((s for s in shown if s in by_id), options[0])  # a search match or the best-connected node
+    if st.session_state.get("kg_entity") not in options or st.session_state.get("kg_view_signature") != signature:
+        st.session_state["kg_entity"] = best  # a new view selects its best node (set via state: the UI follows)
+    st.session_state["kg_view_signature"] = signature
+    chosen = st.selectbox("Term" if mention else "Entity", options, key="kg_entity",
+                          format_func=lambda s: _name(graph, by_id[s])[:80] if s in by_id else s)
+    if chosen is None:
+        return
+    (term_panel if mention else entity_panel)(ws, graph, by_id[chosen])
+
+
+@show_errors()
+def main() -> None:
+    st.title("Knowledge graph")
+    ws = state.workspace()
+    mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention",
+                        help="Co-occurrence of named entities and nouns in the same sentence (weights = count).")
+    graph = _graph(ws, mention)
+    if graph.number_of_nodes() == 0:
+        st.info("The graph is empty: index documents on the Documents page first.")
+        return
+    params = controls(graph, mention)
+    html_page, shown, eligible, shown_ids, legend = view_html(
+        str(ws.path), ws.generation(), mention, params["search"], params["depth"], params["types"],
+        params["min_degree"], params["max_nodes"], params["size_by_degree"], ws)
+    if params["search"].strip() and not shown_ids:
+        st.warning(f"No {'term' if mention else 'entity'} matches: {escape_markdown(params['search'])}")
+    total = graph.number_of_nodes()
+    if shown < eligible:
+        st.warning(f"Showing {shown} of {eligible} matching nodes (max nodes = {params['max_nodes']}); "
+                   f"the graph has {total} nodes in all. Narrow the view with a search, types or min degree.")
+    else:
+        st.caption(f"Showing {shown} of {total} nodes. Hover a node or an edge for details; drag to move, "
+                   f"scroll to zoom.")
+    left, right = st.columns([3, 1])
+    with left:
+        if legend:
+            st.html(legend_html(legend[:16]))
+        if shown:
+            show_graph(html_page, HEIGHT)
+    with right:
+        side_panel(ws, graph, mention, shown_ids)
+
+
+main()

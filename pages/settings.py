@@ -1,0 +1,213 @@
+"""Settings: every field of ``core.settings.Settings`` with its description as help text, grouped.
+
+Edits take effect when saved (to the workspace's settings.json and this session). The LLM API key
+lives only in this browser session (``st.session_state["llm_api_key"]``); Settings has no key field,
+so it is never written to disk. Changing the embedder of a non-empty workspace is refused with the
+embedder-mismatch message (vectors of different embedders cannot be mixed)."""
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import annotated_types
+import streamlit as st
+from pydantic import ValidationError
+
+from core.settings import DEFAULT_ENTITY_TYPES, Settings, apply_environment
+from ui import state
+from ui.errors import escape_markdown, show_errors
+
+GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields)
+    "Providers": [
+        ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
+                              "llm_timeout_s", "llm_max_retries", "llm_concurrency"]),
+        ("Embeddings and vectors", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
+                                    "chroma_url"]),
+    ],
+    "Indexing": [
+        ("Chunks and summary tree", ["chunk_tokens", "chunk_overlap", "tree_group_size", "summary_tokens"]),
+        ("Entities and profiles", ["entity_types", "profile_max_fragments", "profile_max_tokens",
+                                   "profile_summary_tokens", "gleaning_passes", "max_document_mb"]),
+    ],
+    "Retrieval: LightRAG": [
+        ("naive, local, global, hybrid", ["naive_top_k", "lightrag_top_k", "cosine_threshold", "chunks_per_entity"]),
+        ("Token budgets", ["max_entity_tokens", "max_relation_tokens", "max_total_tokens"]),
+    ],
+    "Retrieval: tree": [("E2GraphRAG", ["tree_top_k", "tree_hops"])],
+    "Retrieval: path": [("PathRAG", ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta",
+                                     "path_max_hops", "path_max_expansions"])],
+    "Answers": [("Extractive answers (offline)", ["answer_sentences"])],
+}
+HIDDEN = {"version"}
+KEY_WIDGET = "settings_api_key_input"
+
+
+def widget_key(field: str) -> str:
+    return f"set::{state.current_workspace_name()}::{field}"
+
+
+def _bounds(field: str) -> tuple[Any, Any]:
+    low = high = None
+    for meta in Settings.model_fields[field].metadata:
+        if isinstance(meta, (annotated_types.Ge, annotated_types.Gt)):
+            low = getattr(meta, "ge", getattr(meta, "gt", None))
+        if isinstance(meta, (annotated_types.Le, annotated_types.Lt)):
+            high = getattr(meta, "le", getattr(meta, "lt", None))
+    return low, high
+
+
+def field_widget(field: str, current: Settings, help_text: dict[str, str]) -> Any:
+    """One widget for one settings field, keyed per workspace, initialised from the current settings."""
+    info = Settings.model_fields[field]
+    annotation = info.annotation
+    key = widget_key(field)
+    value = getattr(current, field)
+    if key not in st.session_state:
+        st.session_state[key] = list(value) if isinstance(value, list) else value
+    label = field.replace("_", " ")
+    help_ = help_text.get(field) or None
+    if typing.get_origin(annotation) is typing.Literal:
+        return st.selectbox(label, list(typing.get_args(annotation)), key=key, help=help_)
+    if annotation is bool:
+        return st.checkbox(label, key=key, help=help_)
+    if annotation is int:
+        low, high = _bounds(field)
+        return st.number_input(label, min_value=low, max_value=high, step=1, key=key, help=help_)
+    if annotation is float:
+        low, high = _bounds(field)
+        low = float(low) if low is not None else None
+        high = float(high) if high is not None else None
+        if field in {"llm_temperature", "path_alpha", "path_theta", "cosine_threshold"}:
+            return st.number_input(label, min_value=low, max_value=high, step=0.05, format="%.3f", key=key,
+                                   help=help_)
+        return st.number_input(label, min_value=low, step=1.0, key=key, help=help_)
+    if typing.get_origin(annotation) is list:
+        options = list(dict.fromkeys(list(DEFAULT_ENTITY_TYPES) + list(st.session_state[key])))
+        return st.multiselect(label, options, key=key, help=help_, accept_new_options=True)
+    return st.text_input(label, key=key, help=help_)
+
+
+def api_key_widget() -> None:
+    """The API key field: copied to st.session_state['llm_api_key'] (session only, never saved)."""
+    if KEY_WIDGET not in st.session_state:
+        st.session_state[KEY_WIDGET] = st.session_state.get("llm_api_key", "")
+
+    def _copy() -> None:
+        st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
+
+    st.text_input("API key", type="password", key=KEY_WIDGET, on_change=_copy,
+                  help="Kept in this browser session only — never written to settings.json or logs. "
+                       "Alternatively set OPENAI_API_KEY in the environment or Streamlit secrets.")
+    st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
+
+
+def collect(current: Settings) -> dict[str, Any]:
+    """Draw every tab's sections of widgets (two per row) and return the values entered."""
+    help_text = Settings.field_help()
+    values: dict[str, Any] = {}
+    listed = {f for sections in GROUPS.values() for _, fields in sections for f in fields}
+    extra = [f for f in Settings.model_fields if f not in listed and f not in HIDDEN]
+    groups = dict(GROUPS)
+    if extra:
+        groups["Other"] = [("Other settings", extra)]
+    tabs = st.tabs(list(groups), key="settings_tabs")
+    for tab, (group, sections) in zip(tabs, groups.items()):
+        with tab:
+            if group == "Providers":
+                st.caption("Offline = spaCy extraction and extractive answers (no LLM). OpenAI-compatible = "
+                           "OpenAI, Ollama, vLLM, LM Studio, llama.cpp server…")
+            for title, fields in sections:
+                st.subheader(title)
+                row = list(fields)
+                if "llm_model" in row:  # the session-only key sits next to the model name
+                    row.insert(row.index("llm_model") + 1, "__api_key__")
+                for start in range(0, len(row), 2):
+                    for col, field in zip(st.columns(2), row[start: start + 2]):
+                        with col:
+                            if field == "__api_key__":
+                                api_key_widget()
+                            else:
+                                values[field] = field_widget(field, current, help_text)
+    values["version"] = current.version
+    return values
+
+
+def _reset_to_defaults() -> None:
+    defaults = apply_environment(Settings())
+    for field in Settings.model_fields:
+        st.session_state.pop(widget_key(field), None)
+    st.session_state["settings_pending"] = defaults
+    st.session_state["settings_message"] = ("info", "Defaults loaded into the form — press Save to keep them.")
+
+
+def check_embedder(candidate: Settings) -> None:
+    """Raise EmbedderMismatchError when the candidate's embedder differs from the workspace's vectors."""
+    from core.workspace import Workspace
+
+    probe = Workspace(state.data_dir() / state.current_workspace_name(), settings=candidate)
+    probe.close()
+
+
+def save(candidate: Settings) -> None:
+    check_embedder(candidate)
+    name = state.current_workspace_name()
+    try:
+        ws = state.workspace()
+        ws.save_settings(candidate)
+    except Exception:  # noqa: BLE001 - the saved settings may be what cannot open the workspace: write anyway
+        from core.settings import save_settings
+
+        save_settings(state.data_dir() / name, candidate)
+    state.store_session_settings(candidate, name)
+    state.forget_workspace()
+
+
+def test_connection(candidate: Settings) -> None:
+    try:
+        from core.llm.provider import test_connection as probe
+    except ImportError:
+        st.warning("LLM support not installed yet.")
+        return
+    if candidate.provider == "offline":
+        st.info("The provider is 'offline': no LLM is used. Choose 'openai' to test a server.")
+        return
+    with st.spinner("Contacting the LLM server…"):
+        ok, message = probe(candidate, state.api_key())
+    (st.success if ok else st.error)(escape_markdown(message))
+
+
+@show_errors()
+def main() -> None:
+    st.title("Settings")
+    name = state.current_workspace_name()
+    st.caption(f"Settings of workspace {escape_markdown(name)}. Defaults follow the LightRAG, E2GraphRAG and "
+               "PathRAG papers.")
+    current = st.session_state.pop("settings_pending", None) or state.session_settings()
+    values = collect(current)
+    candidate = None
+    try:
+        candidate = Settings.model_validate(values)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        st.error(escape_markdown(f"Invalid settings: {problems}"))
+    cols = st.columns([1, 1, 1, 3])
+    save_clicked = cols[0].button("Save", key="settings_save", type="primary", disabled=candidate is None)
+    cols[1].button("Reset to defaults", key="settings_reset", on_click=_reset_to_defaults)
+    test_clicked = cols[2].button("Test connection", key="settings_test", disabled=candidate is None)
+    message = st.session_state.pop("settings_message", None)
+    if message:
+        (st.info if message[0] == "info" else st.success)(message[1])
+    if save_clicked and candidate is not None:
+        with show_errors("Not saved") as guard:
+            save(candidate)
+        if not guard.failed:
+            st.session_state["settings_message"] = ("success", "Saved. Indexing and retrieval now use these settings.")
+            st.rerun()
+    if test_clicked and candidate is not None:
+        with show_errors("Connection test failed"):
+            test_connection(candidate)
+    if candidate is not None and candidate != state.session_settings():
+        st.caption("You have unsaved changes.")
+
+
+main()

@@ -1,0 +1,227 @@
+"""Summary tree (E2GraphRAG): the corpus levels on top, one subtree per document, chunks as leaves.
+
+Large corpora are browsed by parts: the corpus top levels (down to each document's root), one
+document's subtree, or — for small corpora — everything. Pick a node to read its summary, its
+children and its leaf chunks (plain text: document text is untrusted)."""
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import pandas as pd
+import streamlit as st
+
+from ui import state
+from ui.errors import show_errors
+from ui.graph_view import graph_html, legend_html, legend_items, show_graph
+
+HEIGHT = 560
+EVERYTHING_MAX = 600  # nodes (summaries + chunks) up to which the whole tree may be drawn
+CORPUS_VIEW_MAX = 400  # the corpus view drops document roots / lower corpus levels beyond this
+MAX_LEAVES_SHOWN = 10
+SCOPES = {"corpus": "Corpus top levels", "doc": "One document", "all": "Everything (small corpora)"}
+
+
+def node_label(node_id: str, tree: dict[str, Any], names: dict[str, str], chunk_docs: dict[str, Any],
+               roots: dict[str, str]) -> str:
+    """A readable label: 'Corpus L2 #0', '<document> L1 #3', 'chunk 4 of <document>'."""
+    node = tree.get(node_id)
+    if node is not None and node.scope == "corpus":
+        return f"Corpus L{node.level} #{node.ord}"
+    if node is not None:
+        doc = names.get(node.doc_id or "", node.doc_id or "?")
+        root = " (root)" if roots.get(node.doc_id or "") == node_id else ""
+        return f"{doc} L{node.level} #{node.ord}{root}"
+    chunk = chunk_docs.get(node_id)
+    if chunk is not None:
+        return f"chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)}"
+    return node_id
+
+
+def short_label(node_id: str, tree: dict[str, Any], names: dict[str, str], chunk_docs: dict[str, Any],
+                roots: dict[str, str], limit: int = 18) -> str:
+    """The label drawn under a node: corpus level, a document's name at its root, 'L1 #2' inside a
+    document, 'chunk 3' for leaves (the tooltip and the side panel give the full label)."""
+    node = tree.get(node_id)
+    root_docs = {root: doc for doc, root in roots.items()}
+    if node is not None and node.scope == "corpus":
+        label = f"Corpus L{node.level} #{node.ord}"
+    elif node_id in root_docs:
+        label = names.get(root_docs[node_id], root_docs[node_id])
+    elif node is not None:
+        label = f"L{node.level} #{node.ord}"
+    elif node_id in chunk_docs:
+        label = f"chunk {chunk_docs[node_id].order + 1}"
+    else:
+        label = node_id
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def corpus_members(tree: dict[str, Any], limit: int = CORPUS_VIEW_MAX) -> set[str]:
+    """Corpus nodes plus the document roots below them; for large corpora only the top levels
+    that fit in ``limit`` nodes."""
+    corpus = [n for n in tree.values() if n.scope == "corpus"]
+    members = {n.node_id for n in corpus} | {c for n in corpus for c in n.child_ids}
+    if len(members) <= limit:
+        return members
+    levels = sorted({n.level for n in corpus}, reverse=True)
+    kept: set[str] = set()
+    for level in levels:
+        layer = {n.node_id for n in corpus if n.level == level}
+        if kept and len(kept) + len(layer) > limit:
+            break
+        kept |= layer
+    return kept
+
+
+def build_view(ws: Any, scope: str, doc_id: str) -> nx.DiGraph:
+    """The part of the tree to draw, parent → child, with name/type/text/level attributes."""
+    tree = ws.tree_index()
+    names = ws.doc_names()
+    roots = {doc: root for doc, (root, _) in ws.store.doc_roots().items()}
+    if scope == "doc":
+        members = {n.node_id for n in tree.values() if n.scope == "doc" and n.doc_id == doc_id}
+        chunk_ids = [c.chunk_id for c in ws.store.chunks_of(doc_id)]
+        members |= set(chunk_ids)
+    elif scope == "corpus":
+        members = corpus_members(tree)
+    else:
+        members = set(tree) | set(ws.store.all_chunk_ids())
+    chunk_docs = ws.store.chunks_by_id([m for m in members if m not in tree])
+    graph = nx.DiGraph()
+    for member in sorted(members):
+        node = tree.get(member)
+        kind = node.scope if node is not None else "chunk"
+        text = node.text if node is not None else (chunk_docs[member].text if member in chunk_docs else "")
+        level = node.level if node is not None else 0
+        label = node_label(member, tree, names, chunk_docs, roots)
+        graph.add_node(member, name=short_label(member, tree, names, chunk_docs, roots), full_name=label,
+                       type=kind, level=level, text=text)
+    for member in members:
+        node = tree.get(member)
+        if node is None:
+            continue
+        for child in node.child_ids:
+            if child in members:
+                graph.add_edge(member, child)
+    return graph
+
+
+def _title(_node: Any, data: dict[str, Any]) -> str:
+    text = str(data.get("text") or "")
+    return f"{data.get('full_name')}\n{data.get('type')} · level {data.get('level')}\n\n{text[:500]}"
+
+
+@st.cache_data(show_spinner="Building the tree view…", max_entries=8)
+def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: Any
+              ) -> tuple[str, list[str], dict[str, str], list[tuple[str, str]]]:
+    """(html, node ids, labels, legend) for one view, cached per workspace generation."""
+    graph = build_view(_ws, scope, doc_id)
+    page = graph_html(graph, height_px=HEIGHT, color_by="type", size_by_degree=False, hierarchical=True,
+                      label_attr="name", title_fn=_title)
+    order = sorted(graph.nodes, key=lambda n: (-int(graph.nodes[n]["level"]), graph.nodes[n]["type"] != "corpus",
+                                              str(graph.nodes[n]["name"])))
+    return page, order, {n: str(graph.nodes[n]["full_name"]) for n in graph.nodes}, legend_items(graph, "type")
+
+
+def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
+    tree = ws.tree_index()
+    node = tree.get(node_id)
+    names = ws.doc_names()
+    if node is None:  # a chunk
+        chunk = ws.store.chunks_by_id([node_id]).get(node_id)
+        if chunk is None:
+            st.caption("This chunk no longer exists.")
+            return
+        st.text(f"Chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)} ({chunk.tokens} tokens)")
+        st.code(chunk.text, language=None, wrap_lines=True)
+        return
+    st.text(f"{labels.get(node_id, node_id)} — {node.scope} level {node.level}, {node.tokens} tokens")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Summary")
+        st.code(node.text or "(empty)", language=None, wrap_lines=True)
+    with right:
+        node_children(ws, node, labels, tree, names)
+
+
+def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, Any], names: dict[str, str]) -> None:
+    """A summary node's children (table) and its leaf chunks (expanders with plain text)."""
+    chunk_meta = ws.store.chunks_by_id([c for c in node.child_ids if c not in tree])
+    rows = []
+    for child in node.child_ids:
+        sub = tree.get(child)
+        if sub is not None:
+            rows.append({"child": labels.get(child) or child, "kind": f"{sub.scope} summary L{sub.level}",
+                         "start": sub.text[:120]})
+        elif child in chunk_meta:
+            meta = chunk_meta[child]
+            rows.append({"child": labels.get(child) or f"chunk {meta.order + 1} of {names.get(meta.doc_id, '?')}",
+                         "kind": "chunk", "start": meta.text[:120]})
+    st.caption(f"Children ({len(rows)})")
+    if rows:
+        st.dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
+    leaves = list(node.leaf_chunk_ids)
+    st.caption(f"Leaf chunks ({len(leaves)})")
+    chunks = ws.store.chunks_by_id(leaves[:MAX_LEAVES_SHOWN])
+    for i, leaf in enumerate(leaves[:MAX_LEAVES_SHOWN]):
+        chunk = chunks.get(leaf)
+        if chunk is None:
+            continue
+        with st.expander(f"Leaf {i + 1}: chunk {chunk.order + 1}", expanded=False):
+            st.text(f"Document: {names.get(chunk.doc_id, chunk.doc_id)}")
+            st.code(chunk.text, language=None, wrap_lines=True)
+    if len(leaves) > MAX_LEAVES_SHOWN:
+        st.caption(f"{len(leaves) - MAX_LEAVES_SHOWN} more leaf chunk(s) not shown.")
+
+
+def choose_scope(ws: Any) -> tuple[str, str]:
+    names = ws.doc_names()
+    roots = ws.store.doc_roots()
+    docs = [d for d in names if d in roots]
+    total = len(ws.tree_index()) + ws.store.count("chunks")
+    cols = st.columns([2, 3])
+    scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False)
+    doc_id = ""
+    if scope == "doc":
+        if docs and st.session_state.get("tree_doc") not in docs:
+            st.session_state["tree_doc"] = docs[0]
+        doc_id = cols[1].selectbox("Document", docs, key="tree_doc",
+                                   format_func=lambda d: names.get(d, d)[:100]) or ""
+    elif scope == "all" and total > EVERYTHING_MAX:
+        cols[1].warning(f"The whole tree has {total} nodes (more than {EVERYTHING_MAX}): showing the corpus top "
+                        f"levels instead. Pick one document to see its subtree.")
+        scope = "corpus"
+    elif scope == "corpus":
+        cols[1].caption("Corpus summary nodes and, below them, each document's root (a summary, or the chunk of a "
+                        "one-chunk document). Pick “One document” to open a subtree down to its chunks.")
+    return scope, doc_id
+
+
+@show_errors()
+def main() -> None:
+    st.title("Summary tree")
+    ws = state.workspace()
+    if not ws.tree_index() and ws.store.count("chunks") == 0:
+        st.info("The summary tree is empty: index documents on the Documents page first.")
+        return
+    scope, doc_id = choose_scope(ws)
+    if scope == "doc" and not doc_id:
+        st.info("No indexed document to show.")
+        return
+    page, order, labels, legend = tree_view(str(ws.path), ws.generation(), scope, doc_id, ws)
+    if not order:
+        st.info("Nothing to show in this view yet (the corpus level appears once documents are indexed).")
+        return
+    st.html(legend_html(legend))
+    st.caption(f"{len(order)} nodes. Top = corpus levels; leaves = chunks. Hover a node for its summary; "
+               "scroll to zoom, drag to pan.")
+    show_graph(page, HEIGHT)
+    st.subheader("Node")
+    if st.session_state.get("tree_node") not in order:
+        st.session_state["tree_node"] = order[0]
+    chosen = st.selectbox("Pick a node", order, key="tree_node", format_func=lambda n: labels.get(n, n)[:100])
+    if chosen:
+        node_panel(ws, chosen, labels)
+
+main()

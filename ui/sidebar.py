@@ -1,0 +1,112 @@
+"""The sidebar shown on every page: workspace picker (switch, create, delete), provider status, counts."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui import state
+from ui.errors import escape_markdown, show_errors
+
+_MESSAGE = "sidebar_message"
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _cached_status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
+    """ws.status(), cached per workspace path and generation."""
+    return _ws.status()
+
+
+def _on_select() -> None:
+    state.set_workspace(st.session_state["sidebar_workspace"])
+    st.session_state["sidebar_delete_confirm"] = False
+
+
+def _on_create() -> None:
+    name = (st.session_state.get("sidebar_new_workspace") or "").strip()
+    if not state.valid_workspace_name(name):
+        st.session_state[_MESSAGE] = ("error", "Invalid name: use 1–64 letters, digits, '.', '_' or '-', "
+                                               "starting with a letter or digit.")
+        return
+    path = state.data_dir() / name
+    existed = path.exists()
+    path.mkdir(parents=True, exist_ok=True)
+    state.set_workspace(name)
+    st.session_state["sidebar_new_workspace"] = ""
+    st.session_state[_MESSAGE] = ("info", f"Switched to existing workspace {name}." if existed
+                                  else f"Created workspace {name}.")
+
+
+def _on_delete() -> None:
+    name = state.current_workspace_name()
+    if not st.session_state.get("sidebar_delete_confirm"):
+        st.session_state[_MESSAGE] = ("error", "Tick the confirmation box first.")
+        return
+    try:
+        state.workspace().close()
+    except Exception:  # noqa: BLE001 - an unopenable workspace can still be deleted
+        pass
+    state.delete_workspace(name)
+    st.session_state.pop(f"settings::{name}", None)
+    st.session_state.pop(f"growth::{name}", None)
+    st.session_state["sidebar_delete_confirm"] = False
+    st.session_state[_MESSAGE] = ("info", f"Deleted workspace {name}.")
+
+
+def _workspace_picker() -> str:
+    current = state.current_workspace_name()
+    names = state.workspace_names()
+    if current not in names:
+        names = sorted(set(names) | {current})
+    if st.session_state.get("sidebar_workspace") != current:
+        st.session_state["sidebar_workspace"] = current
+    st.selectbox("Workspace", names, key="sidebar_workspace", on_change=_on_select,
+                 help="Each workspace is one folder holding its own index and settings.")
+    with st.expander("New / delete workspace", expanded=False):
+        st.text_input("New workspace name", key="sidebar_new_workspace", max_chars=64,
+                      placeholder="e.g. my-corpus")
+        st.button("Create and switch", key="sidebar_create", on_click=_on_create)
+        st.divider()
+        st.checkbox(f"Yes, delete workspace {current} and its index", key="sidebar_delete_confirm")
+        st.button("Delete workspace", key="sidebar_delete", on_click=_on_delete, type="secondary",
+                  disabled=not st.session_state.get("sidebar_delete_confirm"))
+    message = st.session_state.pop(_MESSAGE, None)
+    if message:
+        (st.error if message[0] == "error" else st.success)(escape_markdown(message[1]))
+    return current
+
+
+def provider_line(settings: Any, has_key: bool) -> str:
+    """Plain-text provider status: offline, or 'LLM: model @ url'."""
+    if settings.provider == "offline":
+        return "Provider: offline (spaCy graph, extractive answers)"
+    model = settings.llm_model or "(no model set)"
+    url = settings.llm_base_url or "(no base URL set)"
+    return f"LLM: {model} @ {url}" + ("" if has_key else " — no API key in this session")
+
+
+def _counts(ws: Any) -> None:
+    status = _cached_status(str(ws.path), ws.generation(), ws)
+    left, right = st.columns(2)
+    left.metric("Documents", status["documents"])
+    right.metric("Chunks", status["chunks"])
+    left.metric("Entities", status["entities"])
+    right.metric("Relations", status["relations"])
+    left.metric("Summaries", status["tree_nodes"])
+    right.metric("Failed", status["failed"])
+    if status["pending"]:
+        st.caption(f"{status['pending']} document(s) waiting to be indexed")
+
+
+def render_sidebar() -> None:
+    """Draw the sidebar; problems (a corrupt workspace, a bad settings file) show as messages."""
+    with st.sidebar:
+        st.markdown("### RAGScope")
+        with show_errors("Workspace list"):
+            _workspace_picker()
+        with show_errors("Settings"):
+            settings = state.session_settings()
+            st.text(provider_line(settings, bool(state.api_key())))
+            st.text(f"Embedder: {settings.embedder}")
+        with show_errors("Workspace"):
+            _counts(state.workspace())
