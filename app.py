@@ -14,8 +14,6 @@ for _name, _value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("
 
 import streamlit as st  # noqa: E402
 
-from ui.sidebar import render_sidebar  # noqa: E402
-
 ROOT = Path(__file__).resolve().parent
 PAGES = [
     ("pages/documents.py", "Documents", ":material/description:"),
@@ -38,6 +36,9 @@ def available_pages() -> list:
 
 
 st.set_page_config(page_title="RAGScope", layout="wide")
-navigation = st.navigation(available_pages())
+navigation = st.navigation(available_pages())  # before the heavier imports, so the first paint has our pages
+
+from ui.sidebar import render_sidebar  # noqa: E402
+
 render_sidebar()
 navigation.run()
