@@ -71,6 +71,7 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
 
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
     ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
+    ws.vectors  # open the vector client once, before any worker thread needs it
     ctx.keywords()
     ctx.embed(question)
     sentence_vectors: dict = {}  # shared by the extractive answers of all modes
@@ -84,7 +85,8 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
         return result
 
     if concurrent and len(mode_list) > 1 and llm is not None:
-        with ThreadPoolExecutor(max_workers=min(4, len(mode_list))) as pool:
+        workers = max(1, min((settings or ws.settings).llm_concurrency, len(mode_list)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             results = list(pool.map(one, mode_list))
     else:
         results = [one(m) for m in mode_list]

@@ -29,6 +29,9 @@ class StderrProgress:
         self.bars: dict[str, Any] = {}
 
     def __call__(self, event: ProgressEvent) -> None:
+        if event.step == "repair":  # a notice, not a bar: say what reconciliation repaired (even with --quiet)
+            print(event.message, file=sys.stderr)
+            return
         if not self.enabled or event.step != "index":
             return
         from tqdm import tqdm
@@ -69,15 +72,26 @@ def emit_json(data: Any) -> None:
 @command("index")
 def cmd_index(args: argparse.Namespace) -> int:
     from core.loaders import load_paths
+    from core.cli_query import _providers
     from core.pipeline import IndexReport, process_pending, register_documents
 
     started = time.perf_counter()
     ws = open_workspace(args)
+    llm, _keywords = _providers(ws, args)  # None unless an LLM is configured (flags > env > settings)
+    components: dict[str, Any] = {}
+    if llm is not None:
+        from core.llm.provider import index_components
+
+        components = index_components(ws, llm)
     sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
     progress = StderrProgress(enabled=not args.quiet)
-    with ws.writer(wait=args.wait):
-        report = register_documents(ws, sources, failures, IndexReport())
-        process_pending(ws, progress, report=report)
+    try:
+        with ws.writer(wait=args.wait):
+            report = register_documents(ws, sources, failures, IndexReport())
+            process_pending(ws, progress, report=report, **components)
+    finally:
+        if llm is not None:
+            llm.flush()  # LLM cache entries and usage counted during the batch transaction
     progress.close()
     elapsed = time.perf_counter() - started
     summary = report.as_dict() | {"seconds": round(elapsed, 2),
@@ -174,6 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
     p.add_argument("paths", nargs="+")
+    from core.cli_query import add_provider_flags
+
+    add_provider_flags(p)
     sub.add_parser("status", parents=[common], help="workspace counts")
     sub.add_parser("docs", parents=[common], help="list documents")
     p = sub.add_parser("delete", parents=[common], help="delete documents by id")
@@ -198,10 +215,17 @@ def main(argv: list[str] | None = None) -> int:
     from core.storage.schema import CorruptWorkspaceError
     from core.workspace import WorkspaceBusyError
 
+    known: tuple = (WorkspaceBusyError, EmbedderMismatchError, SettingsError, CorruptWorkspaceError, ValueError)
+    try:
+        from core.llm.client import LLMError
+
+        known = known + (LLMError,)
+    except ImportError:
+        pass
     args = build_parser().parse_args(argv)
     try:
         return COMMANDS[args.command](args)
-    except (WorkspaceBusyError, EmbedderMismatchError, SettingsError, CorruptWorkspaceError, ValueError) as exc:
+    except known as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -338,7 +338,10 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
     try:
         n_bytes = size()
         if n_bytes > max_bytes:
-            return _fail(name, f"the file is too large ({_human_size(n_bytes)}; the limit is {_human_size(max_bytes)})")
+            size, limit = _human_size(n_bytes), _human_size(max_bytes)
+            if size == limit:  # just over the limit: "50 MB; the limit is 50 MB" would read as a contradiction
+                size, limit = f"{n_bytes:,} bytes", f"{max_bytes:,} bytes"
+            return _fail(name, f"the file is too large ({size}; the limit is {limit})")
         with open_() as handle:
             if ext == ".jsonl":  # streamed line by line
                 head = handle.read(64)

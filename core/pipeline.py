@@ -202,11 +202,11 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     conn = ws.store.conn
     settings = ws.settings
     old_entity_vectors = graph_store.existing_vector_ids(conn, "entities", sorted(entity_keys))
-    old_relation_vectors = graph_store.existing_vector_ids(conn, "relations", sorted(relation_keys))
     changed_entities: list[MergedEntity] = []
     changed_relations: list[MergedRelation] = []
     removed: list[str] = []
     names: dict[str, str] = {}
+    renamed: list[str] = []
     for key, fragments in graph_store.entity_fragments(conn, sorted(entity_keys)).items():
         if not fragments:
             conn.execute("DELETE FROM entities WHERE entity_key=?", (key,))
@@ -215,6 +215,9 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
             continue
         merged = merge_entity(key, fragments, settings, summarizer)
         names[key] = merged.name
+        old = conn.execute("SELECT name FROM entities WHERE entity_key=?", (key,)).fetchone()
+        if old is not None and old[0] != merged.name:
+            renamed.append(key)
         conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
                      (key, merged.name, merged.type, merged.description, _json(merged.source_chunk_ids),
                       merged.vector_id))
@@ -222,6 +225,13 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
             changed_entities.append(merged)
             if key in old_entity_vectors:
                 removed.append(old_entity_vectors[key])
+    # a relation's embedded text names its endpoints: when an entity's display name changes, its other
+    # relations are re-merged too, so the result never depends on which batch brought the new name
+    relation_keys = set(relation_keys)
+    for key in renamed:
+        relation_keys.update((a, b) for a, b in conn.execute(
+            "SELECT source_key, target_key FROM relations WHERE source_key=? OR target_key=?", (key, key)))
+    old_relation_vectors = graph_store.existing_vector_ids(conn, "relations", sorted(relation_keys))
     for pair, fragments in graph_store.relation_fragments(conn, sorted(relation_keys)).items():
         if not fragments:
             conn.execute("DELETE FROM relations WHERE source_key=? AND target_key=?", pair)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,6 +53,7 @@ class Workspace:
         self.store = Store(self.path / DB_FILE)
         self._embedder = embedder
         self._vectors: Optional[VectorStore] = None
+        self._open_lock = threading.RLock()
         self._cache: dict[str, Any] = {}
         self._cache_generation = -1
         self._check_embedder_name()
@@ -71,8 +73,8 @@ class Workspace:
         if recorded and recorded != wanted:
             raise EmbedderMismatchError(
                 f"workspace '{self.name}' was indexed with the embedder '{recorded}' but the settings select "
-                f"'{wanted}'. Vectors of different embedders cannot be mixed: switch the embedder back, or "
-                f"re-index into a new workspace (or delete this one's vectors with `python -m core reset-vectors`)."
+                f"'{wanted}'. Vectors of different embedders cannot be mixed: switch the embedder back in the settings, "
+                f"or re-index the documents into a new workspace."
             )
 
     @property
@@ -102,6 +104,10 @@ class Workspace:
 
     @property
     def vectors(self) -> VectorStore:
+        with self._open_lock:  # several retrieval threads may ask for the client at once
+            return self._open_vectors()
+
+    def _open_vectors(self) -> VectorStore:
         if self._vectors is None:
             namespace = self.store.get_meta("namespace")
             if not namespace:

@@ -165,8 +165,8 @@ def test_inspect_path_shows_paths_resources_subgraph_and_json(data_dir):
     assert len(elements(at, "iframe")) == 1  # the highlighted subgraph
     downloads = elements(at, "download_button")
     assert len(downloads) == 1
-    codes = [c.value for c in at.code]
-    assert result.context_text in codes  # the exact context
+    codes = [c.value.strip() for c in at.code]
+    assert result.context_text.strip() in codes  # the exact context (st.code drops trailing newlines)
     assert any(f"{result.context_tokens:,} tokens" in c.value for c in at.caption)
 
 

@@ -205,7 +205,10 @@ class OpenAIChat:
         try:
             return [m.id for m in self._client.models.list()]
         except openai.OpenAIError as exc:
-            raise self._translate(exc) from exc
+            translated = self._translate(exc)
+            if isinstance(translated, _Retryable):
+                raise LLMUnavailableError(translated.reason) from exc
+            raise translated from exc
 
     # --- internals ------------------------------------------------------------------------
     def _request(self, messages: Sequence[Message], json_mode: bool, max_tokens: Optional[int]) -> dict[str, Any]:
@@ -265,7 +268,10 @@ class OpenAIChat:
         if isinstance(exc, openai.APITimeoutError):
             return _Retryable(f"no response within {self.timeout_s:g}s (Settings → LLM timeout)")
         if isinstance(exc, openai.APIConnectionError):
-            return _Retryable(f"could not reach {where} ({type(exc.__cause__ or exc).__name__})")
+            cause = type(exc.__cause__ or exc).__name__
+            if "Protocol" in cause or "Read" in cause or "Decoding" in cause:
+                return _Retryable(f"the response from {where} broke off ({cause})")
+            return _Retryable(f"could not reach {where} ({cause})")
         if isinstance(exc, openai.APIResponseValidationError):
             return _Retryable("the server sent a response that is not a chat completion")
         if isinstance(exc, openai.APIStatusError):

@@ -29,47 +29,52 @@ SYSTEM_PROMPT = (
     "in exactly the format you are given."
 )
 
-EXAMPLE_NAMES = ("Ada Lovelace", "Charles Babbage", "Analytical Engine")
-EXAMPLE = (
-    "entity | Ada Lovelace | PERSON | Mathematician who wrote the first published program for the Analytical Engine.\n"
-    "entity | Charles Babbage | PERSON | Inventor who designed the Analytical Engine.\n"
-    "entity | Analytical Engine | PRODUCT | A mechanical general-purpose computer designed by Charles Babbage.\n"
-    "relation | Ada Lovelace | Analytical Engine | programming, notes | Ada Lovelace published a program "
-    "written for the Analytical Engine. | 9\n"
-    "relation | Charles Babbage | Ada Lovelace | collaboration, correspondence | Babbage and Lovelace "
-    "worked together on the engine. | 7\n"
-    "END"
-)
-
-EXTRACT_TEMPLATE = """Find the named things in the TEXT and the links between them.
+INSTRUCTIONS = """Find the named things in a text and the links between them.
 
 Allowed entity types: {types}
 
 Write each record on its own line, with fields separated by " | ":
-entity | name as it appears in the text | one allowed type | what the text says about it, in one or two sentences
-relation | name of one entity | name of another entity | a few keywords for the link, comma separated | one sentence on how they are linked | strength from 1 (weak) to 10 (strong)
+entity | name as it appears in the text | one allowed type | what the text says about it, in one sentence
+relation | name of one entity | name of another entity | a few keywords for the link, comma separated | \
+one sentence on how they are linked | strength from 1 (weak) to 10 (strong)
 
-Rules:
-- Only records about the TEXT; keep each name identical every time you use it.
-- Both ends of a relation must also appear as entity records.
-- No numbering, headings or comments. Finish with a line containing only END.
+Only write records about the text you are given; keep each name identical every time you use it; both ends of \
+a relation must also have an entity record. No numbering, headings or comments. Finish with a line containing \
+only END."""
 
-Format example (about a different text):
-{example}
+# A worked example, given as a previous turn of the conversation (small models follow it far better
+# than a description of the format alone). Records naming these things are dropped when the chunk
+# itself does not mention them (copied from the example).
+EXAMPLE_TEXT = ("In 1843 Ada Lovelace published notes on the Analytical Engine, a mechanical computer that "
+                "Charles Babbage had designed in London. Her notes contained the first program written for it.")
+EXAMPLE_NAMES = ("Ada Lovelace", "Charles Babbage", "Analytical Engine", "London")
+EXAMPLE = (
+    "entity | Ada Lovelace | PERSON | Mathematician who published notes with the first program for the Analytical Engine.\n"
+    "entity | Analytical Engine | PRODUCT | A mechanical computer designed by Charles Babbage.\n"
+    "entity | Charles Babbage | PERSON | Inventor who designed the Analytical Engine.\n"
+    "entity | London | GPE | City where the Analytical Engine was designed.\n"
+    "relation | Ada Lovelace | Analytical Engine | programming, publication | Ada Lovelace wrote the first program "
+    "for the Analytical Engine. | 9\n"
+    "relation | Charles Babbage | Analytical Engine | invention, design | Charles Babbage designed the Analytical "
+    "Engine. | 10\n"
+    "relation | Charles Babbage | London | location | Babbage designed the engine in London. | 4\n"
+    "END"
+)
 
-TEXT:
-\"\"\"
-{text}
-\"\"\""""
+# Repeated after the chunk: with a long chunk, small models otherwise forget the format and paraphrase.
+REMINDER = "Now write the entity and relation records for this text, one per line, in the format shown, then END."
 
-GLEAN_PROMPT = ("Some entities and relations in the TEXT were not listed yet. Add only the missing ones, "
+GLEAN_PROMPT = ("Some entities and relations in the text were not listed yet. Add only the missing ones, "
                 "in the same format, one per line, and finish with END.")
 
 
 def extraction_messages(text: str, entity_types: list[str]) -> list[Message]:
-    """The first turn of the extraction conversation for one chunk."""
-    prompt = EXTRACT_TEMPLATE.format(types=", ".join(entity_types), example=EXAMPLE, text=text.strip())
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}]
+    """The first turns of the extraction conversation for one chunk (instructions, worked example, text)."""
+    instructions = INSTRUCTIONS.format(types=", ".join(entity_types))
+    return [{"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"{instructions}\n\nText:\n{EXAMPLE_TEXT}"},
+            {"role": "assistant", "content": EXAMPLE},
+            {"role": "user", "content": f"Text:\n{text.strip()}\n\n{REMINDER}"}]
 
 
 class LLMExtractor:

@@ -28,6 +28,9 @@ Example: for "How did the merger of Acme and Globex affect jobs in Ohio?" reply
 
 Question: {question}"""
 
+# Keywords of the prompt's example: a weak model copies them; they are dropped unless the question uses them.
+EXAMPLE_KEYWORDS = frozenset({"corporate merger", "employment impact", "acme", "globex", "ohio", "jobs"})
+
 _HIGH = ("high_level_keywords", "high_level", "high", "highlevelkeywords", "high-level keywords", "themes")
 _LOW = ("low_level_keywords", "low_level", "low", "lowlevelkeywords", "low-level keywords", "entities")
 
@@ -92,9 +95,12 @@ class LLMKeywords:
         parsed = parse_keywords(reply.text)
         if parsed is None:
             return self._fallback(question, "the model's reply was not valid JSON with keyword lists")
-        low, high = parsed
+        asked = question.lower()
+        low, high = ([k for k in keys if k.lower() not in EXAMPLE_KEYWORDS or k.lower() in asked] for keys in parsed)
         if not low and not high:
-            return self._fallback(question, "the model returned no keywords")
+            copied = any(parsed)
+            return self._fallback(question, "the model only repeated the prompt's example" if copied
+                                  else "the model returned no keywords")
         self.last_source, self.last_note = "llm", ""
         return low, high
 

@@ -51,6 +51,20 @@ def _clean(field: Any) -> str:
     return re.sub(r"\s+", " ", text.strip(_STRIP)).strip()
 
 
+_TYPE_WORDS = frozenset(alias for aliases in TYPE_ALIASES.values() for alias in aliases)
+
+
+def is_type_label(name: str) -> bool:
+    """True for a 'name' that is an entity-type label (PERSON, City, …): a field in the wrong place."""
+    return re.sub(r"[\s\-]+", "_", name.strip()).upper() in _TYPE_WORDS
+
+
+def sentence_like(name: str) -> bool:
+    """True for a 'name' that is really a phrase or sentence (a field slipped into the wrong place)."""
+    words = name.split()
+    return len(words) > 8 or (name.endswith(".") and len(words) >= 4)
+
+
 def normalize_type(raw: str, entity_types: Optional[Iterable[str]] = None) -> str:
     """Map a model's type label onto the configured list (aliases included); else UNKNOWN."""
     label = re.sub(r"[\s\-]+", "_", _clean(raw)).upper()
@@ -95,8 +109,10 @@ class _Collector:
         key = normalize_name(name) if name else ""
         if not key:
             self.drop("entity without a name", raw)
-        elif len(name) > MAX_NAME_CHARS:
-            self.drop("entity name too long", raw)
+        elif len(name) > MAX_NAME_CHARS or sentence_like(name):
+            self.drop("entity name looks like a sentence", raw)
+        elif is_type_label(name):
+            self.drop("entity name is a type label", raw)
         elif key in self.entities:
             self.drop("repeated entity", raw)
         else:
@@ -110,8 +126,10 @@ class _Collector:
             self.drop("relation without two endpoints", raw)
         elif a == b:
             self.drop("relation of an entity with itself", raw)
-        elif max(len(source), len(target)) > MAX_NAME_CHARS:
-            self.drop("relation endpoint too long", raw)
+        elif max(len(source), len(target)) > MAX_NAME_CHARS or sentence_like(source) or sentence_like(target):
+            self.drop("relation endpoint looks like a sentence", raw)
+        elif is_type_label(source) or is_type_label(target):
+            self.drop("relation endpoint is a type label", raw)
         elif tuple(sorted((a, b))) in self.relations:
             self.drop("repeated relation", raw)
         else:
@@ -135,7 +153,10 @@ class _Collector:
             if len(rest) < 2 or not _clean(rest[1]):
                 self.drop("entity with missing fields (truncated?)", raw)
             else:
-                self.entity(rest[0], rest[1], " ".join(rest[2:]) if len(rest) > 2 else "", raw)
+                etype, description = rest[1], " ".join(rest[2:]) if len(rest) > 2 else ""
+                if not description.strip() and len(etype.split()) >= 3:  # a description in the type's place
+                    etype, description = "", etype
+                self.entity(rest[0], etype, description, raw)
         else:
             if len(rest) < 2:
                 self.drop("relation with missing fields (truncated?)", raw)

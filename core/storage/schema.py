@@ -146,6 +146,15 @@ class CorruptWorkspaceError(RuntimeError):
     """The workspace database cannot be opened; the message says how to recover."""
 
 
+def _schema_ready(conn: sqlite3.Connection) -> bool:
+    """True when the schema of this version exists (checked with a read, which WAL never blocks)."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    except sqlite3.OperationalError:  # no meta table yet: a new database
+        return False
+    return row is not None and int(row[0]) >= SCHEMA_VERSION
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the workspace database in WAL mode and make sure the schema exists."""
     try:
@@ -158,11 +167,12 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
         if not readonly:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(SCHEMA)
-            conn.execute(
-                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-            )
-            conn.commit()
+            if not _schema_ready(conn):  # writing the schema would wait for (and block on) an active writer
+                conn.executescript(SCHEMA)
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
+                conn.commit()
         conn.execute("SELECT count(*) FROM documents").fetchone()
     except sqlite3.DatabaseError as exc:
         raise CorruptWorkspaceError(

@@ -38,7 +38,13 @@ class VectorStore:
             parsed = urlparse(chroma_url)
             if not parsed.hostname or not parsed.port:
                 raise ValueError(f"chroma_url must look like http://HOST:PORT, got {chroma_url!r}")
-            self.client = chromadb.HttpClient(host=parsed.hostname, port=parsed.port, settings=settings)
+            try:
+                self.client = chromadb.HttpClient(host=parsed.hostname, port=parsed.port, settings=settings)
+            except ValueError as exc:  # chromadb: "Could not connect to a Chroma server. Are you sure it is running?"
+                raise ValueError(
+                    f"no ChromaDB server answers at {chroma_url} ({exc}); start one with `chroma run --path DIR "
+                    f"--host {parsed.hostname} --port {parsed.port}`, or clear chroma_url / RAGSCOPE_CHROMA_URL "
+                    f"to use the embedded store") from exc
         else:
             self.client = chromadb.PersistentClient(path=str(path), settings=settings)
         self.namespace = namespace

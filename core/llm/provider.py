@@ -1,0 +1,110 @@
+"""Choosing and building the LLM provider for the CLI and the app.
+
+* ``resolve_llm(settings, base_url=None, model=None)`` — which server and model to use: explicit
+  values (CLI flags) win over ``RAGSCOPE_LLM_BASE_URL``/``RAGSCOPE_LLM_MODEL``, which win over the
+  settings (used when ``settings.provider == "openai"`` or when a flag/variable asked for an LLM).
+* ``providers_from_args(ws, args)`` → (chat model or None, keyword extractor or None);
+  ``--offline`` forces (None, None).
+* ``chat_from_settings(settings, api_key, conn)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
+* ``index_components(ws, chat)`` → keyword arguments of ``core.pipeline.process_pending``.
+* ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
+
+API keys come from the argument (the app session), ``ws.api_key`` or ``OPENAI_API_KEY``; they are
+passed to the ``openai`` client only.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Optional
+
+from core.llm.cache import CachedChat, UsageCounter
+from core.llm.client import LLMError, OpenAIChat
+from core.settings import Settings
+
+
+def resolve_llm(settings: Settings, base_url: Optional[str] = None, model: Optional[str] = None
+                ) -> Optional[tuple[str, str]]:
+    """(base_url, model) of the configured LLM, or None for the offline path.
+
+    Raises ValueError when an LLM is asked for but half-configured (the message names the fix).
+    """
+    env_url = os.environ.get("RAGSCOPE_LLM_BASE_URL") or ""
+    env_model = os.environ.get("RAGSCOPE_LLM_MODEL") or ""
+    requested = bool(base_url or model or env_url or env_model) or settings.provider == "openai"
+    if not requested:
+        return None
+    url = base_url or env_url or settings.llm_base_url
+    name = model or env_model or settings.llm_model
+    if not name:
+        raise ValueError("an LLM is configured but no model is named: pass --llm-model, set RAGSCOPE_LLM_MODEL "
+                         "or Settings → LLM model (or use --offline)")
+    if not url and not os.environ.get("OPENAI_API_KEY"):
+        raise ValueError("an LLM is configured but no server is named: pass --llm-base-url, set "
+                         "RAGSCOPE_LLM_BASE_URL or Settings → LLM base URL (or use --offline)")
+    return url, name
+
+
+def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: Any = None,
+                       cancel_event: Optional[threading.Event] = None, **client_options: Any) -> UsageCounter:
+    """The chat model of ``settings`` with the workspace cache and usage accounting around it."""
+    inner = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=settings.llm_temperature,
+                       max_tokens=settings.llm_max_tokens, timeout_s=settings.llm_timeout_s,
+                       max_retries=settings.llm_max_retries, cancel_event=cancel_event, **client_options)
+    return UsageCounter(CachedChat(inner, conn), conn)
+
+
+def providers_from_args(ws: Any, args: Any) -> tuple[Optional[UsageCounter], Optional[Any]]:
+    """(chat model, keyword extractor) for a CLI command, or (None, None) for the offline path."""
+    from core.llm.keywords import LLMKeywords
+
+    if getattr(args, "offline", False):
+        return None, None
+    resolved = resolve_llm(ws.settings, getattr(args, "llm_base_url", None), getattr(args, "llm_model", None))
+    if resolved is None:
+        return None, None
+    url, model = resolved
+    ws.settings = ws.settings.with_overrides({"provider": "openai", "llm_base_url": url, "llm_model": model})
+    chat = chat_from_settings(ws.settings, getattr(ws, "api_key", None), ws.store.conn)
+    return chat, LLMKeywords(chat)
+
+
+def index_components(ws: Any, chat: Optional[Any]) -> dict[str, Any]:
+    """``extractor``, ``profile_summarizer`` and ``tree_summarizer`` for ``process_pending``
+    (empty when ``chat`` is None: the offline defaults apply). Call ``chat.flush()`` afterwards."""
+    if chat is None:
+        return {}
+    from core.llm.extraction import LLMExtractor
+    from core.llm.summaries import llm_profile_summarizer, llm_tree_summarizer
+
+    return {"extractor": LLMExtractor(chat, ws.settings),
+            "profile_summarizer": llm_profile_summarizer(chat, ws.settings),
+            "tree_summarizer": llm_tree_summarizer(chat, ws.settings)}
+
+
+def test_connection(settings: Settings, api_key: Optional[str] = None, timeout_s: float = 20.0) -> tuple[bool, str]:
+    """Check that the server answers and knows the model: (ok, message for the user)."""
+    if not settings.llm_model:
+        return False, "no model is set — fill in Settings → LLM model"
+    try:
+        chat = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=0.0, max_tokens=8,
+                          timeout_s=min(timeout_s, settings.llm_timeout_s), max_retries=0)
+    except LLMError as exc:
+        return False, str(exc)
+    where = settings.llm_base_url or "the OpenAI API"
+    listed: list[str] = []
+    try:
+        listed = chat.list_models()
+    except LLMError:
+        listed = []  # some servers do not list models; the completion below decides
+    started = time.perf_counter()
+    try:
+        reply = chat.complete([{"role": "user", "content": "Reply with the word OK."}], stage="answer", max_tokens=8)
+    except LLMError as exc:
+        return False, str(exc)
+    note = ""
+    if listed and settings.llm_model not in listed:
+        note = f" (the server lists {', '.join(listed[:3])}; it accepted '{settings.llm_model}' anyway)"
+    return True, (f"connected to {where}: model '{settings.llm_model}' answered in "
+                  f"{time.perf_counter() - started:.1f}s{note}" + ("" if reply.text.strip() else " with an empty reply"))
