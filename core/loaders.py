@@ -310,7 +310,7 @@ def _load_jsonl(name: str, head: bytes, lines: Iterable[bytes]) -> Result:
         except UnicodeDecodeError:
             record = "not valid UTF-8 text"
         except json.JSONDecodeError as exc:
-            record = f"not valid JSON ({exc.msg} at column {exc.colno})"
+            record = f"not valid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})"
         except RecursionError:
             record = "not valid JSON (nested too deeply)"
         if isinstance(record, SourceDocument):
