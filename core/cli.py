@@ -3,15 +3,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from core.types import ProgressEvent
 from core.workspace import DEFAULT_WORKSPACE, Workspace
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
+EXIT_CANCELLED = 130  # a resumable stop (Ctrl-C), like an interrupted run
 
 
 def command(name: str):
@@ -69,32 +73,78 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-@command("index")
-def cmd_index(args: argparse.Namespace) -> int:
-    from core.loaders import load_paths
-    from core.cli_query import _providers
-    from core.pipeline import IndexReport, process_pending, register_documents
+@contextmanager
+def graceful_interrupts(cancel: threading.Event) -> Iterator[None]:
+    """The first Ctrl-C (or SIGTERM) sets ``cancel``: LLM calls in flight finish (and are cached), no
+    new call starts, and the batch's documents go back to 'pending'. A second Ctrl-C stops at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
 
-    started = time.perf_counter()
-    ws = open_workspace(args)
-    llm, _keywords = _providers(ws, args)  # None unless an LLM is configured (flags > env > settings)
+    def handler(signum: int, _frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        print("cancelling: waiting for the LLM calls in flight (Ctrl-C again to stop at once)…", file=sys.stderr)
+
+    for sig in signals:
+        signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_indexing(ws: Workspace, args: argparse.Namespace, work: Callable[..., Any]) -> tuple[Any, bool]:
+    """Run ``work(progress, cancel=…, **components)`` under the write lock with the LLM of the flags,
+    environment or settings (offline when none or ``--offline``). Returns (report, cancelled)."""
+    from core.cli_query import _providers
+    from core.types import Cancelled
+
+    cancel = threading.Event()  # shared with the LLM client: Ctrl-C reaches its cancellation
+    llm, _keywords = _providers(ws, args, cancel)  # None unless an LLM is configured (flags > env > settings)
     components: dict[str, Any] = {}
     if llm is not None:
         from core.llm.provider import index_components
 
         components = index_components(ws, llm)
-    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
     progress = StderrProgress(enabled=not args.quiet)
+    report, cancelled = None, False
     try:
-        with ws.writer(wait=args.wait):
-            report = register_documents(ws, sources, failures, IndexReport())
-            process_pending(ws, progress, report=report, **components)
+        with graceful_interrupts(cancel), ws.writer(wait=args.wait):
+            report = work(progress, cancel=cancel, **components)
+    except Cancelled:
+        cancelled = True
     finally:
+        progress.close()
         if llm is not None:
             llm.flush()  # LLM cache entries and usage counted during the batch transaction
-    progress.close()
+    return report, cancelled
+
+
+CANCELLED_MESSAGE = "cancelled; run {command} again to resume (finished LLM work is cached)"
+
+
+@command("index")
+def cmd_index(args: argparse.Namespace) -> int:
+    from core.loaders import load_paths
+    from core.pipeline import IndexReport, process_pending, register_documents
+
+    started = time.perf_counter()
+    ws = open_workspace(args)
+    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
+    report = IndexReport()
+
+    def work(progress: StderrProgress, **options: Any) -> IndexReport:
+        register_documents(ws, sources, failures, report)
+        return process_pending(ws, progress, report=report, **options)
+
+    _, cancelled = run_indexing(ws, args, work)
     elapsed = time.perf_counter() - started
-    summary = report.as_dict() | {"seconds": round(elapsed, 2),
+    summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
                                   "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}
     if args.json:
         emit_json(summary)
@@ -104,6 +154,9 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"{report.processed} indexed, {len(report.failed)} failed; {report.chunks_embedded} chunks, "
           f"{report.entities_embedded} entities, {report.relations_embedded} relations, "
           f"{report.summaries_recomputed} summaries embedded in {elapsed:.1f}s", file=sys.stderr)
+    if cancelled:
+        print(CANCELLED_MESSAGE.format(command="index"), file=sys.stderr)
+        return EXIT_CANCELLED
     return 1 if report.failed else 0
 
 
@@ -145,13 +198,22 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 @command("retry")
 def cmd_retry(args: argparse.Namespace) -> int:
-    from core.pipeline import process_pending, retry_failed
+    from core.pipeline import IndexReport, process_pending, retry_failed
 
     ws = open_workspace(args)
-    with ws.writer(wait=args.wait):
+    report = IndexReport()
+    retried = 0
+
+    def work(progress: StderrProgress, **options: Any) -> IndexReport:
+        nonlocal retried
         retried = retry_failed(ws)
-        report = process_pending(ws, StderrProgress(not args.quiet))
+        return process_pending(ws, progress, report=report, **options)
+
+    _, cancelled = run_indexing(ws, args, work)
     print(f"retried {retried} document(s); {report.processed} indexed, {len(report.failed)} failed", file=sys.stderr)
+    if cancelled:
+        print(CANCELLED_MESSAGE.format(command="retry"), file=sys.stderr)
+        return EXIT_CANCELLED
     return 1 if report.failed else 0
 
 
@@ -186,16 +248,17 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     common.add_argument("--wait", action="store_true", help="wait for another writer instead of failing")
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
-    p.add_argument("paths", nargs="+")
     from core.cli_query import add_provider_flags
 
+    p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
+    p.add_argument("paths", nargs="+")
     add_provider_flags(p)
     sub.add_parser("status", parents=[common], help="workspace counts")
     sub.add_parser("docs", parents=[common], help="list documents")
     p = sub.add_parser("delete", parents=[common], help="delete documents by id")
     p.add_argument("doc_ids", nargs="+")
-    sub.add_parser("retry", parents=[common], help="re-index failed documents")
+    p = sub.add_parser("retry", parents=[common], help="re-index failed (and resume pending) documents")
+    add_provider_flags(p)
     sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
     p = sub.add_parser("export", parents=[common], help="export the knowledge graph")
     p.add_argument("--format", choices=["graphml", "json"], default="json")

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import threading
+from typing import Any, Optional
 
 from core.types import RetrievalResult
 
@@ -83,13 +84,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _providers(ws, args: argparse.Namespace):
-    """(chat model or None, keyword extractor or None) from flags, environment and settings."""
+def _providers(ws, args: argparse.Namespace, cancel_event: Optional[threading.Event] = None):
+    """(chat model or None, keyword extractor or None) from flags, environment and settings;
+    ``cancel_event`` becomes the client's cancellation."""
     try:
         from core.llm.provider import providers_from_args
     except ImportError:
         return None, None
-    return providers_from_args(ws, args)
+    return providers_from_args(ws, args, cancel_event)
 
 
 def add_provider_flags(parser: argparse.ArgumentParser) -> None:

@@ -5,12 +5,15 @@ touched entities/relations → summary subtrees + right-most corpus path → emb
 items → upsert vectors → commit everything in ONE SQLite transaction → mark documents processed.
 A crash leaves documents 'pending'/'processing'; the next run resumes them, and reconciliation
 removes vectors that no committed row refers to. A failing document is marked failed with its reason
-and the rest of the batch goes on.
+and the rest of the batch goes on. A cancellation (``core.types.Cancelled``, e.g. ``LLMCancelled``
+from the app's Cancel button, or the ``cancel`` event checked between batches) is not a failure:
+the batch's documents go back to 'pending' and the exception propagates to the caller.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -22,7 +25,7 @@ from core.storage import graph_store
 from core.summarize import extractive_summary
 from core.tokens import count_tokens
 from core.tree import SummaryTree
-from core.types import ChunkExtraction, LoadFailure, ProgressCallback, SourceDocument, no_progress
+from core.types import Cancelled, ChunkExtraction, LoadFailure, ProgressCallback, SourceDocument, no_progress
 from core.workspace import Workspace
 
 
@@ -127,11 +130,14 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
 
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
                     batch_tokens: Optional[int] = None, report: Optional[IndexReport] = None,
-                    profile_summarizer=None, tree_summarizer=None) -> IndexReport:
+                    profile_summarizer=None, tree_summarizer=None,
+                    cancel: Optional[threading.Event] = None) -> IndexReport:
     """Index every pending (or interrupted) document, batch by batch.
 
     ``extractor`` defaults to spaCy; ``profile_summarizer(kind, name, fragments)`` and
     ``tree_summarizer(texts)`` default to the extractive summaries (LLM ones plug in here).
+    ``cancel`` is checked before every batch; when it is set (or the LLM client raises
+    ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'.
     """
     from core.reconcile import reconcile
 
@@ -156,9 +162,11 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         batch.append(doc)
         batch_size += doc.tokens
         if batch_size >= batch_tokens:
+            _check_cancel(cancel, done, total)
             done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
             batch, batch_size = [], 0
     if batch:
+        _check_cancel(cancel, done, total)
         done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
     progress_event(progress, "index", done, total, "done")
     return report
@@ -170,6 +178,25 @@ def progress_event(progress: ProgressCallback, step: str, done: int, total: int,
     progress(ProgressEvent(step, done, total, message))
 
 
+def _check_cancel(cancel: Optional[threading.Event], done: int, total: int) -> None:
+    if cancel is not None and cancel.is_set():
+        raise Cancelled(f"indexing cancelled after {done} of {total} document(s)")
+
+
+def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
+    """Put interrupted documents ('processing') back to 'pending'; return how many (run-log entry)."""
+    conn = ws.store.conn
+    if conn.in_transaction:  # an interrupted batch transaction must not be committed
+        conn.rollback()
+    with ws.store.transaction():
+        marks = ",".join("?" * len(doc_ids))
+        rows = conn.execute(f"UPDATE documents SET status='pending', error='' WHERE status='processing' "
+                            f"AND doc_id IN ({marks})", tuple(doc_ids)).rowcount
+        ws.store.log("indexing_cancelled", {"documents": list(doc_ids), "reason": reason[:300]})
+        ws.bump_generation()
+    return rows
+
+
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
                    progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None)) -> int:
     from core.batch import BatchIndexer
@@ -177,14 +204,20 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
     indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
     try:
         indexer.run(docs)
+    except (Cancelled, KeyboardInterrupt) as exc:  # a resumable stop, not a document failure
+        back_to_pending(ws, [d.doc_id for d in docs], str(exc) or type(exc).__name__)
+        raise
     except Exception:  # noqa: BLE001 - isolate the failing document by retrying one at a time
         if len(docs) == 1:
             indexer.fail(docs[0])
         else:
-            for doc in docs:
+            for i, doc in enumerate(docs):
                 single = BatchIndexer(ws, extractor, report, progress, *summarizers)
                 try:
                     single.run([doc])
+                except (Cancelled, KeyboardInterrupt) as exc:
+                    back_to_pending(ws, [d.doc_id for d in docs[i:]], str(exc) or type(exc).__name__)
+                    raise
                 except Exception:  # noqa: BLE001
                     single.fail(doc)
     done += len(docs)

@@ -90,6 +90,15 @@ def no_progress(_event: ProgressEvent) -> None:
     """A progress callback that ignores events."""
 
 
+class Cancelled(Exception):
+    """Work was cancelled on request (the app's Cancel button, Ctrl-C in the CLI).
+
+    Indexing stops as a resumable stop: the documents being indexed go back to 'pending', nothing
+    of the interrupted batch is committed, and LLM replies received so far stay in the cache, so
+    the next run resumes without paying for them again. ``core.llm.client.LLMCancelled`` is one.
+    """
+
+
 @dataclass
 class Answer:
     text: str

@@ -90,3 +90,45 @@ def test_export_and_delete(cli_ws, tmp_path):
     assert after["processed"] == 1
     proc = run("delete", "--workspace", str(cli_ws), "no-such-doc", check_code=1)
     assert "unknown document id" in proc.stderr
+
+
+def test_eval_offline_flag_wins_over_an_llm_in_the_environment(cli_ws, tmp_path):
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps({"qid": "q1", "question": "Who founded the Tidewater Shipping Cooperative?",
+                                     "gold_doc_names": ["03-tidewater-shipping-cooperative.md"]}) + "\n",
+                         encoding="utf-8")
+    rows_file = tmp_path / "rows.json"
+    dead = {"RAGSCOPE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "RAGSCOPE_LLM_MODEL": "nobody"}
+    proc = run_env(dead, "eval", "--workspace", str(cli_ws), "--questions", str(questions), "--modes", "local,naive",
+                   "--json", "--per-question", str(rows_file), "--offline")
+    summary = json.loads(proc.stdout)
+    assert summary["keywords"] == {"extractor": "spacy", "questions_by_source": {"offline": 1}}
+    rows = json.loads(rows_file.read_text(encoding="utf-8"))
+    assert {r["keywords_source"] for r in rows} == {"offline"} and all(r["llm_calls"] == 0 for r in rows)
+    assert "recall@k" in summary["modes"]["local"]
+
+
+def test_retry_offline_flag_wins_over_an_llm_in_the_environment(tmp_path):
+    from core.settings import Settings, save_settings
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    save_settings(ws, Settings(llm_max_retries=0))
+    doc = tmp_path / "note.txt"
+    doc.write_text((SAMPLES / "02-port-sallow.md").read_text(encoding="utf-8")[:600], encoding="utf-8")
+    dead = {"RAGSCOPE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "RAGSCOPE_LLM_MODEL": "nobody"}
+    failed = run_env(dead, "index", "--quiet", "--workspace", str(ws), str(doc), check_code=1)
+    assert "could not reach" in failed.stderr  # the environment's LLM was used, and it is not there
+    run_env(dead, "retry", "--quiet", "--workspace", str(ws), "--offline")
+    status = json.loads(run("status", "--workspace", str(ws), "--json").stdout)
+    assert status["processed"] == 1 and status["failed"] == 0
+    assert status["extractor"] == "spacy" and not status["llm_usage"]
+
+
+def run_env(extra: dict[str, str], *args: str, check_code: int | None = 0) -> subprocess.CompletedProcess:
+    """``run`` with extra environment variables."""
+    proc = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=ENV | extra, capture_output=True,
+                          text=True, timeout=600)
+    if check_code is not None:
+        assert proc.returncode == check_code, proc.stderr[-2000:]
+    return proc

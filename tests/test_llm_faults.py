@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from test_llm_server import MODEL_NAME, index_document, llm_settings, shared_server
+from conftest import MODEL_NAME, index_document, llm_settings, shared_server
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 

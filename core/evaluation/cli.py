@@ -43,13 +43,23 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from core.evaluation.runner import evaluate
     from core.retrieval.registry import parse_modes
 
+    from core.cli_query import _providers
+
     ws = open_workspace(args)
     settings = ws.settings.with_overrides(parse_params(args.param)) if args.param else ws.settings
     questions = load_questions(Path(args.questions))
     if args.limit:
         questions = questions[: args.limit]
     ks = [int(k) for k in args.k.split(",") if k.strip()]
-    report = evaluate(ws, questions, parse_modes(args.modes), ks, settings=settings)
+    llm, keywords = _providers(ws, args)  # LLM keywords when an LLM is configured; no answers are generated
+    try:
+        report = evaluate(ws, questions, parse_modes(args.modes), ks, settings=settings, keywords=keywords)
+    finally:
+        if llm is not None:
+            llm.flush()
+    sources = ", ".join(f"{n} {s}" for s, n in report.keywords.get("questions_by_source", {}).items())
+    print(f"query keywords: {report.keywords.get('extractor', '?')}" + (f" ({sources} question(s))" if sources else ""),
+          file=sys.stderr)
     if args.per_question:
         write_rows(report.rows, Path(args.per_question))
     for warning in report.warnings:

@@ -27,18 +27,42 @@ class EvalReport:
     rows: list[dict[str, Any]] = field(default_factory=list)  # one per (question, mode)
     warnings: list[str] = field(default_factory=list)
 
+    keywords: dict[str, Any] = field(default_factory=dict)  # extractor name and per-source question counts
+
     def summary(self) -> dict[str, Any]:
-        return {"questions": self.questions, "modes": self.modes, "warnings": self.warnings}
+        return {"questions": self.questions, "modes": self.modes, "keywords": self.keywords,
+                "warnings": self.warnings}
 
 
 def _chunk_docs(ws: Workspace) -> dict[str, str]:
     return {cid: chunk.doc_id for cid, chunk in ws.store.chunks_by_id(ws.store.all_chunk_ids()).items()}
 
 
+class _KeywordProbe:
+    """Wraps a keyword extractor to note, per question, where the keywords came from."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.name: str = getattr(inner, "name", "keywords")
+        self.source = ""
+        self.last_usage: dict[str, int] = {}
+
+    def extract(self, question: str) -> tuple[list[str], list[str]]:
+        keywords = self.inner.extract(question)
+        self.last_usage = dict(getattr(self.inner, "last_usage", None) or {})
+        self.source = getattr(self.inner, "last_source", "") or ("offline" if self.name == "spacy" else self.name)
+        return keywords
+
+
 def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks: Sequence[int] = (2, 5, 10),
              settings: Optional[Settings] = None, include_bm25: bool = True,
-             progress: ProgressCallback = no_progress) -> EvalReport:
-    """Evidence recall of gold documents per mode (plus a BM25 row); retrieval only, no answers."""
+             progress: ProgressCallback = no_progress, keywords: Any = None) -> EvalReport:
+    """Evidence recall of gold documents per mode (plus a BM25 row); retrieval only, no answers.
+
+    ``keywords`` is the query keyword extractor of local/global/hybrid/mix/path (default: offline
+    spaCy; ``core.llm.keywords.LLMKeywords`` for LLM keywords). Each row records the source of its
+    question's keywords (``keywords_source``: llm, offline fallback, offline; empty when no mode of
+    the question used keywords) and the LLM calls and tokens its result reports."""
     ks = sorted(set(int(k) for k in ks))
     questions = resolve_gold(questions, ws.doc_names())
     known = set(ws.doc_names())
@@ -52,8 +76,15 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
     bm25 = BM25Baseline(ws) if include_bm25 else None
     total = len(questions) * len(all_modes)
     done = 0
+    if keywords is None:
+        from core.retrieval.keywords import OfflineKeywords
+
+        keywords = OfflineKeywords()
+    probe = _KeywordProbe(keywords)
     for q in questions:
-        ctx = QueryContext(ws, q.question, settings=settings)
+        ctx = QueryContext(ws, q.question, settings=settings, keywords=probe)
+        probe.source = ""
+        first_row = len(report.rows)
         for mode in all_modes:
             started = time.perf_counter()
             if mode == "bm25":
@@ -70,6 +101,8 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                 "answer_in_context": answer_in_context(context, q.answer, q.aliases),
                 "context_tokens": count_tokens(context) if mode == "bm25" else result.context_tokens,
                 "latency_ms": round(latency, 3), "retrieved_docs": len(docs),
+                "llm_calls": getattr(result, "llm_calls", 0), "prompt_tokens": getattr(result, "prompt_tokens", 0),
+                "completion_tokens": getattr(result, "completion_tokens", 0),
             }
             for k in ks:
                 row[f"recall@{k}"] = recall_at_k(docs, q.gold_doc_ids, k)
@@ -77,6 +110,13 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             report.rows.append(row)
             done += 1
             progress(ProgressEvent("eval", done, total, f"{q.qid} · {mode}"))
+        for row in report.rows[first_row:]:
+            row["keywords_source"] = probe.source
+    sources: dict[str, int] = {}
+    for row in report.rows:
+        if all_modes and row["mode"] == all_modes[0] and row["keywords_source"]:
+            sources[row["keywords_source"]] = sources.get(row["keywords_source"], 0) + 1
+    report.keywords = {"extractor": probe.name, "questions_by_source": sources}
     for mode in all_modes:
         rows = [r for r in report.rows if r["mode"] == mode]
         latencies = [r["latency_ms"] for r in rows]
@@ -89,6 +129,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             "latency_ms": {"p50": float(np.percentile(latencies, 50)) if latencies else None,
                            "p95": float(np.percentile(latencies, 95)) if latencies else None},
             "questions_with_gold": sum(1 for r in rows if r["gold"]),
+            "llm_calls": sum(int(r["llm_calls"]) for r in rows),
         }
         report.modes[mode] = summary
     return report

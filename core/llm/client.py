@@ -24,6 +24,8 @@ from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 import openai
 
+from core.types import Cancelled
+
 log = logging.getLogger("core.llm")
 
 Message = dict[str, str]
@@ -64,8 +66,8 @@ class LLMUnavailableError(LLMError):
     """The server kept failing until the retries were used up."""
 
 
-class LLMCancelled(LLMError):
-    """The work was cancelled (from the app) before it finished."""
+class LLMCancelled(LLMError, Cancelled):
+    """The work was cancelled (the app's Cancel button, Ctrl-C in the CLI) before it finished."""
 
 
 class ChatStream:

@@ -55,8 +55,10 @@ def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: 
     return UsageCounter(CachedChat(inner, conn), conn)
 
 
-def providers_from_args(ws: Any, args: Any) -> tuple[Optional[UsageCounter], Optional[Any]]:
-    """(chat model, keyword extractor) for a CLI command, or (None, None) for the offline path."""
+def providers_from_args(ws: Any, args: Any, cancel_event: Optional[threading.Event] = None
+                        ) -> tuple[Optional[UsageCounter], Optional[Any]]:
+    """(chat model, keyword extractor) for a CLI command, or (None, None) for the offline path.
+    Setting ``cancel_event`` cancels the model's calls (``LLMCancelled``)."""
     from core.llm.keywords import LLMKeywords
 
     if getattr(args, "offline", False):
@@ -66,7 +68,7 @@ def providers_from_args(ws: Any, args: Any) -> tuple[Optional[UsageCounter], Opt
         return None, None
     url, model = resolved
     ws.settings = ws.settings.with_overrides({"provider": "openai", "llm_base_url": url, "llm_model": model})
-    chat = chat_from_settings(ws.settings, getattr(ws, "api_key", None), ws.store.conn)
+    chat = chat_from_settings(ws.settings, getattr(ws, "api_key", None), ws.store.conn, cancel_event=cancel_event)
     return chat, LLMKeywords(chat)
 
 
