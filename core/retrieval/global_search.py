@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from core.retrieval.base import QueryContext, Stopwatch, new_result
 from core.retrieval.lightrag_context import Gathered, global_expand
-from core.retrieval.local_search import LIGHTRAG_PARAMS, assemble, chunk_records, search_terms
+from core.retrieval.local_search import LIGHTRAG_PARAMS, assemble, chunk_records, trace_hits, vector_hits
 from core.types import RetrievalResult
 
 
@@ -15,29 +15,16 @@ class GlobalRetriever:
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
         """Relations, their endpoint entities and their chunks, ranked, before any token budget."""
-        terms, label = search_terms(ctx, result, clock, "high", prefix)
-        if not terms:
+        hits, graph, label = vector_hits(ctx, result, clock, "high", "relations", prefix)
+        if graph is None:
             return Gathered()
         s = ctx.settings
-        with clock.stage("embed_query"):
-            vector = ctx.embed(", ".join(terms))
-        with clock.stage("vector_search"):
-            hits = ctx.ws.vectors.query("relations", vector, s.lightrag_top_k)
         with clock.stage("graph_walk"):
-            graph = ctx.ws.knowledge_graph()
-            if graph.number_of_edges() == 0:
-                result.trace.append(f"{prefix}the knowledge graph has no relations: index some documents first")
-                return Gathered()
             triples = [(str(h.metadata.get("source", "")), str(h.metadata.get("target", "")), h.score) for h in hits]
             entities, relations = global_expand(graph, triples, top_k=s.lightrag_top_k,
                                                 threshold=s.cosine_threshold, query_label=label)
-        above = sum(1 for *_, score in triples if score >= s.cosine_threshold)
-        missing = above - len(relations)
-        result.trace.append(
-            f"{prefix}relation search: top-{s.lightrag_top_k} of {graph.number_of_edges()} relations, {above} above "
-            f"cosine {s.cosine_threshold}" + (f", {missing} not in the graph (stale vectors)" if missing else ""))
-        if not relations:
-            result.trace.append(f"{prefix}no relation reached cosine {s.cosine_threshold}: nothing retrieved")
+        if not trace_hits(result, ctx, prefix, "relation", graph.number_of_edges(), [t[2] for t in triples],
+                          len(relations)):
             return Gathered()
         result.trace.append(f"{prefix}{len(entities)} endpoint entities of {len(relations)} relations "
                             f"(in order of appearance)")

@@ -99,34 +99,58 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     return result
 
 
+def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, collection: str,
+                prefix: str = "") -> tuple[list[Any], Any, str]:
+    """Keywords of one level embedded (joined with ", ") and matched against one collection.
+
+    Returns (hits, knowledge graph, label); no hits when there is nothing to search with or the
+    graph has no items of that kind (the trace says which)."""
+    terms, label = search_terms(ctx, result, clock, level, prefix)
+    if not terms:
+        return [], None, ""
+    with clock.stage("embed_query"):
+        vector = ctx.embed(", ".join(terms))
+    with clock.stage("vector_search"):
+        hits = ctx.ws.vectors.query(collection, vector, ctx.settings.lightrag_top_k)
+    with clock.stage("graph_walk"):
+        graph = ctx.ws.knowledge_graph()
+    size = graph.number_of_nodes() if collection == "entities" else graph.number_of_edges()
+    if size == 0:
+        what = "is empty" if collection == "entities" else "has no relations"
+        result.trace.append(f"{prefix}the knowledge graph {what}: index some documents first")
+        return [], None, ""
+    return hits, graph, label
+
+
+def trace_hits(result: RetrievalResult, ctx: QueryContext, prefix: str, noun: str, total: int,
+               scores: Sequence[float], kept: int) -> bool:
+    """Trace one vector search (how many hits passed the threshold, stale ones); False when none did."""
+    s = ctx.settings
+    above = sum(1 for score in scores if score >= s.cosine_threshold)
+    missing = above - kept
+    result.trace.append(
+        f"{prefix}{noun} search: top-{s.lightrag_top_k} of {total} {noun}s, {above} above cosine "
+        f"{s.cosine_threshold}" + (f", {missing} not in the graph (stale vectors)" if missing else ""))
+    if not kept:
+        result.trace.append(f"{prefix}no {noun} reached cosine {s.cosine_threshold}: nothing retrieved")
+    return bool(kept)
+
+
 class LocalRetriever:
     name = "local"
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
         """Entities, their incident relations and their chunks, ranked, before any token budget."""
-        terms, label = search_terms(ctx, result, clock, "low", prefix)
-        if not terms:
+        hits, graph, label = vector_hits(ctx, result, clock, "low", "entities", prefix)
+        if graph is None:
             return Gathered()
         s = ctx.settings
-        with clock.stage("embed_query"):
-            vector = ctx.embed(", ".join(terms))
-        with clock.stage("vector_search"):
-            hits = ctx.ws.vectors.query("entities", vector, s.lightrag_top_k)
         with clock.stage("graph_walk"):
-            graph = ctx.ws.knowledge_graph()
-            if graph.number_of_nodes() == 0:
-                result.trace.append(f"{prefix}the knowledge graph is empty: index some documents first")
-                return Gathered()
             pairs = [(str(h.metadata.get("key", "")), h.score) for h in hits]
             entities, relations = local_expand(graph, pairs, top_k=s.lightrag_top_k, threshold=s.cosine_threshold,
                                                query_label=label)
-        above = sum(1 for _, score in pairs if score >= s.cosine_threshold)
-        missing = above - len(entities)
-        result.trace.append(
-            f"{prefix}entity search: top-{s.lightrag_top_k} of {graph.number_of_nodes()} entities, {above} above "
-            f"cosine {s.cosine_threshold}" + (f", {missing} not in the graph (stale vectors)" if missing else ""))
-        if not entities:
-            result.trace.append(f"{prefix}no entity reached cosine {s.cosine_threshold}: nothing retrieved")
+        if not trace_hits(result, ctx, prefix, "entity", graph.number_of_nodes(), [sc for _, sc in pairs],
+                          len(entities)):
             return Gathered()
         result.trace.append(f"{prefix}expanded to {len(relations)} relations (1-hop neighbourhood of "
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
