@@ -147,6 +147,12 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     total = len(pending)
     summarizers = (profile_summarizer, tree_summarizer)
     if not pending:
+        # a no-op run still notices vectors lost since the last run (a deleted chroma/ folder, a new
+        # server): the quick check compares counts and only then lists ids and re-embeds
+        has_chunks = ws.store.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+        repaired = reconcile(ws, quick=True) if has_chunks else {}
+        if repaired:
+            progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
         progress_event(progress, "index", 0, 0, "nothing to index")
         return report
     extractor = extractor or SpacyExtractor(ws.settings.entity_types)

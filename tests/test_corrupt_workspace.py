@@ -117,6 +117,25 @@ def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, samp
         ws.close()
 
 
+@pytest.mark.slow
+def test_a_no_op_index_run_restores_a_deleted_chroma_folder(sample_workspace_dir, sample_ws, tmp_path):
+    from core.workspace import Workspace
+
+    path = tmp_path / "ws"
+    shutil.copytree(sample_workspace_dir, path)
+    shutil.rmtree(path / "chroma")
+    samples = Path(__file__).resolve().parent.parent / "data" / "samples"
+    proc = cli("index", "--workspace", str(path), "--json", str(samples))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert json.loads(proc.stdout)["processed"] == 0  # nothing new: only the vectors were rebuilt
+    ws = Workspace(path)
+    try:
+        for collection, ids in sample_ws.store.expected_vector_ids().items():
+            assert ws.vectors.all_ids(collection) == ids, collection
+    finally:
+        ws.close()
+
+
 # --------------------------------------------------------------------------- another embedder
 class TinyEmbedder:
     """A deterministic 8-d stand-in for another embedding model."""
