@@ -1,10 +1,11 @@
 """A small facade over the library for the app and scripts: one call per user action."""
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from core.loaders import load_bytes, load_path
 from core.pipeline import IndexReport, process_pending, register_documents, retry_failed
@@ -18,17 +19,44 @@ SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
 WORKSPACES_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
 
 
+def _index(ws: Workspace, progress: ProgressCallback, report: Optional[IndexReport], llm: Any,
+           cancel: Optional[threading.Event], wait: bool, before: Optional[Callable[[IndexReport], Any]] = None
+           ) -> IndexReport:
+    """Run ``before(report)`` then ``process_pending`` under the write lock, with the LLM's extractor
+    and summarizers when ``llm`` is given (its cache and usage rows are flushed afterwards)."""
+    report = report if report is not None else IndexReport()
+    options: dict[str, Any] = {"cancel": cancel if cancel is not None else getattr(llm, "cancel_event", None)}
+    if llm is not None:
+        from core.llm.provider import index_components
+
+        options.update(index_components(ws, llm))
+    try:
+        with ws.writer(wait=wait):
+            if before is not None:
+                before(report)
+            return process_pending(ws, progress, report=report, **options)
+    finally:
+        if llm is not None:
+            llm.flush()
+
+
 def index_sources(ws: Workspace, sources: list[SourceDocument], failures: list[LoadFailure],
-                  progress: ProgressCallback = no_progress, wait: bool = False) -> IndexReport:
-    """Register then index documents under the workspace write lock."""
-    with ws.writer(wait=wait):
-        report = register_documents(ws, sources, failures, IndexReport())
-        return process_pending(ws, progress, report=report)
+                  progress: ProgressCallback = no_progress, wait: bool = False, llm: Any = None,
+                  cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
+    """Register then index documents under the workspace write lock.
+
+    ``llm`` (a chat model, see ``core.llm.provider.chat_from_settings``) switches extraction and the
+    profile and tree summaries to the LLM, as the CLI does. ``cancel`` (default: the LLM client's
+    cancel event) stops the run with ``core.types.Cancelled``: unfinished documents stay pending and
+    ``report`` (when given) holds what was done before the stop."""
+    return _index(ws, progress, report, llm, cancel, wait,
+                  lambda rep: register_documents(ws, sources, failures, rep))
 
 
-def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress
-                  ) -> IndexReport:
-    """Index uploaded files (name, bytes); bad files become failed documents with a reason."""
+def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress,
+                  **options: Any) -> IndexReport:
+    """Index uploaded files (name, bytes); bad files become failed documents with a reason.
+    ``options``: ``llm``, ``cancel``, ``report`` and ``wait`` of ``index_sources``."""
     sources: list[SourceDocument] = []
     failures: list[LoadFailure] = []
     max_bytes = int(ws.settings.max_document_mb * 2**20)
@@ -36,18 +64,20 @@ def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: P
         docs, fails = load_bytes(name, data, max_bytes=max_bytes)
         sources += docs
         failures += fails
-    return index_sources(ws, sources, failures, progress)
+    return index_sources(ws, sources, failures, progress, **options)
 
 
-def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback = no_progress) -> IndexReport:
-    """Index pasted text as one document."""
+def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback = no_progress,
+               **options: Any) -> IndexReport:
+    """Index pasted text as one document (``options`` as for ``index_sources``)."""
     return index_uploads(ws, [(name if name.endswith((".txt", ".md")) else name + ".txt", text.encode("utf-8"))],
-                         progress)
+                         progress, **options)
 
 
-def index_samples(ws: Workspace, progress: ProgressCallback = no_progress) -> IndexReport:
+def index_samples(ws: Workspace, progress: ProgressCallback = no_progress, **options: Any) -> IndexReport:
+    """Index the built-in sample corpus (``options`` as for ``index_sources``)."""
     sources, failures = load_path(SAMPLES_DIR)
-    return index_sources(ws, sources, failures, progress)
+    return index_sources(ws, sources, failures, progress, **options)
 
 
 def delete(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
@@ -57,10 +87,16 @@ def delete(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
         return delete_documents(ws, doc_ids)
 
 
-def retry(ws: Workspace, progress: ProgressCallback = no_progress) -> IndexReport:
-    with ws.writer():
-        retry_failed(ws)
-        return process_pending(ws, progress)
+def retry(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
+          cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
+    """Set failed documents back to pending and index every pending one (with ``llm`` if given)."""
+    return _index(ws, progress, report, llm, cancel, False, lambda _rep: retry_failed(ws))
+
+
+def resume(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
+           cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
+    """Index the pending documents (those a cancelled or interrupted run left)."""
+    return _index(ws, progress, report, llm, cancel, False)
 
 
 def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,

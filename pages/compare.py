@@ -18,7 +18,8 @@ import streamlit as st  # noqa: E402
 from core.api import run_modes  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
-from ui.state import api_key, current_workspace_name, session_settings, workspace  # noqa: E402
+from ui.llm import llm_for_queries  # noqa: E402
+from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 COLUMNS_PER_ROW = 4
@@ -34,9 +35,7 @@ def _available_modes() -> list[str]:
 def _run(ws, question: str, chosen: list[str]) -> None:
     """Run the chosen modes once and keep the results in the session."""
     settings = session_settings()
-    llm, keywords, note = rv.configured_llm(ws, settings, api_key())
-    if note:
-        st.warning(note)
+    llm, keywords = llm_for_queries(ws, settings)
     label = f"Running {len(chosen)} mode(s): {', '.join(chosen)}…"
     with st.status(label, expanded=False) as status:
         results = run_modes(ws, question, chosen, settings=settings, llm=llm, keywords=keywords)

@@ -1,9 +1,14 @@
 """Documents: upload files, paste text or load the sample corpus; watch the index grow live;
-see every document's status, delete documents and retry failed ones."""
+see every document's status, delete documents, retry failed ones and resume pending ones.
+
+Indexing runs as a background job (``ui.indexing.IndexJob``) that this page polls, so it can be
+cancelled: with an LLM configured (see ``ui.llm``) extraction and summaries use it, exactly as the
+CLI does, and the page shows which extractor will be used before the run and the LLM's calls and
+tokens per stage after it."""
 from __future__ import annotations
 
-import time
-from typing import Any, Callable
+import threading
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -11,14 +16,14 @@ import streamlit as st
 
 from core import api
 from core.loaders import SUPPORTED_EXTENSIONS
-from core.types import ProgressEvent
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.indexing import IndexCall, IndexJob, progress_bars
+from ui.llm import session_llm, usage_frame, usage_totals
 
-STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
-         "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
-Job = Callable[[Callable[[ProgressEvent], None]], Any]
+POLL_S = 1.0  # seconds between redraws of a running job's progress
+JOB_KEY = "doc_job"
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -30,12 +35,6 @@ def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
 
 def growth_key() -> str:
     return f"growth::{state.current_workspace_name()}"
-
-
-def snapshot(status: dict[str, Any]) -> dict[str, int]:
-    return {"documents": int(status["processed"]), "chunks": int(status["chunks"]),
-            "entities": int(status["entities"]), "relations": int(status["relations"]),
-            "summaries": int(status["tree_nodes"])}
 
 
 def growth_figure(points: list[dict[str, int]]) -> go.Figure:
@@ -58,73 +57,12 @@ def show_counters(target: Any, status: dict[str, Any]) -> None:
             col.metric(label, int(status[key]))
 
 
-class IndexingMonitor:
-    """A progress callback that renders ProgressEvents live: a bar per step, counters and growth chart."""
-
-    def __init__(self, ws: Any, n_calls: int, counters: Any, chart: Any) -> None:
-        self.ws = ws
-        self.n_calls = max(n_calls, 1)
-        self.counters = counters
-        self.chart = chart
-        self.bars: dict[str, Any] = {}
-        self.calls_finished = 0
-        self.docs_before = 0  # documents indexed by earlier calls of this run
-        self.call_done = 0
-        self.draws = 0
-        self.points: list[dict[str, int]] = st.session_state.setdefault(growth_key(), [])
-        self.record(force=True)
-
-    def bar(self, step: str) -> Any:
-        if step not in self.bars:
-            self.bars[step] = st.progress(0.0, text=STEPS.get(step, step))
-        return self.bars[step]
-
-    def __call__(self, event: ProgressEvent) -> None:
-        message = escape_markdown(event.message[:120]) if event.message else ""
-        label = STEPS.get(event.step, event.step)
-        if event.step == "index":
-            self.call_done = event.done
-            within = event.done / event.total if event.total else 1.0
-            overall = min((self.calls_finished + within) / self.n_calls, 1.0)
-            last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else " — starting…"
-            where = f" (call {self.calls_finished + 1} of {self.n_calls})" if self.n_calls > 1 else ""
-            text = f"{label}: {self.docs_before + event.done} indexed{where}{last}"
-            self.bar("index").progress(overall, text=text)
-            if event.done:
-                self.record()
-            return
-        fraction = 1.0 if event.total <= 0 else min(event.done / event.total, 1.0)
-        order = list(STEPS)
-        if event.step in order:  # earlier steps of this batch are complete
-            for step in order[1: order.index(event.step)]:
-                if step in self.bars and step != "repair":
-                    self.bars[step].progress(1.0, text=f"{STEPS[step]}: done")
-        suffix = f" ({event.done}/{event.total})" if event.total else ""
-        self.bar(event.step).progress(fraction, text=f"{label}{suffix} {message}")
-
-    def finish_call(self) -> None:
-        self.calls_finished += 1
-        self.docs_before += self.call_done
-        self.call_done = 0
-
-    def record(self, force: bool = False) -> None:
-        status = self.ws.status()
-        point = snapshot(status)
-        show_counters(self.counters, status)
-        if not force and self.points and self.points[-1] == point:
-            return
-        if not self.points or self.points[-1] != point:
-            self.points.append(point)
-        if len(self.points) >= 2:
-            self.draws += 1
-            self.chart.plotly_chart(growth_figure(self.points), key=f"doc_growth_live_{self.draws}")
-
-
-def upload_jobs(ws: Any, files: list[tuple[str, bytes]]) -> list[Job]:
+def upload_calls(ws: Any, files: list[tuple[str, bytes]]) -> list[IndexCall]:
     """One indexing call per file (grouped when there are many), so the growth chart has a point per call."""
     size = max(1, -(-len(files) // MAX_CALLS))
     groups = [files[i: i + size] for i in range(0, len(files), size)]
-    return [lambda progress, group=group: api.index_uploads(ws, group, progress) for group in groups]
+    return [lambda progress, group=group, **options: api.index_uploads(ws, group, progress, **options)
+            for group in groups]
 
 
 def sample_files() -> list[tuple[str, bytes]]:
@@ -132,31 +70,60 @@ def sample_files() -> list[tuple[str, bytes]]:
             if p.is_file() and not p.name.startswith(".")]
 
 
-def run_jobs(ws: Any, jobs: list[Job], what: str) -> None:
-    """Run indexing calls with live progress, then store a summary and rerun (refreshes the sidebar too)."""
-    started = time.perf_counter()
-    summary: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": []}
-    with st.status(f"Indexing {what}… (the first run also loads the language and embedding models)",
-                   expanded=True) as box:
-        counters = st.empty()
-        chart = st.empty()
-        monitor = IndexingMonitor(ws, len(jobs), counters, chart)
-        with show_errors("Indexing stopped") as guard:
-            for job in jobs:
-                report = job(monitor)
-                monitor.finish_call()
-                summary["processed"] += report.processed
-                summary["unchanged"] += report.unchanged
-                summary["replaced"] += report.replaced
-                summary["failed"] += list(report.failed)
-        elapsed = time.perf_counter() - started
-        if guard.failed:
-            box.update(label="Indexing stopped with an error", state="error")
-            return
-        box.update(label=f"Indexed {what} in {elapsed:.1f} s", state="complete", expanded=False)
-    summary["seconds"] = round(elapsed, 1)
-    st.session_state["doc_last_report"] = summary
+def start_job(ws: Any, calls: list[IndexCall], what: str) -> None:
+    """Start indexing on a background thread with the session's LLM (if any), then redraw the page."""
+    llm = session_llm(ws, cancel_event=threading.Event())
+    job = IndexJob(ws, calls, what, llm.chat, llm.cancel_event, points=st.session_state.get(growth_key(), []))
+    st.session_state[JOB_KEY] = job.start()
     st.rerun()
+
+
+def _cancel_job() -> None:
+    job = st.session_state.get(JOB_KEY)
+    if job is not None:
+        job.cancel()
+
+
+def finish_job(job: IndexJob) -> None:
+    """Keep the finished job's summary (or error) for ``report_section`` and its growth points."""
+    st.session_state.pop(JOB_KEY, None)
+    st.session_state[growth_key()] = job.snapshot()["points"]
+    if job.state == "error":
+        st.session_state["doc_job_error"] = job.error
+    else:
+        st.session_state["doc_last_report"] = job.summary | {"what": job.what}
+
+
+@st.fragment(run_every=POLL_S)
+def job_panel() -> None:
+    """Live progress of the running job (redrawn every POLL_S seconds) with its Cancel button."""
+    job: IndexJob | None = st.session_state.get(JOB_KEY)
+    if job is None:
+        return
+    if not job.running:
+        st.rerun()  # the whole page: report, counters, table
+    snap = job.snapshot()
+    with st.container(border=True):
+        extractor = f"LLM {job.llm.model}" if job.llm is not None else "spaCy (offline)"
+        st.markdown(f"**Indexing {escape_markdown(job.what)}…** ({snap['seconds']:.0f} s, extraction: "
+                    f"{escape_markdown(extractor)})")
+        st.caption("The first run also loads the language and embedding models.")
+        for step, fraction, text in progress_bars(snap, escape_markdown):
+            st.progress(fraction, text=text)
+        if snap["status"]:
+            show_counters(st.empty(), snap["status"])
+        if len(snap["points"]) >= 2:
+            st.plotly_chart(growth_figure(snap["points"]), key="doc_growth_live")
+        if snap["usage"]:
+            t = usage_totals(snap["usage"])
+            st.caption(f"LLM so far: {t['calls']} call(s) ({t['cached']} from the cache), {t['prompt_tokens']:,} "
+                       f"prompt + {t['completion_tokens']:,} completion tokens")
+        if snap["cancelling"]:
+            st.warning("Cancelling: waiting for the LLM calls in flight (their replies are cached)…")
+        else:
+            st.button("Cancel", key="doc_cancel", on_click=_cancel_job,
+                      help="Stop at the next safe point: LLM calls in flight finish and are cached, no new call "
+                           "starts; unfinished documents stay pending (offline: after the current batch).")
 
 
 def _stash_paste() -> None:
@@ -170,6 +137,10 @@ def _stash_paste() -> None:
 
 
 def input_section(ws: Any) -> None:
+    llm = session_llm(ws, build=False)
+    if llm.note:
+        st.warning(escape_markdown(llm.note))
+    st.info(llm.extraction_text())
     upload_tab, paste_tab, sample_tab = st.tabs(["Upload files", "Paste text", "Sample corpus"])
     with upload_tab:
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
@@ -177,7 +148,7 @@ def input_section(ws: Any) -> None:
                                  help="txt, md, pdf, docx, html or JSONL corpora (one document per line).")
         if st.button("Index uploaded files", key="doc_index_uploads", type="primary", disabled=not files):
             items = [(f.name, f.getvalue()) for f in files or []]
-            run_jobs(ws, upload_jobs(ws, items), f"{len(items)} file(s)")
+            start_job(ws, upload_calls(ws, items), f"{len(items)} file(s)")
     with paste_tab:
         st.text_input("Document name", key="doc_paste_name", value="pasted-text", max_chars=120)
         st.text_area("Text", key="doc_paste_text", height=180)
@@ -188,26 +159,51 @@ def input_section(ws: Any) -> None:
         job = st.session_state.pop("doc_paste_job", None)
         if job:
             name, text = job
-            run_jobs(ws, [lambda progress: api.index_text(ws, name, text, progress)], "pasted text")
+            start_job(ws, [lambda progress, **options: api.index_text(ws, name, text, progress, **options)],
+                      "pasted text")
     with sample_tab:
         st.write("Eleven short articles about a fictional coast (Velmora): towns, a flood, a railway, a festival.")
         if st.button("Load sample corpus", key="doc_load_samples"):
             items = sample_files()
-            run_jobs(ws, upload_jobs(ws, items), "the sample corpus")
+            start_job(ws, upload_calls(ws, items), "the sample corpus")
+
+
+def usage_section(report: dict[str, Any]) -> None:
+    """The LLM's calls and tokens per stage for the last run, and per chunk indexed."""
+    usage = report.get("usage") or {}
+    if not usage:
+        return
+    t = usage_totals(usage)
+    chunks = int(report.get("chunks") or 0)
+    per_chunk = (f" For {chunks} chunk(s): {t['calls'] / chunks:.1f} call(s), {t['prompt_tokens'] / chunks:,.0f} "
+                 f"prompt and {t['completion_tokens'] / chunks:,.0f} completion tokens per chunk.") if chunks else ""
+    st.caption(f"LLM {report.get('model', '')}: {t['calls']} call(s), {t['cached']} answered from the cache, "
+               f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens.{per_chunk}")
+    st.dataframe(usage_frame(usage), hide_index=True, key="doc_llm_usage")
 
 
 def report_section() -> None:
+    error = st.session_state.pop("doc_job_error", None)
+    if error is not None:
+        with show_errors("Indexing stopped"):
+            raise error
     report = st.session_state.pop("doc_last_report", None)
     if not report:
         return
-    text = (f"Indexed {report['processed']} document(s) in {report['seconds']} s; "
-            f"{report['unchanged']} unchanged, {report['replaced']} replaced, {len(report['failed'])} failed.")
-    (st.warning if report["failed"] else st.success)(text)
+    if report.get("cancelled"):
+        st.warning(f"Indexing cancelled after {report['processed']} document(s) in {report['seconds']} s. "
+                   f"{report.get('pending', 0)} document(s) stay pending: press Resume pending to continue — "
+                   "finished LLM work is cached, so it costs no new calls.")
+    else:
+        text = (f"Indexed {report['processed']} document(s) in {report['seconds']} s; "
+                f"{report['unchanged']} unchanged, {report['replaced']} replaced, {len(report['failed'])} failed.")
+        (st.warning if report["failed"] else st.success)(text)
     for fail in report["failed"]:
         st.text(f"✗ {fail.get('name', '?')}: {fail.get('reason', '')}")
+    usage_section(report)
 
 
-def table_section(ws: Any) -> None:
+def table_section(ws: Any, interactive: bool = True) -> None:
     frame = documents_frame(str(ws.path), ws.generation(), ws)
     st.subheader("Document status")
     if frame.empty:
@@ -220,6 +216,9 @@ def table_section(ws: Any) -> None:
         st.error(f"{len(failed)} document(s) failed. Reasons:")
         for _, row in failed.iterrows():
             st.text(f"✗ {row['name']}: {row['error'] or 'unknown reason'}")
+    if not interactive:
+        return
+    pending = frame[frame["status"].isin(["pending", "processing"])]
     labels = {row.doc_id: f"{row.name} ({row.status})" for row in frame.itertuples()}
     left, right = st.columns([3, 1])
     with left:
@@ -235,8 +234,12 @@ def table_section(ws: Any) -> None:
         st.write("")
         retry = st.button("Retry failed", key="doc_retry", disabled=failed.empty,
                           help="Index the failed documents again (those whose text could be loaded).")
+        resume = st.button("Resume pending", key="doc_resume", disabled=pending.empty,
+                           help="Index the documents a cancelled or interrupted run left pending.")
     if retry:
-        run_jobs(ws, [lambda progress: api.retry(ws, progress)], "failed documents")
+        start_job(ws, [lambda progress, **options: api.retry(ws, progress, **options)], "failed documents")
+    if resume:
+        start_job(ws, [lambda progress, **options: api.resume(ws, progress, **options)], "pending documents")
     deleted = st.session_state.pop("doc_last_deleted", None)
     if deleted:
         st.success(f"Deleted {deleted[0]} document(s).")
@@ -257,6 +260,14 @@ def main() -> None:
     st.caption("Add documents; each one is chunked, extracted, merged into the graphs, summarised into the tree "
                "and embedded — incrementally. Document text is treated as untrusted and shown as plain text.")
     ws = state.workspace()
+    job: IndexJob | None = st.session_state.get(JOB_KEY)
+    if job is not None and not job.running:
+        finish_job(job)
+        job = None
+    if job is not None:
+        job_panel()
+        table_section(ws, interactive=False)
+        return
     report_section()
     input_section(ws)
     growth_section(ws)

@@ -24,7 +24,8 @@ from core.settings import Settings  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
-from ui.state import api_key, current_workspace_name, session_settings, workspace  # noqa: E402
+from ui.llm import llm_for_queries  # noqa: E402
+from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
@@ -93,9 +94,7 @@ def _stream_answer(ws, result: RetrievalResult, llm) -> None:
 def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
     """Run one mode (with overrides) and keep the result in the session."""
     settings = session_settings().with_overrides(overrides) if overrides else session_settings()
-    llm, keywords, note = rv.configured_llm(ws, settings, api_key())
-    if note:
-        st.warning(note)
+    llm, keywords = llm_for_queries(ws, settings)
     with st.spinner(f"Running {mode}…"):
         streaming = llm is not None
         results = run_modes(ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,

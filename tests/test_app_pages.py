@@ -60,6 +60,15 @@ def open_page(at: AppTest, page: str) -> AppTest:
     return at
 
 
+def finish_indexing(at: AppTest, timeout: float = TIMEOUT) -> AppTest:
+    """Wait for the Documents page's background indexing job, then rerun so the page shows its report."""
+    if "doc_job" in at.session_state:
+        assert at.session_state["doc_job"].join(timeout), "indexing did not finish in time"
+    at.run()
+    assert_clean(at)
+    return at
+
+
 def status_table(at: AppTest):
     """The Documents status table (AppTest does not index dataframes by key)."""
     tables = [d.value for d in at.dataframe if "status" in d.value.columns]
@@ -219,7 +228,9 @@ def test_paste_text_indexes_a_document_and_escapes_it(data_dir):
     at.text_area(key="doc_paste_text").input(text)
     at.button(key="doc_paste_index").click().run()
     assert_clean(at)
+    finish_indexing(at)  # indexing runs on a background thread
     assert any("Indexed 1 document" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("Extraction: spaCy (offline)" in i.value for i in at.info)
     table = status_table(at)
     assert list(table["status"]) == ["processed"] and table["chunks"].iloc[0] >= 1
     assert at.text_area(key="doc_paste_text").value == ""

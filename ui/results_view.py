@@ -329,30 +329,6 @@ def retrieved_subgraph(graph: nx.Graph, result: RetrievalResult, max_nodes: int 
     return sub, hl_nodes, hl_edges, truncated
 
 
-def configured_llm(ws: Any, settings: Any, key: Optional[str]) -> tuple[Any, Any, str]:
-    """(chat model, keyword extractor, note) when an OpenAI-compatible provider is configured.
-
-    Offline, or when the LLM modules are missing or the model cannot be built, returns
-    ``(None, None, note)`` and the modes run offline with extractive answers."""
-    if getattr(settings, "provider", "offline") != "openai":
-        return None, None, ""
-    try:
-        from core.llm.provider import chat_from_settings
-    except ImportError:
-        return None, None, "The LLM provider module is not installed; answers are extractive."
-    try:
-        llm = chat_from_settings(settings, key, ws.store.conn)
-    except Exception as exc:  # noqa: BLE001 - shown to the user, the page still works offline
-        return None, None, f"Could not set up the LLM ({exc}); answers are extractive."
-    try:
-        from core.llm.keywords import LLMKeywords
-
-        keywords: Any = LLMKeywords(llm)
-    except ImportError:  # keywords then come from spaCy
-        keywords = None
-    return llm, keywords, ""
-
-
 def iter_rows(items: Iterable[Any], size: int) -> Iterable[list[Any]]:
     """Split a list into rows of at most ``size`` (for laying out many columns)."""
     items = list(items)

@@ -1,0 +1,176 @@
+"""Indexing jobs of the Documents page, run on a background thread.
+
+The page starts an ``IndexJob`` (a list of indexing calls, e.g. one per uploaded file), keeps it in
+the session and polls ``snapshot()`` to draw progress; its Cancel button calls ``cancel()``, which
+sets the LLM client's cancel event: calls in flight finish (and are cached), no new call starts,
+the unfinished documents stay 'pending' and the job ends as 'cancelled' (see ``core.types.Cancelled``).
+Without an LLM the same event stops the job between batches and between calls.
+
+This module never calls Streamlit: Streamlit elements belong to the script thread, so the job
+only records events, counters and growth points, and the page renders them.
+"""
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from typing import Any, Callable, Optional
+
+from core.pipeline import IndexReport
+from core.types import Cancelled, ProgressEvent
+
+STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
+         "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
+IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
+
+
+def snapshot_point(status: dict[str, Any]) -> dict[str, int]:
+    """The numbers of one point of the graph-growth chart, from ``Workspace.status()``."""
+    return {"documents": int(status["processed"]), "chunks": int(status["chunks"]),
+            "entities": int(status["entities"]), "relations": int(status["relations"]),
+            "summaries": int(status["tree_nodes"])}
+
+
+class IndexJob:
+    """Runs indexing calls one after the other on a daemon thread; thread-safe snapshots for the page."""
+
+    def __init__(self, ws: Any, calls: list[IndexCall], what: str, llm: Any = None,
+                 cancel_event: Optional[threading.Event] = None, points: Optional[list[dict[str, int]]] = None
+                 ) -> None:
+        self.ws = ws
+        self.calls = list(calls)
+        self.what = what
+        self.llm = llm
+        self.cancel_event = cancel_event or getattr(llm, "cancel_event", None) or threading.Event()
+        self.state = "new"  # new → running → done | cancelled | error
+        self.error: Optional[BaseException] = None
+        self.error_traceback = ""
+        self.summary: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._events: dict[str, ProgressEvent] = {}
+        self._calls_finished = 0
+        self._docs_before = 0  # documents indexed by the finished calls
+        self._call_done = 0
+        self._points = list(points or [])
+        self._status: dict[str, Any] = {}
+        self._thread = threading.Thread(target=self._run, name="ragscope-index", daemon=True)
+        self.started_at = 0.0
+
+    # --- control (script thread) -------------------------------------------------------------
+    def start(self) -> "IndexJob":
+        self.started_at = time.perf_counter()
+        self.state = "running"
+        self._record_status()
+        self._thread.start()
+        return self
+
+    def cancel(self) -> None:
+        """Ask the job to stop at the next safe point (see the module docstring)."""
+        self.cancel_event.set()
+
+    @property
+    def cancelling(self) -> bool:
+        return self.cancel_event.is_set() and self.running
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("new", "running")
+
+    def join(self, timeout: Optional[float] = None) -> bool:
+        """Wait for the job's thread; True when it has finished."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def snapshot(self) -> dict[str, Any]:
+        """A consistent copy of the progress: events per step, calls, documents, status, points, usage."""
+        with self._lock:
+            return {"state": self.state, "events": dict(self._events), "n_calls": len(self.calls),
+                    "calls_finished": self._calls_finished, "docs_before": self._docs_before,
+                    "call_done": self._call_done, "status": dict(self._status), "points": list(self._points),
+                    "usage": self.llm.snapshot() if self.llm is not None else {},
+                    "cancelling": self.cancel_event.is_set(), "seconds": time.perf_counter() - self.started_at}
+
+    # --- the job's thread ----------------------------------------------------------------------
+    def progress(self, event: ProgressEvent) -> None:
+        """The progress callback handed to the pipeline (runs on the job's thread)."""
+        with self._lock:
+            self._events[event.step] = event
+            if event.step == "index":
+                self._call_done = event.done
+        if event.step == "index" and event.done:
+            self._record_status()
+
+    def _record_status(self) -> None:
+        status = self.ws.status()
+        point = snapshot_point(status)
+        with self._lock:
+            self._status = status
+            if not self._points or self._points[-1] != point:
+                self._points.append(point)
+
+    def _run(self) -> None:
+        totals: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": [], "chunks": 0}
+        state = "done"
+        try:
+            for call in self.calls:
+                if self.cancel_event.is_set():
+                    raise Cancelled("cancelled before the next indexing call")
+                report = IndexReport()
+                try:
+                    call(self.progress, report=report, llm=self.llm, cancel=self.cancel_event)
+                finally:
+                    totals["processed"] += report.processed
+                    totals["unchanged"] += report.unchanged
+                    totals["replaced"] += report.replaced
+                    totals["failed"] += list(report.failed)
+                    totals["chunks"] += report.chunks_embedded
+                    with self._lock:
+                        self._calls_finished += 1
+                        self._docs_before += self._call_done
+                        self._call_done = 0
+        except Cancelled:
+            state = "cancelled"
+        except Exception as exc:  # noqa: BLE001 - shown on the page by the script thread
+            state, self.error, self.error_traceback = "error", exc, traceback.format_exc()
+        finally:
+            try:
+                self._record_status()
+            except Exception:  # noqa: BLE001 - the workspace may have been closed meanwhile
+                pass
+            usage = self.llm.snapshot() if self.llm is not None else {}
+            self.summary = totals | {"seconds": round(time.perf_counter() - self.started_at, 1),
+                                     "cancelled": state == "cancelled", "usage": usage,
+                                     "pending": int(self._status.get("pending", 0)),
+                                     "model": getattr(self.llm, "model", "") if self.llm is not None else ""}
+            with self._lock:
+                self.state = state
+
+
+def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> list[tuple[str, float, str]]:
+    """(step, fraction, text) of each progress bar, from a job snapshot, in pipeline order
+    (``escape`` is applied to the pipeline's messages, which may quote document names)."""
+    events: dict[str, ProgressEvent] = snap["events"]
+    n_calls = max(int(snap["n_calls"]), 1)
+    order = list(STEPS)
+    current = max((order.index(s) for s in events if s in order and s != "index"), default=0)
+    bars: list[tuple[str, float, str]] = []
+    for step in order:
+        event = events.get(step)
+        if event is None:
+            continue
+        label = STEPS[step]
+        message = escape(event.message[:120]) if event.message else ""
+        if step == "index":  # call_done is 0 once a call has finished (its documents are in docs_before)
+            call_done = int(snap.get("call_done", event.done))
+            within = call_done / event.total if event.total else 0.0
+            overall = min((snap["calls_finished"] + within) / n_calls, 1.0)
+            last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else " — starting…"
+            where = f" (call {min(snap['calls_finished'] + 1, n_calls)} of {n_calls})" if n_calls > 1 else ""
+            bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done} indexed{where}{last}"))
+        elif step != "repair" and order.index(step) < current:
+            bars.append((step, 1.0, f"{label}: done"))
+        else:
+            fraction = 1.0 if event.total <= 0 else min(event.done / event.total, 1.0)
+            suffix = f" ({event.done}/{event.total})" if event.total else ""
+            bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
+    return bars
