@@ -34,7 +34,7 @@ def main() -> None:
     from core.pipeline import IndexReport, process_pending, register_documents
     from core.workspace import Workspace
 
-    local_embedder()
+    local_embedder().embed(["warm-up text", "a second warm-up text"])  # first-call set-up not timed
     load_nlp()
     sources, failures = load_paths(corpus_paths(args.corpus))
     runs = []

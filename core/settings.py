@@ -47,7 +47,7 @@ class Settings(BaseModel):
     )
     embedding_base_url: str = Field("", description="Base URL of the embeddings endpoint (embedder = openai).")
     embedding_model: str = Field("", description="Embedding model name (embedder = openai).")
-    embedding_batch_size: int = Field(64, ge=1, le=1024, description="Texts per embedding batch.")
+    embedding_batch_size: int = Field(16, ge=1, le=1024, description="Texts per embedding batch (local MiniLM: 16 measured fastest on 2 cores, 1.5x faster than 64 on chunks; a remote endpoint may prefer more).")
     chroma_url: str = Field(
         "",
         description="Empty = embedded ChromaDB in the workspace folder; http://HOST:PORT = a ChromaDB server started with `chroma run`.",
