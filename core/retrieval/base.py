@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -135,3 +135,20 @@ def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = [",".join(header)]
     lines.extend(",".join(cell(v) for v in row) for row in rows)
     return "\n".join(lines)
+
+
+T = TypeVar("T")
+
+
+def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
+    """The longest prefix of ``items`` whose summed costs fit in ``budget``, and its cost (lists are
+    truncated, never skipped over, as LightRAG and PathRAG do)."""
+    kept: list[T] = []
+    used = 0
+    for item in items:
+        c = cost(item)
+        if used + c > budget:
+            break
+        kept.append(item)
+        used += c
+    return kept, used

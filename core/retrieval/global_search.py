@@ -4,13 +4,13 @@ weight; their endpoint entities follow in order of appearance; each relation bri
 most similar to the question. With no high-level keywords the low-level ones are used (traced)."""
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch, new_result
+from core.retrieval.base import QueryContext, Stopwatch
 from core.retrieval.lightrag_context import Gathered, global_expand
-from core.retrieval.local_search import LIGHTRAG_PARAMS, assemble, chunk_records, trace_hits, vector_hits
+from core.retrieval.local_search import LightRAGRetriever, trace_hits, vector_hits, with_chunks
 from core.types import RetrievalResult
 
 
-class GlobalRetriever:
+class GlobalRetriever(LightRAGRetriever):
     name = "global"
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
@@ -29,12 +29,4 @@ class GlobalRetriever:
         result.trace.append(f"{prefix}{len(entities)} endpoint entities of {len(relations)} relations "
                             f"(in order of appearance)")
         owners = [(f"relation {r['source']} — {r['target']}", r["source_chunk_ids"]) for r in relations]
-        chunks = chunk_records(ctx, clock, owners, via="relation")
-        result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {s.chunks_per_entity} per relation, "
-                            f"by cosine to the question)")
-        return Gathered(entities, relations, chunks)
-
-    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
-        clock = Stopwatch(result)
-        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
+        return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "relation")

@@ -8,7 +8,7 @@ from typing import Any, Callable, Hashable, Sequence
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, new_result
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.lightrag_context import Gathered, chunk_key, entity_key, relation_key, round_robin
-from core.retrieval.local_search import LIGHTRAG_PARAMS, LocalRetriever, assemble
+from core.retrieval.local_search import LIGHTRAG_PARAMS, LightRAGRetriever, LocalRetriever, assemble
 from core.types import RetrievalResult
 
 
@@ -40,18 +40,13 @@ def merge(local: Gathered, global_: Gathered, result: RetrievalResult) -> Gather
     return merged
 
 
-class HybridRetriever:
+class HybridRetriever(LightRAGRetriever):
     name = "hybrid"
 
-    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
-        local = LocalRetriever().gather(ctx, result, clock, prefix="local: ")
-        global_ = GlobalRetriever().gather(ctx, result, clock, prefix="global: ")
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
+        local = LocalRetriever().gather(ctx, result, clock, prefix=f"{prefix}local: ")
+        global_ = GlobalRetriever().gather(ctx, result, clock, prefix=f"{prefix}global: ")
         return merge(local, global_, result)
-
-    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
-        clock = Stopwatch(result)
-        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
 
 
 class MixRetriever:

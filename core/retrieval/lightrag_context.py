@@ -20,7 +20,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 
-from core.retrieval.base import csv_table
+from core.retrieval.base import csv_table, prefix_within
 from core.tokens import count_tokens
 
 T = TypeVar("T")
@@ -283,19 +283,6 @@ def chunk_cost(chunk: dict[str, Any]) -> int:
     return text_tokens(chunk_block(chunk, 1) + "\n\n")
 
 
-def _prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
-    """The longest prefix whose summed costs fit in ``budget`` (LightRAG truncates lists, never skips)."""
-    kept: list[T] = []
-    used = 0
-    for item in items:
-        c = cost(item)
-        if used + c > budget:
-            break
-        kept.append(item)
-        used += c
-    return kept, used
-
-
 def apply_budgets(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
                   chunks: Sequence[dict[str, Any]], *, max_entity_tokens: int, max_relation_tokens: int,
                   max_total_tokens: int) -> Budgeted:
@@ -306,11 +293,11 @@ def apply_budgets(entities: Sequence[dict[str, Any]], relations: Sequence[dict[s
     token or two); ``render_within`` enforces the total exactly."""
     skeleton = text_tokens(render_context([], [], []))
     room = max(0, max_total_tokens - skeleton)
-    kept_e, used_e = _prefix_within(entities, entity_cost, min(max_entity_tokens, room))
+    kept_e, used_e = prefix_within(entities, entity_cost, min(max_entity_tokens, room))
     room -= used_e
-    kept_r, used_r = _prefix_within(relations, relation_cost, min(max_relation_tokens, room))
+    kept_r, used_r = prefix_within(relations, relation_cost, min(max_relation_tokens, room))
     room -= used_r
-    kept_c, used_c = _prefix_within(chunks, chunk_cost, room)
+    kept_c, used_c = prefix_within(chunks, chunk_cost, room)
     return Budgeted(kept_e, kept_r, kept_c, {"entities": used_e, "relations": used_r, "chunks": used_c,
                                              "headers": skeleton})
 

@@ -136,7 +136,31 @@ def trace_hits(result: RetrievalResult, ctx: QueryContext, prefix: str, noun: st
     return bool(kept)
 
 
-class LocalRetriever:
+def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str,
+                entities: list[dict[str, Any]], relations: list[dict[str, Any]],
+                owners: Sequence[tuple[str, Sequence[str]]], via: str) -> Gathered:
+    """Add the owners' source chunks (``chunks_per_entity`` each, by cosine to the question)."""
+    chunks = chunk_records(ctx, clock, owners, via=via)
+    result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {ctx.settings.chunks_per_entity} per {via}, "
+                        f"by cosine to the question)")
+    return Gathered(entities, relations, chunks)
+
+
+class LightRAGRetriever:
+    """A LightRAG mode: ``gather`` ranks entities, relations and chunks; ``retrieve`` budgets them."""
+
+    name = ""
+
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
+        raise NotImplementedError
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
+        clock = Stopwatch(result)
+        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
+
+
+class LocalRetriever(LightRAGRetriever):
     name = "local"
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
@@ -155,12 +179,4 @@ class LocalRetriever:
         result.trace.append(f"{prefix}expanded to {len(relations)} relations (1-hop neighbourhood of "
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
         owners = [(f"entity {e['name']}", e["source_chunk_ids"]) for e in entities]
-        chunks = chunk_records(ctx, clock, owners, via="entity")
-        result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {s.chunks_per_entity} per entity, "
-                            f"by cosine to the question)")
-        return Gathered(entities, relations, chunks)
-
-    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
-        clock = Stopwatch(result)
-        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
+        return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "entity")

@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable
 
 import networkx as nx
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
+                                 prefix_within)
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.tokens import count_tokens
 from core.types import RetrievalResult
@@ -263,20 +264,7 @@ class _Sizer:
         records = fill_chunk_texts(ctx.ws, candidates)
         found = ctx.ws.store.chunks_by_id(r["chunk_id"] for r in records)
         self.chunks.update({cid: int(c.tokens) for cid, c in found.items()})
-        return _fit(records, self.source, max(budget, 0))[0]
-
-
-def _fit(items: list[Any], cost: Callable[[Any], int], budget: int) -> tuple[list[Any], int]:
-    """Greedy prefix of ``items`` whose estimated costs fit in ``budget``."""
-    kept: list[Any] = []
-    used = 0
-    for item in items:
-        c = cost(item)
-        if used + c > budget:
-            break
-        kept.append(item)
-        used += c
-    return kept, used
+        return prefix_within(records, self.source, max(budget, 0))[0]
 
 
 def _source_block(i: int, c: dict[str, Any]) -> str:
@@ -312,7 +300,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     head = f"Question: {ctx.question}"
     sizer = _Sizer(ctx)
     room = budget - sizer.text(head) - MARGIN
-    kept, used = _fit(result.paths, lambda p: sizer.text(p["text"]), room)
+    kept, used = prefix_within(result.paths, lambda p: sizer.text(p["text"]), room)
     chosen: list[dict[str, Any]] = []
     seen: set[str] = set()
     for p in kept:
@@ -355,7 +343,7 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     head = f"Question: {ctx.question}"
     sizer = _Sizer(ctx)
     room = budget - sizer.text(head) - MARGIN
-    keys, used = _fit([k for k, _ in retrieved], lambda k: sizer.text(entity_line(kg, k)), room)
+    keys, used = prefix_within([k for k, _ in retrieved], lambda k: sizer.text(entity_line(kg, k)), room)
     chosen: list[dict[str, Any]] = []
     seen: set[str] = set()
     cosine = dict(retrieved)
