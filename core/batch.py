@@ -1,6 +1,7 @@
 """Index one batch of pending documents in a single SQLite transaction (see ``core.pipeline``)."""
 from __future__ import annotations
 
+import re
 import time
 import traceback
 from typing import TYPE_CHECKING
@@ -18,6 +19,31 @@ if TYPE_CHECKING:
 
 class DocumentError(ValueError):
     """A document-level problem with a message meant for the user."""
+
+
+_LABEL = re.compile(r"^(?:extraction|gleaning \d+):\s*")
+MAX_DROPPED_EXAMPLES = 5
+
+
+def dropped_reason(item: str) -> str:
+    """The reason part of a ``ChunkExtraction.dropped`` item ('gleaning 1: not a record: …' → 'not a record')."""
+    return _LABEL.sub("", item).split(":", 1)[0].strip()[:100]
+
+
+def dropped_by_document(chunks: list[Chunk], extractions: list, extractor: str) -> dict[str, dict]:
+    """Per document: what the extraction parser dropped (count, reasons with counts, a few examples)."""
+    out: dict[str, dict] = {}
+    for chunk, ex in zip(chunks, extractions):
+        record = out.setdefault(chunk.doc_id, {"doc_id": chunk.doc_id, "extractor": extractor, "chunks": 0,
+                                               "dropped": 0, "reasons": {}, "examples": []})
+        record["chunks"] += 1
+        for item in getattr(ex, "dropped", None) or []:
+            record["dropped"] += 1
+            reason = dropped_reason(item)
+            record["reasons"][reason] = record["reasons"].get(reason, 0) + 1
+            if len(record["examples"]) < MAX_DROPPED_EXAMPLES:
+                record["examples"].append(item[:300])
+    return out
 
 
 class BatchIndexer:
@@ -121,6 +147,9 @@ class BatchIndexer:
             for doc in live:
                 store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))
             store.set_meta("extractor", self.extractor.name)
+            for doc_id, record in dropped_by_document(all_chunks, extractions, self.extractor.name).items():
+                store.log("extraction_dropped", record)  # Workspace.dropped_records() reads the latest per document
+                self.report.dropped_records += record["dropped"]
             ws.bump_generation()
             store.log("batch_indexed", {"documents": len(live), "chunks": len(all_chunks)})
             t = self._timed("write", t)

@@ -154,6 +154,9 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"{report.processed} indexed, {len(report.failed)} failed; {report.chunks_embedded} chunks, "
           f"{report.entities_embedded} entities, {report.relations_embedded} relations, "
           f"{report.summaries_recomputed} summaries embedded in {elapsed:.1f}s", file=sys.stderr)
+    if report.dropped_records:
+        print(f"the extraction parser dropped {report.dropped_records} record(s) it could not use "
+              "(status: dropped_records; reasons in the run log)", file=sys.stderr)
     if cancelled:
         print(CANCELLED_MESSAGE.format(command="index"), file=sys.stderr)
         return EXIT_CANCELLED

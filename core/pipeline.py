@@ -62,6 +62,7 @@ class IndexReport:
     entities_embedded: int = 0
     relations_embedded: int = 0
     summaries_recomputed: int = 0
+    dropped_records: int = 0  # extraction records the parser could not use (see Workspace.dropped_records)
     timings_s: dict[str, float] = field(default_factory=lambda: defaultdict(float))
 
     def as_dict(self) -> dict:

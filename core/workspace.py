@@ -195,8 +195,23 @@ class Workspace:
             "tokens": int(s.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0]),
             "embedder": s.get_meta("embedder_name") or embedder_identity(self.settings),
             "extractor": s.get_meta("extractor") or "spacy",
+            "dropped_records": sum(r["dropped"] for r in self.dropped_records().values()),
             "llm_usage": self.llm_usage(),
         }
+
+    def dropped_records(self) -> dict[str, dict[str, Any]]:
+        """Per indexed document, what the extraction parser dropped at its last indexing: ``dropped``
+        (count), ``reasons`` {reason: count}, a few ``examples``, ``extractor`` and ``chunks``."""
+        latest: dict[str, dict[str, Any]] = {}
+        for (detail,) in self.store.conn.execute(
+                "SELECT detail FROM run_log WHERE event='extraction_dropped' ORDER BY id"):
+            try:
+                record = json.loads(detail)
+                latest[str(record["doc_id"])] = record
+            except (ValueError, KeyError, TypeError):
+                continue
+        live = {d.doc_id for d in self.store.documents("processed")}
+        return {doc_id: record for doc_id, record in latest.items() if doc_id in live}
 
     def llm_usage(self) -> dict[str, dict[str, float]]:
         rows = self.store.conn.execute(
@@ -209,9 +224,12 @@ class Workspace:
         chunk_counts = dict(conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
         entity_counts = dict(conn.execute(
             "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+        dropped = self.dropped_records()
         return [
             {"doc_id": d.doc_id, "name": d.name, "status": d.status, "chunks": int(chunk_counts.get(d.doc_id, 0)),
-             "entities": int(entity_counts.get(d.doc_id, 0)), "tokens": d.tokens, "error": d.error,
+             "entities": int(entity_counts.get(d.doc_id, 0)),
+             "dropped": int(dropped[d.doc_id]["dropped"]) if d.doc_id in dropped else 0,
+             "tokens": d.tokens, "error": d.error,
              "seconds": round(d.elapsed_s, 2), "updated_at": d.updated_at}
             for d in self.store.documents()
         ]

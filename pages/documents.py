@@ -29,7 +29,7 @@ JOB_KEY = "doc_job"
 @st.cache_data(show_spinner=False, max_entries=16)
 def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     """The status table of a workspace, cached per (path, generation)."""
-    columns = ["doc_id", "name", "status", "chunks", "entities", "error", "seconds"]
+    columns = ["doc_id", "name", "status", "chunks", "entities", "dropped", "error", "seconds"]
     return pd.DataFrame(_ws.documents_table()).reindex(columns=columns)
 
 
@@ -200,7 +200,32 @@ def report_section() -> None:
         (st.warning if report["failed"] else st.success)(text)
     for fail in report["failed"]:
         st.text(f"✗ {fail.get('name', '?')}: {fail.get('reason', '')}")
+    if report.get("dropped"):
+        st.caption(f"The extraction parser dropped {report['dropped']} record(s) it could not use — see "
+                   "“What the extraction dropped” below the status table.")
     usage_section(report)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def dropped_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
+    """Per document: how many extraction records the parser dropped, why, and an example."""
+    names = {d.doc_id: d.name for d in _ws.store.documents()}
+    rows = [{"document": names.get(doc_id, doc_id), "extractor": r.get("extractor", ""), "dropped": r["dropped"],
+             "reasons": "; ".join(f"{reason} ×{n}" for reason, n in sorted(r["reasons"].items(), key=lambda x: -x[1])),
+             "example": (r.get("examples") or [""])[0]}
+            for doc_id, r in _ws.dropped_records().items() if r["dropped"]]
+    return pd.DataFrame(rows, columns=["document", "extractor", "dropped", "reasons", "example"])
+
+
+def dropped_section(ws: Any) -> None:
+    """What the extraction parser had to ignore (malformed or copied records, cut replies), per document."""
+    frame = dropped_frame(str(ws.path), ws.generation(), ws)
+    if frame.empty:
+        return
+    with st.expander(f"What the extraction dropped ({int(frame['dropped'].sum())} record(s))", expanded=False):
+        st.caption("Records the extractor's parser could not use, from each document's last indexing. Small "
+                   "models drift from the record format; these never reach the graph.")
+        st.dataframe(frame, hide_index=True, key="doc_dropped")
 
 
 def table_section(ws: Any, interactive: bool = True) -> None:
@@ -216,6 +241,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
         st.error(f"{len(failed)} document(s) failed. Reasons:")
         for _, row in failed.iterrows():
             st.text(f"✗ {row['name']}: {row['error'] or 'unknown reason'}")
+    dropped_section(ws)
     if not interactive:
         return
     pending = frame[frame["status"].isin(["pending", "processing"])]

@@ -72,7 +72,9 @@ def test_documents_page_indexes_with_the_llm_and_shows_its_usage(llm_data_dir):
     frames = [d.value for d in at.dataframe if "stage" in d.value.columns]
     assert frames, "the LLM usage table is shown after the run"
     stages = frames[0].set_index("stage")
-    chunks = int(status_table(at)["chunks"].iloc[0])
+    table = status_table(at)
+    chunks = int(table["chunks"].iloc[0])
+    assert "dropped" in table.columns  # what the extraction parser could not use, per document
     assert stages.loc["extraction", "calls"] == chunks and stages.loc["extraction", "prompt tokens"] > 0
     assert "gleaning" in stages.index
     caption = next(c.value for c in at.caption if "per chunk" in c.value)
@@ -80,7 +82,7 @@ def test_documents_page_indexes_with_the_llm_and_shows_its_usage(llm_data_dir):
     stored = usage(llm_data_dir)
     assert stored["extraction"]["calls"] == chunks  # the same numbers went to the workspace's usage table
     assert query(llm_data_dir, "SELECT value FROM meta WHERE key='extractor'") == [(f"llm:{MODEL_NAME}",)]
-    print(f"\napp indexing: {caption}")
+    print(f"\napp indexing: {caption}; parser dropped {int(table['dropped'].iloc[0])} record(s)")
 
     at.switch_page("pages/compare.py")  # the same session LLM answers
     at.run()

@@ -109,7 +109,8 @@ class IndexJob:
                 self._points.append(point)
 
     def _run(self) -> None:
-        totals: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": [], "chunks": 0}
+        totals: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": [], "chunks": 0,
+                                  "dropped": 0}
         state = "done"
         try:
             for call in self.calls:
@@ -124,6 +125,7 @@ class IndexJob:
                     totals["replaced"] += report.replaced
                     totals["failed"] += list(report.failed)
                     totals["chunks"] += report.chunks_embedded
+                    totals["dropped"] += report.dropped_records
                     with self._lock:
                         self._calls_finished += 1
                         self._docs_before += self._call_done
