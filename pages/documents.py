@@ -124,6 +124,7 @@ def job_panel() -> None:
             st.button("Cancel", key="doc_cancel", on_click=_cancel_job,
                       help="Stop at the next safe point: LLM calls in flight finish and are cached, no new call "
                            "starts; unfinished documents stay pending (offline: after the current batch).")
+    table_section(job.ws, interactive=False)  # redrawn with the progress (cached per workspace generation)
 
 
 def _stash_paste() -> None:
@@ -292,7 +293,6 @@ def main() -> None:
         job = None
     if job is not None:
         job_panel()
-        table_section(ws, interactive=False)
         return
     report_section()
     input_section(ws)
