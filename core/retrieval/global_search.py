@@ -4,7 +4,7 @@ weight; their endpoint entities follow in order of appearance; each relation bri
 most similar to the question. With no high-level keywords the low-level ones are used (traced)."""
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch
+from core.retrieval.base import QueryContext, Stopwatch, edge_count
 from core.retrieval.lightrag_context import Gathered, global_expand
 from core.retrieval.local_search import LightRAGRetriever, trace_hits, vector_hits, with_chunks
 from core.types import RetrievalResult
@@ -23,7 +23,7 @@ class GlobalRetriever(LightRAGRetriever):
             triples = [(str(h.metadata.get("source", "")), str(h.metadata.get("target", "")), h.score) for h in hits]
             entities, relations = global_expand(graph, triples, top_k=s.lightrag_top_k,
                                                 threshold=s.cosine_threshold, query_label=label)
-        if not trace_hits(result, ctx, prefix, "relation", graph.number_of_edges(), [t[2] for t in triples],
+        if not trace_hits(result, ctx, prefix, "relation", edge_count(graph), [t[2] for t in triples],
                           len(relations)):
             return Gathered()
         result.trace.append(f"{prefix}{len(entities)} endpoint entities of {len(relations)} relations "

@@ -64,8 +64,8 @@ class _Lookup:
 
     def __init__(self, graph: nx.Graph) -> None:
         self.graph = graph
-        self.adj = graph.adj
-        self.nodes = graph.nodes
+        self.adj = graph._adj  # the plain dict-of-dicts: graph.adj[a][b] builds two views per lookup
+        self.nodes = graph._node
         self._degree: dict[str, int] = {}
 
     def degree(self, key: str) -> int:

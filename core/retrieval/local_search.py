@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, edge_count, fill_chunk_texts, finish,
+                                 new_result)
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, local_expand, pick_reason, render_within,
                                              renumber, select_chunks)
 from core.types import RetrievalResult
@@ -109,12 +110,15 @@ def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, le
     if not terms:
         return [], None, ""
     with clock.stage("embed_query"):
+        # both keyword levels and the question (used to rank chunks) in one call: hybrid and mix
+        # need all three, and a batch of three costs little more than one
+        ctx.prefetch([", ".join(terms)] + [", ".join(level_terms) for level_terms in ctx.keywords()] + [ctx.question])
         vector = ctx.embed(", ".join(terms))
     with clock.stage("vector_search"):
         hits = ctx.ws.vectors.query(collection, vector, ctx.settings.lightrag_top_k)
     with clock.stage("graph_walk"):
         graph = ctx.ws.knowledge_graph()
-    size = graph.number_of_nodes() if collection == "entities" else graph.number_of_edges()
+    size = graph.number_of_nodes() if collection == "entities" else edge_count(graph)
     if size == 0:
         what = "is empty" if collection == "entities" else "has no relations"
         result.trace.append(f"{prefix}the knowledge graph {what}: index some documents first")
