@@ -19,7 +19,7 @@ from core.api import run_modes  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
-from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 COLUMNS_PER_ROW = 4
@@ -67,14 +67,8 @@ def _render(last: dict, ws) -> None:
 def main() -> None:
     st.title("Compare retrieval modes")
     st.caption("One question through several modes at once: what each retrieves, what it answers, and at what cost.")
-    ws = None
-    with show_errors("Opening the workspace"):
-        ws = workspace()
+    ws = indexed_workspace("compare modes")
     if ws is None:
-        return
-    if ws.status()["chunks"] == 0:
-        st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
-                "page to upload files or load the built-in sample corpus, then come back to compare modes.")
         return
     available: list[str] = []
     with show_errors("Loading the retrieval modes"):

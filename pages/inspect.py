@@ -25,7 +25,7 @@ from core.types import RetrievalResult  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
-from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
@@ -187,14 +187,8 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
 def main() -> None:
     st.title("Inspect one mode")
     st.caption("Everything one retrieval mode retrieved for a question, and why.")
-    ws = None
-    with show_errors("Opening the workspace"):
-        ws = workspace()
+    ws = indexed_workspace("inspect a mode")
     if ws is None:
-        return
-    if ws.status()["chunks"] == 0:
-        st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
-                "page to upload files or load the built-in sample corpus, then come back to inspect a mode.")
         return
     available: list[str] = []
     with show_errors("Loading the retrieval modes"):

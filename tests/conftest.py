@@ -99,15 +99,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def stop_process(proc: subprocess.Popen, timeout_s: float = 10.0) -> None:
+    """Terminate a server started by a test; kill it if it does not stop within ``timeout_s``."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=timeout_s)
+
+
 def _stop_server() -> None:
     proc = _SERVER.pop("proc", None)
-    if isinstance(proc, subprocess.Popen) and proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+    if isinstance(proc, subprocess.Popen):
+        stop_process(proc)
 
 
 def shared_server(tmp_root: Path) -> str:

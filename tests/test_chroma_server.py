@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES
+from conftest import ROOT, SAMPLES, stop_process
 
 pytestmark = pytest.mark.slow
 
@@ -60,12 +60,7 @@ def chroma_server(tmp_path_factory):
             time.sleep(0.25)
         yield {"url": url, "data": data / "db", "proc": proc}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        stop_process(proc, timeout_s=30)
         log.close()
     assert not heartbeat(url), "the server is still answering after being stopped"
 
@@ -117,15 +112,6 @@ def test_the_vectors_live_on_the_server(chroma_server, server_workspace, sample_
         ws.close()
 
 
-def _modes() -> list[str]:
-    try:
-        from core.retrieval.registry import modes
-
-        return modes()
-    except Exception:  # noqa: BLE001 - modes still being written by another helper
-        return ["naive"]
-
-
 def _ranked(result) -> list[tuple[str, float]]:
     return [(c["chunk_id"], c["score"]) for c in result.chunks]
 
@@ -135,7 +121,9 @@ def test_every_mode_returns_the_same_results_as_the_embedded_store(chroma_server
                                                                    question):
     from core.api import run_modes
 
-    modes = _modes()
+    from core.retrieval.registry import modes as registered_modes
+
+    modes = registered_modes()
     ws = open_server_ws(server_workspace, chroma_server["url"])
     try:
         served = run_modes(ws, question, modes, with_answers=False)

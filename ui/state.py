@@ -85,6 +85,23 @@ def workspace() -> Workspace:
     return ws
 
 
+def indexed_workspace(purpose: str) -> Optional[Workspace]:
+    """The current workspace if it has indexed documents; otherwise a notice saying how to get some
+    (``purpose`` ends it: "then come back to <purpose>") or the error of opening it, and None."""
+    from ui.errors import show_errors
+
+    ws = None
+    with show_errors("Opening the workspace"):
+        ws = workspace()
+    if ws is None:
+        return None
+    if ws.status()["chunks"] == 0:
+        st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
+                f"page to upload files or load the built-in sample corpus, then come back to {purpose}.")
+        return None
+    return ws
+
+
 def forget_workspace() -> None:
     _open.clear()
 
