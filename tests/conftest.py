@@ -185,3 +185,16 @@ def index_document(ws, chat, text: str, name: str):
         report = process_pending(ws, **index_components(ws, chat))
     chat.flush()
     return report
+
+
+def blank_pdf() -> bytes:
+    """A valid one-page PDF with no text layer (what a scan without OCR looks like)."""
+    import io
+
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    writer.add_blank_page(width=200, height=200)
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()

@@ -12,22 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import blank_pdf
+
 pytestmark = pytest.mark.slow
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(64))
 LIMIT_MB = 0.05  # 51.2 KB: the oversize file is refused, every other file fits
 COUNT_KEYS = ("documents", "processed", "failed", "chunks", "entities", "relations", "mention_nodes",
               "mention_edges", "tree_nodes")
-
-
-def blank_pdf() -> bytes:
-    from pypdf import PdfWriter
-
-    writer = PdfWriter()
-    writer.add_blank_page(width=200, height=200)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 def empty_docx() -> bytes:

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import SHARED_DATA, blank_pdf
 from core.loaders import SUPPORTED_EXTENSIONS, load_bytes, load_path, load_paths, sanitize_name
 from core.types import LoadFailure
 
 PNG_BYTES = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(range(64))
-MUSIQUE = Path("/work/shared/data/dev_musique_full/corpus.jsonl")
+MUSIQUE = SHARED_DATA / "dev_musique_full" / "corpus.jsonl"
 
 
 def one_doc(result):
@@ -51,16 +52,6 @@ def make_text_pdf(text: str) -> bytes:
         out.write(f"{offset:010d} 00000 n \n".encode())
     out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
     return out.getvalue()
-
-
-def make_blank_pdf() -> bytes:
-    from pypdf import PdfWriter
-
-    writer = PdfWriter()
-    writer.add_blank_page(width=200, height=200)
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
 
 
 # --------------------------------------------------------------------------- text and encodings
@@ -126,7 +117,7 @@ def test_png_bytes_under_txt_name() -> None:
 
 
 def test_pdf_bytes_under_txt_name() -> None:
-    assert "PDF document" in one_failure(load_bytes("x.txt", make_blank_pdf())).reason
+    assert "PDF document" in one_failure(load_bytes("x.txt", blank_pdf())).reason
 
 
 def test_png_file_is_unsupported() -> None:
@@ -209,7 +200,7 @@ def test_pdf_with_text() -> None:
 
 
 def test_pdf_without_text_layer() -> None:
-    failure = one_failure(load_bytes("scan.pdf", make_blank_pdf()))
+    failure = one_failure(load_bytes("scan.pdf", blank_pdf()))
     assert failure.reason == "the PDF has no text layer (scanned?); OCR it first"
 
 
