@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from core.embeddings import embed_chunk_texts
+from core.extraction.aliases import resolve_document
 from core.storage import graph_store
 from core.storage.store import DocumentRow
 from core.types import Chunk, ProgressCallback
@@ -103,6 +105,9 @@ class BatchIndexer:
         t = self._timed("chunk", t)
         self._emit("extract", 0, len(all_chunks), f"extracting {len(all_chunks)} chunk(s)")
         extractions = self.extractor.extract([c.text for c in all_chunks])
+        for doc in live:  # alias merging sees a whole document (a document never spans two batches)
+            positions = [i for i, c in enumerate(all_chunks) if c.doc_id == doc.doc_id]
+            resolve_document([extractions[i] for i in positions])
         t = self._timed("extract", t)
         self._emit("extract", len(all_chunks), len(all_chunks))
 
@@ -130,9 +135,10 @@ class BatchIndexer:
             stale += tree.removed_vector_ids
             t = self._timed("tree", t)
             self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
-            texts = ([c.text for c in all_chunks] + [e.vector_text for e in entities]
-                     + [r.vector_text for r in relations] + [n.text for n in nodes])
-            vectors = ws.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+            texts = ([e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes])
+            chunk_vectors = embed_chunk_texts(ws.embedder, [c.text for c in all_chunks])
+            other = ws.embedder.embed(texts) if texts else np.zeros((0, chunk_vectors.shape[1]), dtype=np.float32)
+            vectors = np.concatenate([chunk_vectors, other]) if len(other) else chunk_vectors
             t = self._timed("embed", t)
             a, b, c = len(all_chunks), len(all_chunks) + len(entities), len(all_chunks) + len(entities) + len(relations)
             vs = ws.vectors

@@ -1,10 +1,31 @@
-"""Token-window chunking (cl100k): fixed-size windows with overlap, never across documents."""
+"""Chunking (cl100k tokens): windows of at most ``chunk_tokens`` tokens overlapping by about
+``overlap`` tokens, never across documents and never inside a word.
+
+Boundaries snap to a sentence end (``.``, ``!``, ``?``, ``…`` or a line break, followed by
+whitespace); a sentence longer than the budget is cut at whitespace; only a single "word" longer
+than the whole budget (a base64 blob, a 5,000-character URL) is cut by tokens. The overlap is made
+of the previous chunk's last whole sentences (or words) that fit in ``overlap`` tokens.
+
+Every chunk is an exact substring of the document (``start_char`` is its offset), so
+``join_without_overlap`` rebuilds the document text exactly. LightRAG and E2GraphRAG cut fixed
+token windows, which start chunks mid-word ("ting expanded" became an entity); RAGScope keeps
+their sizes (1,200 / 100) and snaps the cut points.
+"""
 from __future__ import annotations
 
 import hashlib
+import re
+from dataclasses import dataclass
 
-from core.tokens import decode, encode
+from core.tokens import count_tokens, decode, encode
 from core.types import Chunk
+
+# A sentence ends after terminal punctuation (optionally closed by quotes/brackets) followed by
+# whitespace, at a blank line, or at a line break before a Markdown heading, list item or table row;
+# the whitespace belongs to the sentence before it. A single line break inside a paragraph is
+# whitespace (hard-wrapped text such as Project Gutenberg books wraps lines mid-sentence).
+_SENTENCE_END = re.compile(r"[.!?…。！？][\"'’”)\]]*\s+|\n[ \t]*\n\s*|\n[ \t]*(?=[#>|*+-]|\d+[.)]\s)")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def chunk_id_for(doc_id: str, order: int, text: str) -> str:
@@ -13,32 +34,116 @@ def chunk_id_for(doc_id: str, order: int, text: str) -> str:
     return "chunk-" + digest[:20]
 
 
+@dataclass
+class _Unit:
+    """A piece of the document that is never split further: [start, end) with its token count."""
+
+    start: int
+    end: int
+    tokens: int
+
+
+def _pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """[start, end) cut after every match of ``pattern`` (the match stays with the piece before it)."""
+    out: list[tuple[int, int]] = []
+    position = start
+    for match in pattern.finditer(text, start, end):
+        if match.end() > position:
+            out.append((position, match.end()))
+            position = match.end()
+    if position < end:
+        out.append((position, end))
+    return out
+
+
+def _units(text: str, budget: int) -> list[_Unit]:
+    """Sentences, cut at whitespace when one exceeds ``budget``, cut by tokens as a last resort."""
+    units: list[_Unit] = []
+    for s_start, s_end in _pieces(text, 0, len(text), _SENTENCE_END):
+        tokens = count_tokens(text[s_start:s_end])
+        if tokens <= budget:
+            units.append(_Unit(s_start, s_end, tokens))
+            continue
+        for w_start, w_end in _pieces(text, s_start, s_end, _WHITESPACE):
+            w_tokens = count_tokens(text[w_start:w_end])
+            if w_tokens <= budget:
+                units.append(_Unit(w_start, w_end, w_tokens))
+                continue
+            ids = encode(text[w_start:w_end])  # one "word" longer than a whole chunk: cut by tokens
+            position = w_start
+            for i in range(0, len(ids), budget):
+                piece = decode(ids[i : i + budget])
+                units.append(_Unit(position, position + len(piece), len(ids[i : i + budget])))
+                position += len(piece)
+            if position < w_end:  # decoding never loses characters of valid text; be safe anyway
+                units[-1].end = w_end
+    return units
+
+
+def _overlap_start(units: list[_Unit], first: int, last: int, overlap: int) -> int:
+    """Index of the first unit of the next chunk: the trailing units of ``first..last`` that fit in
+    ``overlap`` tokens are repeated, but the next chunk always starts after ``first``."""
+    start = last + 1
+    used = 0
+    while start - 1 > first and used + units[start - 1].tokens <= overlap:
+        start -= 1
+        used += units[start].tokens
+    return start
+
+
 def chunk_text(doc_id: str, text: str, chunk_tokens: int = 1200, overlap: int = 100) -> list[Chunk]:
-    """Split one document into windows of ``chunk_tokens`` tokens overlapping by ``overlap``."""
+    """Split one document into chunks of at most ``chunk_tokens`` tokens, snapped to sentence ends
+    (else whitespace), each repeating about ``overlap`` tokens of whole sentences of the previous one."""
     if overlap >= chunk_tokens:
         raise ValueError("chunk overlap must be smaller than the chunk size")
-    ids = encode(text)
-    if not ids:
+    if not text or not text.strip():
         return []
-    step = chunk_tokens - overlap
+    units = _units(text, chunk_tokens)
     chunks: list[Chunk] = []
-    start = 0
-    while True:
-        window = ids[start : start + chunk_tokens]
-        piece = decode(window)
+    first = 0
+    token_offset = 0
+    while first < len(units):
+        last, used = first, units[first].tokens
+        while last + 1 < len(units) and used + units[last + 1].tokens <= chunk_tokens:
+            last += 1
+            used += units[last].tokens
+        piece = text[units[first].start : units[last].end]
+        tokens = count_tokens(piece)
+        while tokens > chunk_tokens and last > first:  # unit counts are additive up to a token or two
+            last -= 1
+            piece = text[units[first].start : units[last].end]
+            tokens = count_tokens(piece)
+        while last + 1 < len(units):  # separately counted units overestimate (" word" is one token)
+            longer = text[units[first].start : units[last + 1].end]
+            longer_tokens = count_tokens(longer)
+            if longer_tokens > chunk_tokens:
+                break
+            last, piece, tokens = last + 1, longer, longer_tokens
         order = len(chunks)
-        chunks.append(Chunk(chunk_id_for(doc_id, order, piece), doc_id, order, piece, len(window), start))
-        if start + chunk_tokens >= len(ids):
+        chunks.append(Chunk(chunk_id_for(doc_id, order, piece), doc_id, order, piece, tokens, token_offset,
+                            start_char=units[first].start))
+        if last + 1 >= len(units):
             break
-        start += step
+        nxt = _overlap_start(units, first, last, overlap)
+        token_offset += sum(u.tokens for u in units[first:nxt])
+        first = nxt
     return chunks
 
 
 def join_without_overlap(chunks: list[Chunk]) -> str:
-    """Concatenate consecutive chunks of one document, dropping the overlapping tokens."""
+    """Concatenate consecutive chunks of one document, dropping the overlapping text."""
     if not chunks:
         return ""
     ordered = sorted(chunks, key=lambda c: c.order)
+    if all(c.start_char >= 0 for c in ordered):
+        out = [ordered[0].text]
+        end = ordered[0].start_char + len(ordered[0].text)
+        for chunk in ordered[1:]:
+            skip = max(0, end - chunk.start_char)
+            out.append(chunk.text[skip:])
+            end = max(end, chunk.start_char + len(chunk.text))
+        return "".join(out)
+    # chunks read back from an older workspace (token windows): drop the overlapping tokens
     out = [ordered[0].text]
     end = ordered[0].start_token + ordered[0].tokens
     for chunk in ordered[1:]:

@@ -124,5 +124,37 @@ def _cached_local_embedder(batch_size: int) -> MiniLMEmbedder:
     return MiniLMEmbedder(batch_size=batch_size)
 
 
+# A chunk's vector covers the whole chunk: MiniLM reads at most 256 wordpieces, a fifth of a 1,200-token
+# chunk, so chunks longer than one window are embedded window by window (at sentence ends, else at
+# whitespace; 192 cl100k tokens stay under 256 wordpieces for English prose) and the window vectors
+# are averaged and re-normalised. Short chunks (one window) are embedded as they are. The windows are
+# cut the same way whatever the embedder, so a remote server embedding the same model gives the same
+# vectors. Measured cost and recall effect: README, "Graph modes".
+CHUNK_WINDOW_TOKENS = 192
+
+
+def chunk_windows(text: str) -> list[str]:
+    """The windows a chunk is embedded in (the text itself when it fits in one)."""
+    from core.chunking import chunk_text
+
+    windows = [c.text for c in chunk_text("window", text, CHUNK_WINDOW_TOKENS, 0)]
+    return windows or [text]
+
+
+def embed_chunk_texts(embedder: "Embedder", texts: Sequence[str]) -> np.ndarray:
+    """One unit vector per chunk text: the normalised mean of its window vectors."""
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    windows = [chunk_windows(t) for t in texts]
+    flat = [w for ws in windows for w in ws]
+    vectors = embedder.embed(flat)
+    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+    position = 0
+    for i, ws in enumerate(windows):
+        out[i] = vectors[position : position + len(ws)].mean(axis=0)
+        position += len(ws)
+    return _normalise(out)
+
+
 class EmbedderMismatchError(RuntimeError):
     """The workspace was built with another embedder; its vectors cannot be mixed."""

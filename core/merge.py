@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
+from core.extraction.nlp import normalize_name
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
 from core.summarize import merge_fragments
@@ -41,6 +42,8 @@ class MergedEntity:
     source_chunk_ids: list[str]
     vector_text: str
     vector_id: str
+    aliases: list[str] = field(default_factory=list)
+    type_votes: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -55,9 +58,11 @@ class MergedRelation:
     vector_id: str
 
 
-def entity_vector_text(name: str, description: str) -> str:
-    """What is embedded for an entity: its name, then the start of its profile."""
-    return f"{name}\n{truncate(description, ENTITY_PROFILE_TOKENS)}"
+def entity_vector_text(name: str, description: str, aliases: Sequence[str] = ()) -> str:
+    """What is embedded for an entity: its name (and up to three merged aliases), then the start of
+    its profile."""
+    head = name + (f" ({', '.join(list(aliases)[:3])})" if aliases else "")
+    return f"{head}\n{truncate(description, ENTITY_PROFILE_TOKENS)}"
 
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
@@ -100,14 +105,31 @@ def _merge_descriptions(kind: str, name: str, fragments: list[str], settings: Se
                            settings.profile_summary_tokens)
 
 
+def vote_type(fragments: Sequence[EntityFragment]) -> tuple[str, dict[str, int]]:
+    """The entity type by vote over all its mentions (a fragment without votes counts once for its
+    type); UNKNOWN only when nothing else was voted. Ties go to the type seen first."""
+    votes: Counter = Counter()
+    for f in fragments:
+        votes.update(f.type_votes or {f.type: 1})
+    named = [(t, n) for t, n in votes.items() if t != "UNKNOWN"]
+    if not named:
+        return "UNKNOWN", dict(votes)
+    best = max(n for _, n in named)
+    return next(t for t, n in named if n == best), dict(votes)
+
+
 def merge_entity(key: str, fragments: list[EntityFragment], settings: Settings,
                  summarizer: Optional[ProfileSummarizer] = None) -> MergedEntity:
     name = _most_common([f.name for f in fragments])
-    etype = _most_common([f.type for f in fragments], skip="UNKNOWN") or "UNKNOWN"
+    etype, votes = vote_type(fragments)
     description = _merge_descriptions("entity", name, [f.description for f in fragments], settings, summarizer)
     sources = list(dict.fromkeys(f.chunk_id for f in fragments))
-    vector_text = entity_vector_text(name, description)
-    return MergedEntity(key, name, etype, description, sources, vector_text, entity_vector_id(key, vector_text))
+    aliases = list(dict.fromkeys(a for f in fragments for a in f.aliases if a != name))
+    merged_keys = [a for a in aliases if normalize_name(a) != key]  # short forms, acronyms (not case variants)
+    aliases += [f.name for f in fragments if f.name != name and f.name not in aliases]
+    vector_text = entity_vector_text(name, description, merged_keys)
+    return MergedEntity(key, name, etype, description, sources, vector_text, entity_vector_id(key, vector_text),
+                        aliases, votes)
 
 
 def merge_relation(pair: tuple[str, str], fragments: list[RelationFragment], names: dict[str, str],

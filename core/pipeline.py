@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Protocol
 
 from core.chunking import chunk_text
+from core.extraction.markup import plain_text
 from core.merge import MergedEntity, MergedRelation, merge_entity, merge_relation
 from core.storage import graph_store
 from core.summarize import extractive_summary
@@ -258,9 +259,10 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
         old = conn.execute("SELECT name FROM entities WHERE entity_key=?", (key,)).fetchone()
         if old is not None and old[0] != merged.name:
             renamed.append(key)
-        conn.execute("INSERT OR REPLACE INTO entities VALUES (?, ?, ?, ?, ?, ?)",
+        conn.execute("INSERT OR REPLACE INTO entities(entity_key, name, type, description, source_chunk_ids, "
+                     "vector_id, aliases) VALUES (?, ?, ?, ?, ?, ?, ?)",
                      (key, merged.name, merged.type, merged.description, _json(merged.source_chunk_ids),
-                      merged.vector_id))
+                      merged.vector_id, _json(merged.aliases)))
         if old_entity_vectors.get(key) != merged.vector_id:
             changed_entities.append(merged)
             if key in old_entity_vectors:
@@ -315,7 +317,8 @@ def make_tree_summarizer(ws: Workspace, cache: dict):
     similarity = embed_cached if ws.settings.tree_summary_similarity == "embedder" else tfidf_vectors
 
     def summarize(texts: list[str]) -> str:
-        return extractive_summary(texts, similarity, ws.settings.summary_tokens)
+        # summaries never quote markup ("## Foundation", list bullets): they read the plain text
+        return extractive_summary([plain_text(t) for t in texts], similarity, ws.settings.summary_tokens)
 
     return summarize
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from core.embeddings import embed_chunk_texts
 from core.merge import entity_vector_text, relation_vector_text
 from core.workspace import Workspace
 
@@ -42,9 +43,10 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
         for cid, chunk in ws.store.chunks_by_id(ids).items():
             rows.append((cid, chunk.text, {"doc_id": chunk.doc_id, "order": chunk.order}))
     elif collection == "entities":
-        for key, name, desc, vid in conn.execute("SELECT entity_key, name, description, vector_id FROM entities"):
+        for key, name, desc, vid, aliases in conn.execute(
+                "SELECT entity_key, name, description, vector_id, aliases FROM entities"):
             if vid in wanted:
-                rows.append((vid, entity_vector_text(name, desc), {"key": key}))
+                rows.append((vid, entity_vector_text(name, desc, json.loads(aliases or "[]")), {"key": key}))
     elif collection == "relations":
         names = dict(conn.execute("SELECT entity_key, name FROM entities").fetchall())
         for src, tgt, kws, desc, vid in conn.execute(
@@ -57,7 +59,8 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
             if node.vector_id in wanted:
                 rows.append((node.vector_id, node.text, {"node_id": node.node_id, "level": node.level,
                                                          "scope": node.scope}))
+    embed = (lambda texts: embed_chunk_texts(ws.embedder, texts)) if collection == "chunks" else ws.embedder.embed
     for start in range(0, len(rows), 512):
         part = rows[start : start + 512]
-        vectors = ws.embedder.embed([r[1] for r in part])
+        vectors = embed([r[1] for r in part])
         ws.vectors.upsert(collection, [r[0] for r in part], vectors, [r[2] for r in part])

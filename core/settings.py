@@ -82,6 +82,20 @@ class Settings(BaseModel):
     max_relation_tokens: int = Field(8000, ge=100, description="Token budget of the relations section of the context (LightRAG: 8000).")
     max_total_tokens: int = Field(30000, ge=500, description="Total context token budget; chunks get what is left (LightRAG: 30000).")
 
+    paper_strict: bool = Field(
+        False,
+        description="Use the papers' own choices where they leave things open: keywords joined into one "
+        "entity/relation search with top-N and an absolute cosine cut-off, evidence chunks ordered by cosine "
+        "to the question, PathRAG's reliability-only path ranking, every mention-graph term as a tree query "
+        "entity. Off = RAGScope's measured choices (question names linked to entities, relations anchored to "
+        "the question's entities, question-relevant paths; see the README's 'Graph modes' table).",
+    )
+    seed_relative_cutoff: float = Field(
+        0.9, ge=0.0, le=1.0,
+        description="Seed selection (paper_strict off): an entity found by a keyword's vector search is kept "
+        "when its cosine is at least this fraction of that keyword's best hit.",
+    )
+
     # --- retrieval: E2GraphRAG tree ---------------------------------------------------------
     tree_top_k: int = Field(25, ge=1, le=500, description="tree: k, the maximum number of chunks/summaries returned (E2GraphRAG: 25).")
     tree_hops: int = Field(4, ge=1, le=10, description="tree: h, the maximum number of nodes on the shortest path between two query entities (4 = at most 3 hops).")

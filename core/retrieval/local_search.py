@@ -8,12 +8,12 @@ This module also holds the steps every LightRAG mode shares once a ``QueryContex
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
-import numpy as np
-
+from core.extraction.query_terms import name_spans
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, edge_count, fill_chunk_texts, finish,
                                  new_result)
+from core.retrieval.entity_linking import Seed, cosine_rows, question_seeds
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, local_expand, pick_reason, render_within,
                                              renumber, select_chunks)
 from core.types import RetrievalResult
@@ -47,20 +47,23 @@ def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, l
     return terms, f"{LEVEL_NAMES[used]} keywords '{joined}'"
 
 
-def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str
-                  ) -> list[dict[str, Any]]:
-    """Source chunks of ranked owners, ``chunks_per_entity`` each, ranked by cosine to the question."""
+def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str,
+                  owner_scores: Optional[Sequence[float]] = None) -> list[dict[str, Any]]:
+    """Source chunks of ranked owners, ``chunks_per_entity`` each, ranked by cosine to the question
+    (paper) or by owner score + cosine (``owner_scores`` given, see ``select_chunks``)."""
     candidate_ids = list(dict.fromkeys(c for _, ids in owners for c in ids))
     if not candidate_ids:
         return []
     with clock.stage("embed_query"):
         question = ctx.embed(ctx.question)
     with clock.stage("vector_search"):
-        vectors = ctx.ws.vectors.get_vectors("chunks", candidate_ids)
+        matrix = ctx.ws.chunk_vectors()
+        rows = [(cid, matrix.row[cid]) for cid in candidate_ids if cid in matrix.row]
     with clock.stage("ranking"):
-        similarity = {cid: float(np.dot(vec, question)) for cid, vec in vectors.items()}
+        cosines = cosine_rows(matrix, question, [r for _, r in rows]).tolist()
+        similarity = {cid: float(c) for (cid, _), c in zip(rows, cosines)}
         records = []
-        for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity):
+        for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity, owner_scores):
             record = chunk_record(ctx.ws, pick.chunk_id, pick.score, pick_reason(pick))
             record.update(via=via, brought_by=list(pick.brought_by))
             records.append(record)
@@ -142,12 +145,50 @@ def trace_hits(result: RetrievalResult, ctx: QueryContext, prefix: str, noun: st
 
 def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str,
                 entities: list[dict[str, Any]], relations: list[dict[str, Any]],
-                owners: Sequence[tuple[str, Sequence[str]]], via: str) -> Gathered:
-    """Add the owners' source chunks (``chunks_per_entity`` each, by cosine to the question)."""
-    chunks = chunk_records(ctx, clock, owners, via=via)
+                owners: Sequence[tuple[str, Sequence[str]]], via: str,
+                owner_scores: Optional[Sequence[float]] = None) -> Gathered:
+    """Add the owners' source chunks (``chunks_per_entity`` each, the closest to the question),
+    ranked by cosine (paper) or by the owner's score + cosine (RAGScope)."""
+    strict = ctx.settings.paper_strict or owner_scores is None
+    chunks = chunk_records(ctx, clock, owners, via=via, owner_scores=None if strict else owner_scores)
+    order = "by cosine to the question" if strict else f"by the {via}'s score + cosine to the question"
     result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {ctx.settings.chunks_per_entity} per {via}, "
-                        f"by cosine to the question)")
+                        f"{order})")
     return Gathered(entities, relations, chunks)
+
+
+def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, terms: Sequence[str], prefix: str = "",
+              fill: bool = False) -> list[Seed]:
+    """The question's entities linked to the graph (computed once per question, traced per mode);
+    ``fill`` tops them up with the paper's joined search (local mode)."""
+    memo_key = "seeds_filled" if fill else "seeds"
+    with clock.stage("vector_search"):
+        if memo_key not in ctx.memo:
+            names = link_names_of(ctx)
+            ctx.memo[memo_key] = question_seeds(ctx, names, terms, fill=fill)
+            ctx.memo["seed_names"] = names
+        seeds = ctx.memo[memo_key]
+    graph = ctx.ws.knowledge_graph()
+    if ctx.settings.paper_strict:
+        how = "paper: keywords joined into one search"
+    elif ctx.memo["seed_names"]:
+        how = "each name of the question linked by name, alias, containment or its own vector search" + (
+            ", then the paper's joined search" if fill else "")
+    else:
+        how = "no name in the question: the keywords joined into one search"
+    shown = ", ".join(f"{graph.nodes[s.key].get('name') or s.key} ({s.reason()})" for s in seeds[:8])
+    result.trace.append(f"{prefix}seed entities ({how}): {len(seeds)}" + (f" — {shown}" if shown else "")
+                        + (" …" if len(seeds) > 8 else ""))
+    return seeds
+
+
+def link_names_of(ctx: QueryContext) -> list[str]:
+    """The names entity linking looks up: offline, the question's name spans (no dates or amounts);
+    with LLM keywords, the low-level keywords."""
+    low, _ = ctx.keywords()
+    if getattr(ctx.keyword_extractor, "name", "") == "spacy":
+        return name_spans(ctx.question)
+    return list(low)
 
 
 class LightRAGRetriever:
@@ -169,18 +210,25 @@ class LocalRetriever(LightRAGRetriever):
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
         """Entities, their incident relations and their chunks, ranked, before any token budget."""
-        hits, graph, label = vector_hits(ctx, result, clock, "low", "entities", prefix)
-        if graph is None:
+        terms, label = search_terms(ctx, result, clock, "low", prefix)
+        if not terms:
+            return Gathered()
+        with clock.stage("graph_walk"):
+            graph = ctx.ws.knowledge_graph()
+        if graph.number_of_nodes() == 0:
+            result.trace.append(f"{prefix}the knowledge graph is empty: index some documents first")
             return Gathered()
         s = ctx.settings
+        seeds = seeds_for(ctx, result, clock, terms, prefix, fill=True)
         with clock.stage("graph_walk"):
-            pairs = [(str(h.metadata.get("key", "")), h.score) for h in hits]
+            pairs = [(seed.key, seed.score) for seed in seeds]
             entities, relations = local_expand(graph, pairs, top_k=s.lightrag_top_k, threshold=s.cosine_threshold,
-                                               query_label=label)
-        if not trace_hits(result, ctx, prefix, "entity", graph.number_of_nodes(), [sc for _, sc in pairs],
-                          len(entities)):
+                                               query_label=label, reasons={x.key: x.reason() for x in seeds})
+        if not entities:
+            result.trace.append(f"{prefix}no entity reached cosine {s.cosine_threshold}: nothing retrieved")
             return Gathered()
         result.trace.append(f"{prefix}expanded to {len(relations)} relations (1-hop neighbourhood of "
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
         owners = [(f"entity {e['name']}", e["source_chunk_ids"]) for e in entities]
-        return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "entity")
+        return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "entity",
+                           [e["score"] for e in entities])

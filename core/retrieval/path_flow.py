@@ -47,7 +47,7 @@ scoring them. This module follows the paper and caps the enumeration.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -234,15 +234,16 @@ def _unique_present(graph: nx.Graph, nodes: Iterable[str]) -> list[str]:
 
 
 def top_paths(graph: nx.Graph, nodes: list[str], alpha: float = 0.8, theta: float = 0.05,
-              max_hops: int = 3, top_k: int = 15,
-              max_expansions: int = 20000) -> tuple[list[ScoredPath], FlowStats]:
+              max_hops: int = 3, top_k: int = 15, max_expansions: int = 20000,
+              priority: Callable[[ScoredPath], tuple] | None = None) -> tuple[list[ScoredPath], FlowStats]:
     """All ordered pairs of retrieved nodes; best ``top_k`` paths overall.
 
     Nodes missing from the graph (and duplicates) are ignored. ``max_expansions`` is a budget
     per start node; starts that exhausted it are listed in ``FlowStats.capped_starts``. A path
     and its reverse are the same path: only the higher-scoring direction is kept (equal scores:
     the lexicographically smaller node sequence). The result is sorted by score descending,
-    then fewer edges, then node sequence.
+    then fewer edges, then node sequence; ``priority`` (a key prefix, e.g. question entities on the
+    path first) is applied before the score when given.
     """
     _check(alpha, theta, max_hops)
     if top_k < 0:
@@ -269,5 +270,8 @@ def top_paths(graph: nx.Graph, nodes: list[str], alpha: float = 0.8, theta: floa
             kept = best.get(key)
             if kept is None or _sort_key(p) < _sort_key(kept):
                 best[key] = p
-    ranked = sorted(best.values(), key=_sort_key)
+    if priority is None:
+        ranked = sorted(best.values(), key=_sort_key)
+    else:
+        ranked = sorted(best.values(), key=lambda p: (priority(p), _sort_key(p)))
     return ranked[:top_k], stats

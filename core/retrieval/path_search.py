@@ -32,11 +32,12 @@ import networkx as nx
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
                                  prefix_within)
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
+from core.retrieval.path_seeds import question_priority, ragscope_nodes, why_kept
 from core.tokens import count_tokens
 from core.types import RetrievalResult
 
 PARAMS = ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
-          "path_max_expansions", "cosine_threshold", "max_total_tokens"]
+          "path_max_expansions", "cosine_threshold", "max_total_tokens", "paper_strict", "seed_relative_cutoff"]
 SOURCES_PER_EDGE = 2  # source chunks quoted per path edge in the Sources section
 SOURCES_PER_ENTITY = 2  # source chunks quoted per entity in the no-path fallback
 SOURCES_HEADER = "-----Sources-----"
@@ -112,19 +113,29 @@ class PathRetriever:
             for field in ("llm_calls", "prompt_tokens", "completion_tokens"):
                 setattr(result, field, getattr(result, field) + int(ctx.keyword_usage.get(field, 0)))
             query_text = ", ".join(low) if low else ctx.question
+        kg = ctx.ws.knowledge_graph()
+        question: set[str] = set()
+        seed_why: dict[str, str] = {}
+        if s.paper_strict:
             result.trace.append(f"node query: {query_text!r}" + ("" if low else " (no low-level keyword: the question)"))
-        with clock.stage("embed_query"):
-            vector = ctx.embed(query_text)
-        with clock.stage("vector_search"):
-            kg = ctx.ws.knowledge_graph()
-            retrieved = retrieve_nodes(ctx, result, kg, vector)
+            with clock.stage("embed_query"):
+                vector = ctx.embed(query_text)
+            with clock.stage("vector_search"):
+                retrieved = retrieve_nodes(ctx, result, kg, vector)
+        else:
+            retrieved, seed_why, question = ragscope_nodes(ctx, result, clock, kg)
         with clock.stage("graph_walk"):
             keys = [k for k, _ in retrieved]
             paths, stats = top_paths(kg, keys, alpha=s.path_alpha, theta=s.path_theta, max_hops=s.path_max_hops,
-                                     top_k=s.path_top_paths, max_expansions=s.path_max_expansions)
+                                     top_k=s.path_top_paths, max_expansions=s.path_max_expansions,
+                                     priority=None if s.paper_strict else question_priority(question))
             trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths)
         with clock.stage("ranking"):
             result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]
+            names = {k: entity_name(kg, k) for p in paths for k in p.nodes}
+            for record, path in zip(result.paths, paths):
+                record["why"] = why_kept(path, question, seed_why, names, s.paper_strict)
+                record["question_entities"] = sum(1 for n in path.nodes if n in question)
             if paths:
                 result.entities, result.relations = path_entities(kg, paths), path_relations(kg, paths)
             else:
@@ -178,8 +189,9 @@ def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: li
     elif stats.starts:
         result.trace.append(f"expansion cap ({cap} per start node) not hit: every path the pruning allows was enumerated")
     if paths:
-        result.trace.append(f"kept {len(paths)} paths (K={top_k}), reliability {paths[0].score:.4f} … "
-                            f"{paths[-1].score:.4f}; placed in the context from least to most reliable")
+        order = "by reliability" if s.get("paper_strict") else "question entities on the path first, then reliability"
+        result.trace.append(f"kept {len(paths)} paths (K={top_k}, {order}), reliability {paths[0].score:.4f} … "
+                            f"{paths[-1].score:.4f}; placed in the context from last to first")
         return
     if not keys:
         why = "no node retrieved"

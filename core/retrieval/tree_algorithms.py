@@ -180,9 +180,10 @@ def rank_chunks(
     entities: Sequence[str],
     entity_chunks: EntityChunks,
     chunk_order: Mapping[str, int],
+    tie_break: Optional[Mapping[str, float]] = None,
 ) -> list[str]:
     """Order chunks by (distinct query entities in the chunk desc, their total occurrences
-    desc, ``chunk_order`` asc with unknown chunks last, chunk id asc)."""
+    desc, ``tie_break`` desc when given, ``chunk_order`` asc with unknown chunks last, chunk id asc)."""
     ids = list(dict.fromkeys(chunk_ids))
     distinct = dict.fromkeys(ids, 0)
     occ = dict.fromkeys(ids, 0)
@@ -196,7 +197,8 @@ def rank_chunks(
                 distinct[cid] += 1
                 occ[cid] += n
     last = sys.maxsize
-    return sorted(ids, key=lambda c: (-distinct[c], -occ[c], chunk_order.get(c, last), c))
+    tie = tie_break or {}
+    return sorted(ids, key=lambda c: (-distinct[c], -occ[c], -tie.get(c, 0.0), chunk_order.get(c, last), c))
 
 
 def _pairs_by_chunk(
@@ -213,8 +215,10 @@ def h_loop(
     chunk_order: Mapping[str, int],
     k: int = 25,
     h: int = 4,
+    tie_break: Optional[Mapping[str, float]] = None,
 ) -> LocalOutcome:
-    """Run the E2GraphRAG local branch with its h-tightening loop (see the module docstring)."""
+    """Run the E2GraphRAG local branch with its h-tightening loop (see the module docstring);
+    ``tie_break`` (chunk → relevance) orders chunks that E2GraphRAG's key leaves tied."""
     if k < 1:
         raise ValueError("k must be at least 1")
     ents = _unique(entities)
@@ -244,15 +248,15 @@ def h_loop(
             assert prev is not None
             prev_h, prev_cands = prev
             steps.append(TreeLoopStep(cur_h, len(kept), 0, f"0 chunks: fall back to h={prev_h}, rank, keep top {k}"))
-            chosen = rank_chunks(prev_cands, ents, entity_chunks, chunk_order)[:k]
+            chosen = rank_chunks(prev_cands, ents, entity_chunks, chunk_order, tie_break)[:k]
             return LocalOutcome("local-fallback", chosen, _pairs_by_chunk(prev_cands, chosen, pair_rank), steps, prev_h)
         if n <= k:
             steps.append(TreeLoopStep(cur_h, len(kept), n, f"{n} <= k={k} chunks: done"))
-            chosen = rank_chunks(cands, ents, entity_chunks, chunk_order)
+            chosen = rank_chunks(cands, ents, entity_chunks, chunk_order, tie_break)
             return LocalOutcome("local", chosen, _pairs_by_chunk(cands, chosen, pair_rank), steps, cur_h)
         if cur_h <= 2:
             steps.append(TreeLoopStep(cur_h, len(kept), n, f"{n} > k={k} chunks at the floor h=2: rank, keep top {k}"))
-            chosen = rank_chunks(cands, ents, entity_chunks, chunk_order)[:k]
+            chosen = rank_chunks(cands, ents, entity_chunks, chunk_order, tie_break)[:k]
             return LocalOutcome("local-fallback", chosen, _pairs_by_chunk(cands, chosen, pair_rank), steps, cur_h)
         steps.append(TreeLoopStep(cur_h, len(kept), n, f"{n} > k={k} chunks: tighten to h={cur_h - 1}"))
         prev = (cur_h, cands)

@@ -34,13 +34,16 @@ from typing import Any, Mapping, Optional, Sequence
 import networkx as nx
 import numpy as np
 
-from core.extraction.query_terms import query_entities
+from core.extraction.query_terms import labelled_query_entities
+from core.extraction.query_terms import name_spans
+from core.retrieval.entity_linking import link_names
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.tokens import count_tokens
 from core.types import RetrievalResult
 
-PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens"]
+PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens", "paper_strict"]
+TIE_INLINE = 2  # RAGScope: a summary leaf holding this many question terms stays at the summary's rank
 MAX_TRACED_PAIRS = 30  # pairs listed one per line in the trace; the rest are counted
 
 
@@ -142,15 +145,16 @@ class TreeRetriever:
         result = new_result(ctx, self.name, PARAMS)
         clock = Stopwatch(result)
         with clock.stage("keywords"):
-            terms = query_entities(ctx.question, settings.entity_types)
             graph = ctx.ws.mention_graph()
+            terms, dropped = query_terms(ctx, graph)
             present = [t for t in terms if t in graph]
             names = display_names(terms, ctx.ws.knowledge_graph())
             result.keywords = {"low": [names[t] for t in terms], "high": []}
             absent = [names[t] for t in terms if t not in graph]
             result.trace.append(
                 f"query entities (mention-graph extractor): {', '.join(names[t] for t in terms) or 'none'}"
-                + (f"; not in the mention graph: {', '.join(absent)}" if absent else ""))
+                + (f"; not in the mention graph: {', '.join(absent)}" if absent else "")
+                + (f"; nouns left out (RAGScope: names only): {', '.join(dropped)}" if dropped else ""))
         final_h: Optional[int] = None
         if not present:
             result.trace.append("no query entity in the mention graph: global branch "
@@ -173,6 +177,56 @@ class TreeRetriever:
         return result
 
 
+def question_term_counts(ctx: QueryContext) -> dict[str, float]:
+    """chunk id → how many of the question's mention-graph terms (names and every noun) it holds,
+    read from the mention index (no embedding): RAGScope's tie-break for chunks that E2GraphRAG's
+    ranking leaves tied, where the paper falls back to corpus order."""
+    if "tree_term_counts" not in ctx.memo:
+        index = ctx.ws.mention_index()
+        counts: dict[str, float] = {}
+        for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types):
+            for chunk_id in index.get(term, {}):
+                counts[chunk_id] = counts.get(chunk_id, 0.0) + 1.0
+        ctx.memo["tree_term_counts"] = counts
+    return ctx.memo["tree_term_counts"]
+
+
+# RAGScope: rare nouns of the question (in at most max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE of the chunks))
+# also count in the occurrence weights of the global branch, though never in the local branch's pairs
+RARE_NOUN_CHUNKS = 10
+RARE_NOUN_SHARE = 0.01
+
+
+def extra_weight_terms(ctx: QueryContext) -> list[str]:
+    """The question's rare nouns: they weigh occurrences (a bridge chunk holds "airport", "hotel")
+    without pairing with everything in the local branch as common nouns would."""
+    if ctx.settings.paper_strict:
+        return []
+    index = ctx.ws.mention_index()
+    limit = max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE * len(ctx.ws.chunk_order()))
+    return [t for t, label in labelled_query_entities(ctx.question, ctx.settings.entity_types)
+            if label in ("NOUN", "PROPN") and 0 < len(index.get(t, {})) <= limit]
+
+
+def query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str]]:
+    """The tree mode's query entities and the nouns left out. Paper: every mention-graph term of the
+    question. RAGScope: the question's names only, linked to the graph by name, alias or containment
+    (``core.retrieval.entity_linking``, no embedding): a common noun ("city", "person", "language")
+    pairs with everything within h hops and floods the local branch with unrelated chunks, and an
+    exact name ("Philbrook Museum") may be indexed under a longer one ("Philbrook Museum of Art")."""
+    labelled = labelled_query_entities(ctx.question, ctx.settings.entity_types)
+    if ctx.settings.paper_strict:
+        return [term for term, _ in labelled], []
+    s = ctx.settings
+    seeds = link_names(ctx, name_spans(ctx.question), s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff,
+                       vectors=False)
+    terms = [seed.key for seed in seeds if seed.key in graph]
+    terms += [term for term, label in labelled if label not in ("NOUN", "PROPN") and term in graph]
+    terms = list(dict.fromkeys(terms))
+    dropped = [term for term, label in labelled if label in ("NOUN", "PROPN") and term not in terms]
+    return terms, dropped
+
+
 # --- local branch ----------------------------------------------------------------------------
 def run_h_loop(ctx: QueryContext, result: RetrievalResult, present: list[str], graph: nx.Graph,
                names: Mapping[str, str], k: int, h: int) -> tuple[LocalOutcome, dict[tuple[str, str], int]]:
@@ -184,7 +238,8 @@ def run_h_loop(ctx: QueryContext, result: RetrievalResult, present: list[str], g
         result.trace.append(f"  pair {names[a]} – {names[b]}: {_hops(d)} ({d + 1} nodes)")
     if len(pairs) > MAX_TRACED_PAIRS:
         result.trace.append(f"  … {len(pairs) - MAX_TRACED_PAIRS} more pairs")
-    outcome = h_loop(present, graph, ctx.ws.mention_index(), ctx.ws.chunk_order(), k=k, h=h)
+    tie = None if ctx.settings.paper_strict else question_term_counts(ctx)
+    outcome = h_loop(present, graph, ctx.ws.mention_index(), ctx.ws.chunk_order(), k=k, h=h, tie_break=tie)
     for step in outcome.steps:
         result.trace.append(f"h-loop h={step.h}: {step.pairs_kept} pairs kept, {step.chunks} chunks — {step.note}")
     return outcome, {(a, b): d for a, b, d in pairs}
@@ -227,7 +282,8 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
     chosen: list[tuple[_Candidate, float, str]] = []
     with clock.stage("ranking"):
         if present:
-            ranked = occurrence_rank([(c.item_id, c.leaves, c.cosine) for c in cands], present,
+            weighting = present + [t for t in extra_weight_terms(ctx) if t not in present]
+            ranked = occurrence_rank([(c.item_id, c.leaves, c.cosine) for c in cands], weighting,
                                      ctx.ws.mention_index(), k)
             by_id = {c.item_id: c for c in cands}
             if ranked:
@@ -256,19 +312,31 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
 
 
 # --- context -----------------------------------------------------------------------------------
-def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[str, int] | None = None) -> list[str]:
+def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[str, int] | None = None,
+              strict: bool = True, tie: Mapping[str, float] | None = None) -> list[str]:
     """Chunks in context order; a summary contributes its leaf chunks at its position, the leaves
     that mention the query entities most first (then leaf order), so a corpus-level summary does not
-    rank its first leaves above the relevant ones."""
+    rank its first leaves above the relevant ones. RAGScope (``strict`` False): a summary's leaves
+    that mention no query entity follow after every item (they reach the context only through the
+    summary's extract), so a 25-leaf summary does not push the next items out of the top ranks."""
     weight = leaf_weight or {}
+    tie = tie or {}
     out: list[str] = []
+    tail: list[str] = []
     for kind, rec in kept:
         if kind == "summary":
             leaves = list(rec["leaf_chunk_ids"])
-            out.extend(sorted(leaves, key=lambda c: (-weight.get(c, 0), leaves.index(c))) if weight else leaves)
+            ranked = sorted(leaves, key=lambda c: (-weight.get(c, 0), -tie.get(c, 0.0), leaves.index(c))) \
+                if weight else leaves
+            if strict or not weight:
+                out.extend(ranked)
+            else:
+                inline = [c for c in ranked if weight.get(c, 0) > 0 or tie.get(c, 0.0) >= TIE_INLINE]
+                out.extend(inline)
+                tail.extend(c for c in ranked if c not in set(inline))
         else:
             out.append(rec["chunk_id"])
-    return out
+    return out + tail
 
 
 def _leaf_weights(ctx: QueryContext, present: Sequence[str]) -> dict[str, int]:
@@ -300,10 +368,12 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
         kept.append(item)
         used += cost
     weights = _leaf_weights(ctx, present)
-    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights))
+    strict = ctx.settings.paper_strict
+    tie = None if strict else question_term_counts(ctx)
+    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights, strict, tie))
     while result.context_tokens > budget and kept:
         kept.pop()
-        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights))
+        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights, strict, tie))
     if len(kept) < len(chosen.items):
         result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
                             f"{len(chosen.items)} items dropped")

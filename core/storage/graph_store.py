@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable
 
 import networkx as nx
@@ -21,6 +21,8 @@ class EntityFragment:
     name: str
     type: str
     description: str
+    type_votes: dict[str, int] = field(default_factory=dict)
+    aliases: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -44,14 +46,16 @@ def insert_chunk_extraction(conn: sqlite3.Connection, doc_id: str, chunk_id: str
     for ent in ex.entities:
         key = normalize_name(ent.name)
         if key:
-            entity_rows[key] = (key, chunk_id, doc_id, ent.name, ent.type, ent.description)
+            entity_rows[key] = (key, chunk_id, doc_id, ent.name, ent.type, ent.description,
+                                json.dumps(ent.type_votes or {ent.type: 1}, sort_keys=True),
+                                json.dumps(list(ent.aliases), ensure_ascii=False))
     relation_rows = {}
     for rel in ex.relations:
         a, b = normalize_name(rel.source), normalize_name(rel.target)
         if not a or not b or a == b:
             continue
         for key, name in ((a, rel.source), (b, rel.target)):
-            entity_rows.setdefault(key, (key, chunk_id, doc_id, name, "UNKNOWN", rel.description))
+            entity_rows.setdefault(key, (key, chunk_id, doc_id, name, "UNKNOWN", rel.description, "{}", "[]"))
         src, tgt = relation_key(a, b)
         previous = relation_rows.get((src, tgt))
         if previous:
@@ -62,7 +66,11 @@ def insert_chunk_extraction(conn: sqlite3.Connection, doc_id: str, chunk_id: str
         else:
             relation_rows[(src, tgt)] = (src, tgt, chunk_id, doc_id, json.dumps(rel.keywords), rel.description,
                                          rel.weight)
-    conn.executemany("INSERT OR REPLACE INTO entity_fragments VALUES (?, ?, ?, ?, ?, ?)", list(entity_rows.values()))
+    conn.executemany("INSERT OR REPLACE INTO entity_fragments(entity_key, chunk_id, doc_id, name, type, description, "
+                     "type_votes, aliases) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", list(entity_rows.values()))
+    conn.executemany("INSERT OR REPLACE INTO sentences(chunk_id, ord, text, mentions) VALUES (?, ?, ?, ?)",
+                     [(chunk_id, i, s.text, json.dumps(s.mentions, ensure_ascii=False))
+                      for i, s in enumerate(ex.sentences)])
     conn.executemany("INSERT OR REPLACE INTO relation_fragments VALUES (?, ?, ?, ?, ?, ?, ?)",
                      list(relation_rows.values()))
     mentions = ex.mentions
@@ -92,6 +100,7 @@ def remove_chunks(conn: sqlite3.Connection, chunk_ids: list[str]) -> tuple[set[s
         conn.execute("DELETE FROM chunk_cooccurrence WHERE chunk_id=?", (chunk_id,))
         conn.execute("DELETE FROM mentions WHERE chunk_id=?", (chunk_id,))
         conn.execute("DELETE FROM entity_fragments WHERE chunk_id=?", (chunk_id,))
+        conn.execute("DELETE FROM sentences WHERE chunk_id=?", (chunk_id,))
         conn.execute("DELETE FROM relation_fragments WHERE chunk_id=?", (chunk_id,))
     conn.execute("DELETE FROM mention_edges WHERE weight <= 0")
     return touched_entities, touched_relations
@@ -106,9 +115,9 @@ def entity_fragments(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str,
     out: dict[str, list[EntityFragment]] = defaultdict(list)
     for key in keys:
         rows = conn.execute(
-            f"SELECT f.chunk_id, f.doc_id, f.name, f.type, f.description FROM entity_fragments f {_JOIN} "
-            f"WHERE f.entity_key=? {_ORDER}", (key,))
-        out[key] = [EntityFragment(*row) for row in rows]
+            f"SELECT f.chunk_id, f.doc_id, f.name, f.type, f.description, f.type_votes, f.aliases "
+            f"FROM entity_fragments f {_JOIN} WHERE f.entity_key=? {_ORDER}", (key,))
+        out[key] = [EntityFragment(*row[:5], json.loads(row[5] or "{}"), json.loads(row[6] or "[]")) for row in rows]
     return out
 
 
@@ -139,9 +148,10 @@ def existing_vector_ids(conn: sqlite3.Connection, table: str, keys: Iterable) ->
 def load_knowledge_graph(conn: sqlite3.Connection) -> nx.Graph:
     """The merged knowledge graph as an undirected networkx view."""
     graph = nx.Graph()
-    for key, name, etype, desc, sources in conn.execute(
-            "SELECT entity_key, name, type, description, source_chunk_ids FROM entities ORDER BY entity_key"):
-        graph.add_node(key, name=name, type=etype, description=desc, source_chunk_ids=json.loads(sources))
+    for key, name, etype, desc, sources, aliases in conn.execute(
+            "SELECT entity_key, name, type, description, source_chunk_ids, aliases FROM entities ORDER BY entity_key"):
+        graph.add_node(key, name=name, type=etype, description=desc, source_chunk_ids=json.loads(sources),
+                       aliases=json.loads(aliases or "[]"))
     for src, tgt, kws, desc, weight, sources in conn.execute(
             "SELECT source_key, target_key, keywords, description, weight, source_chunk_ids FROM relations "
             "ORDER BY source_key, target_key"):
@@ -165,3 +175,17 @@ def load_mention_index(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     for term, chunk_id, count in conn.execute("SELECT term, chunk_id, count FROM mentions"):
         index[term][chunk_id] = count
     return dict(index)
+
+
+def chunk_sentences(conn: sqlite3.Connection, chunk_ids: Iterable[str]) -> dict[str, list[tuple[str, list[list[str]]]]]:
+    """chunk id -> its sentences in order, each (text, typed mentions [[label, surface, key], ...])."""
+    out: dict[str, list[tuple[str, list[list[str]]]]] = {}
+    ids = list(dict.fromkeys(chunk_ids))
+    for start in range(0, len(ids), 900):
+        part = ids[start : start + 900]
+        marks = ",".join("?" * len(part))
+        for chunk_id, text, mentions in conn.execute(
+                f"SELECT chunk_id, text, mentions FROM sentences WHERE chunk_id IN ({marks}) ORDER BY chunk_id, ord",
+                part):
+            out.setdefault(chunk_id, []).append((text, json.loads(mentions)))
+    return out

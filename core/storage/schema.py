@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS entity_fragments (
     name TEXT NOT NULL,
     type TEXT NOT NULL,
     description TEXT NOT NULL,
+    type_votes TEXT NOT NULL DEFAULT '{}',  -- JSON {label: mentions}: the entity's type is voted over mentions
+    aliases TEXT NOT NULL DEFAULT '[]',     -- JSON list of surface forms merged into this name
     PRIMARY KEY (entity_key, chunk_id)
 );
 CREATE INDEX IF NOT EXISTS entity_fragments_chunk ON entity_fragments(chunk_id);
@@ -64,7 +66,8 @@ CREATE TABLE IF NOT EXISTS entities (
     type TEXT NOT NULL,
     description TEXT NOT NULL,
     source_chunk_ids TEXT NOT NULL,    -- JSON list, in fragment order
-    vector_id TEXT NOT NULL
+    vector_id TEXT NOT NULL,
+    aliases TEXT NOT NULL DEFAULT '[]'  -- JSON list of merged surface forms
 );
 CREATE TABLE IF NOT EXISTS relations (
     source_key TEXT NOT NULL,
@@ -97,6 +100,14 @@ CREATE TABLE IF NOT EXISTS mention_edges (
     b TEXT NOT NULL,
     weight INTEGER NOT NULL,
     PRIMARY KEY (a, b)
+);
+-- sentences of each chunk (markup removed) with their typed mentions, for offline answers
+CREATE TABLE IF NOT EXISTS sentences (
+    chunk_id TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    mentions TEXT NOT NULL,            -- JSON [[label, surface, entity key or ""], ...]
+    PRIMARY KEY (chunk_id, ord)
 );
 -- summary tree (summaries only; leaves are chunks)
 CREATE TABLE IF NOT EXISTS tree_nodes (
@@ -142,6 +153,22 @@ CREATE TABLE IF NOT EXISTS run_log (
 """
 
 
+# Columns added after version 1: (table, column, declaration). Older workspaces get them on open, with
+# defaults that read as "no aliases, one vote for the stored type"; re-indexing fills them.
+ADDED_COLUMNS = [
+    ("entity_fragments", "type_votes", "TEXT NOT NULL DEFAULT '{}'"),
+    ("entity_fragments", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
+    ("entities", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
+]
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for table, column, declaration in ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
 class CorruptWorkspaceError(RuntimeError):
     """The workspace database cannot be opened; the message says how to recover."""
 
@@ -169,8 +196,9 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous=NORMAL")
             if not _schema_ready(conn):  # writing the schema would wait for (and block on) an active writer
                 conn.executescript(SCHEMA)
+                _migrate(conn)
                 conn.execute(
-                    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                 )
                 conn.commit()
         conn.execute("SELECT count(*) FROM documents").fetchone()

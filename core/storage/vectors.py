@@ -26,6 +26,25 @@ class VectorHit:
     metadata: dict[str, Any]
 
 
+class VectorMatrix:
+    """All vectors of one collection in memory: row ``i`` is ``ids[i]`` with ``metadatas[i]``."""
+
+    def __init__(self, ids: list[str], vectors: np.ndarray, metadatas: list[dict[str, Any]]) -> None:
+        self.ids = ids
+        self.vectors = vectors
+        self.metadatas = metadatas
+        self.row = {vector_id: i for i, vector_id in enumerate(ids)}
+
+    def by_meta(self, *fields: str) -> dict[Any, int]:
+        """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
+        if len(fields) == 1:
+            return {m.get(fields[0]): i for i, m in enumerate(self.metadatas)}
+        return {tuple(m.get(f) for f in fields): i for i, m in enumerate(self.metadatas)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
 class VectorStore:
     """The four collections of one workspace; cosine space."""
 
@@ -113,6 +132,26 @@ class VectorStore:
             return {}
         got = self._collections[name].get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
+
+    def matrix(self, name: str) -> "VectorMatrix":
+        """Every vector of a collection in memory (ids, a unit-vector matrix, metadatas), for exact
+        cosines of many candidates at once; the caller caches it per workspace generation."""
+        coll = self._collections[name]
+        ids: list[str] = []
+        rows: list[np.ndarray] = []
+        metas: list[dict[str, Any]] = []
+        total = coll.count()
+        offset = 0
+        while offset < total:
+            page = coll.get(limit=5000, offset=offset, include=["embeddings", "metadatas"])
+            if not page["ids"]:
+                break
+            ids.extend(page["ids"])
+            rows.append(np.asarray(page["embeddings"], dtype=np.float32))
+            metas.extend(dict(m or {}) for m in page["metadatas"])
+            offset += len(page["ids"])
+        dim = rows[0].shape[1] if rows else 0
+        return VectorMatrix(ids, np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32), metas)
 
     def drop_all(self) -> None:
         for name in COLLECTIONS:

@@ -1,0 +1,191 @@
+"""Seed selection: the question's names linked to knowledge-graph entities (RAGScope's choice).
+
+LightRAG embeds all low-level keywords joined into one string and keeps the top 40 entities above
+cosine 0.2; PathRAG takes the top 40 the same way. On a graph of thousands of entities that joined
+query drifts ("Belgium" brought "European", "Industrial Revolution" ahead of Belgium itself), so
+every mode that starts from entities links each name of the question on its own:
+
+1. exact match of the name's key (``normalize_name``) to an entity, or to a merged alias of one
+   (``core.extraction.aliases``) → score 1.0;
+2. else the shortest entity whose name contains the name's words in order ("Philbrook Museum" →
+   "Philbrook Museum of Art"), when it is the only one of that length → score 0.95;
+3. otherwise, and in addition, the keyword's own vector search over the entity vectors, keeping
+   hits within ``seed_relative_cutoff`` of that keyword's best hit and above ``cosine_threshold``,
+   at most ``SEEDS_PER_KEYWORD`` per keyword.
+
+The result is ordered by score (ties: keyword order, then key) and capped at the paper's top-N.
+``settings.paper_strict`` switches every mode back to the papers' joined query (``strict_hits``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from core.extraction.nlp import normalize_name
+
+SEEDS_PER_KEYWORD = 5  # vector hits kept per keyword (after the relative cut-off)
+
+
+@dataclass
+class Seed:
+    """A question entity linked to the graph: its key, score, the keyword that found it and how."""
+
+    key: str
+    score: float
+    keyword: str
+    how: str  # "name" | "alias" | "contains" | "vector"
+    question: bool = False  # stands for a name of the question (exact, alias, or that name's best hit)
+
+    def reason(self) -> str:
+        if self.how == "name":
+            return f"named in the question ('{self.keyword}')"
+        if self.how == "alias":
+            return f"'{self.keyword}' in the question is one of its names"
+        if self.how == "contains":
+            return f"its name contains '{self.keyword}' from the question"
+        return f"cosine {self.score:.3f} to the question's '{self.keyword}'"
+
+
+def alias_index(ws: Any) -> dict[str, str]:
+    """Alias key → entity key for every merged surface form (ambiguous aliases are left out)."""
+    def build() -> dict[str, str]:
+        graph = ws.knowledge_graph()
+        owners: dict[str, set[str]] = {}
+        for key, data in graph.nodes(data=True):
+            for alias in data.get("aliases") or []:
+                alias_key = normalize_name(alias)
+                if alias_key and alias_key != key:
+                    owners.setdefault(alias_key, set()).add(key)
+        return {a: next(iter(keys)) for a, keys in owners.items() if len(keys) == 1 and a not in graph}
+    return ws._cached("alias_index", build)
+
+
+def token_index(ws: Any) -> dict[str, set[str]]:
+    """Word → entity keys containing it (for the containment match), cached per generation."""
+    def build() -> dict[str, set[str]]:
+        index: dict[str, set[str]] = {}
+        for key in ws.knowledge_graph().nodes:
+            for word in set(str(key).split()):
+                index.setdefault(word, set()).add(key)
+        return index
+    return ws._cached("token_index", build)
+
+
+def containing_entity(ws: Any, key: str) -> Optional[str]:
+    """The one shortest entity key that contains ``key``'s words contiguously, or None."""
+    words = key.split()
+    if not words:
+        return None
+    index = token_index(ws)
+    candidates = set.intersection(*(index.get(w, set()) for w in words)) if all(w in index for w in words) else set()
+    padded = f" {key} "
+    found = sorted((c for c in candidates if c != key and padded in f" {c} "), key=lambda c: (len(c.split()), c))
+    if not found or (len(found) > 1 and len(found[0].split()) == len(found[1].split())):
+        return None
+    return found[0]
+
+
+def cosine_rows(matrix: Any, vector: np.ndarray, rows: Sequence[int]) -> np.ndarray:
+    """Cosines of the given rows of an in-memory vector matrix to one unit vector."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.float32)
+    return matrix.vectors[np.asarray(rows)] @ np.asarray(vector, dtype=np.float32)
+
+
+def top_rows(matrix: Any, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """Exact top-k rows by cosine (ties: row order)."""
+    if len(matrix) == 0 or k <= 0:
+        return []
+    scores = matrix.vectors @ np.asarray(vector, dtype=np.float32)
+    k = min(k, len(scores))
+    best = np.argpartition(-scores, k - 1)[:k]
+    return sorted(((int(i), float(scores[i])) for i in best), key=lambda p: (-p[1], p[0]))
+
+
+def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, ratio: float,
+               per_keyword: int = SEEDS_PER_KEYWORD, vectors: bool = True) -> list[Seed]:
+    """Link each name to entities (exact name, alias, containment, and unless ``vectors`` is False
+    its own vector search); best first."""
+    graph = ctx.ws.knowledge_graph()
+    if graph.number_of_nodes() == 0 or not names:
+        return []
+    aliases = alias_index(ctx.ws)
+    found: dict[str, Seed] = {}
+    order: dict[str, tuple[int, int]] = {}
+
+    def add(seed: Seed, rank: tuple[int, int]) -> None:
+        old = found.get(seed.key)
+        if old is None or seed.score > old.score:
+            seed.question = seed.question or (old is not None and old.question)
+            found[seed.key] = seed
+            order.setdefault(seed.key, rank)
+        elif seed.question:
+            old.question = True
+
+    matrix = None
+    for n, name in enumerate(names):
+        key = normalize_name(name)
+        exact = key in graph or key in aliases
+        if key in graph:
+            add(Seed(key, 1.0, name, "name", True), (n, 0))
+        elif key in aliases:
+            add(Seed(aliases[key], 1.0, name, "alias", True), (n, 0))
+        elif key:
+            longer = containing_entity(ctx.ws, key)
+            if longer is not None:
+                exact = True
+                add(Seed(longer, 0.95, name, "contains", True), (n, 0))
+        if not vectors:
+            continue
+        if matrix is None:
+            matrix = ctx.ws.entity_vectors()
+            ctx.prefetch(list(names))
+        hits = top_rows(matrix, ctx.embed(name), per_keyword * 4)
+        best = hits[0][1] if hits else 0.0
+        kept = 0
+        for rank, (row, score) in enumerate(hits, 1):
+            entity = str(matrix.metadatas[row].get("key", ""))
+            if kept >= per_keyword or score < threshold or score < ratio * best:
+                break
+            if entity in graph:
+                add(Seed(entity, round(score, 6), name, "vector", question=not exact and kept == 0), (n, rank))
+                kept += 1
+    ranked = sorted(found.values(), key=lambda s: (-s.score, order[s.key], s.key))
+    return ranked[:top_n]
+
+
+def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) -> list[Seed]:
+    """The papers' seed selection: the terms joined with ", ", one search, top-N above ``threshold``."""
+    graph = ctx.ws.knowledge_graph()
+    if not terms or graph.number_of_nodes() == 0:
+        return []
+    joined = ", ".join(terms)
+    hits = ctx.ws.vectors.query("entities", ctx.embed(joined), top_n)
+    out: list[Seed] = []
+    seen: set[str] = set()
+    for hit in hits:
+        key = str(hit.metadata.get("key", ""))
+        if hit.score >= threshold and key in graph and key not in seen:
+            seen.add(key)
+            out.append(Seed(key, round(hit.score, 6), joined, "vector"))
+    return out
+
+
+def question_seeds(ctx: Any, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
+                   fill: bool = False) -> list[Seed]:
+    """The seeds a mode starts from: linked names (RAGScope) or the joined search (paper-strict);
+    with no name in the question, the fallback terms are searched the paper's way. ``fill`` (local
+    mode) tops the linked names up with the paper's joined search to the top-N, so LightRAG's broad
+    low-level context stays, with the question's own entities first."""
+    s = ctx.settings
+    top_n = top_n or s.lightrag_top_k
+    if s.paper_strict or not names:
+        return strict_hits(ctx, list(names) or list(fallback_terms), top_n, s.cosine_threshold)
+    linked = link_names(ctx, names, top_n, s.cosine_threshold, s.seed_relative_cutoff)
+    if not fill:
+        return linked
+    taken = {seed.key for seed in linked}
+    extra = [seed for seed in strict_hits(ctx, list(names), top_n, s.cosine_threshold) if seed.key not in taken]
+    return (linked + extra)[:top_n]
