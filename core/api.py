@@ -74,9 +74,19 @@ def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback =
                          progress, **options)
 
 
+def sample_paths() -> list[Path]:
+    """The sample corpus's articles (the folder's README describes them and is not one of them)."""
+    return sorted(p for p in SAMPLES_DIR.glob("*.md") if p.name.lower() != "readme.md")
+
+
 def index_samples(ws: Workspace, progress: ProgressCallback = no_progress, **options: Any) -> IndexReport:
-    """Index the built-in sample corpus (``options`` as for ``index_sources``)."""
-    sources, failures = load_path(SAMPLES_DIR)
+    """Index the built-in sample corpus, its articles only (``options`` as for ``index_sources``)."""
+    sources: list[SourceDocument] = []
+    failures: list[LoadFailure] = []
+    for path in sample_paths():
+        docs, fails = load_path(path)
+        sources += docs
+        failures += fails
     return index_sources(ws, sources, failures, progress, **options)
 
 

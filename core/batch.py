@@ -1,6 +1,7 @@
 """Index one batch of pending documents in a single SQLite transaction (see ``core.pipeline``)."""
 from __future__ import annotations
 
+import inspect
 import re
 import time
 import traceback
@@ -8,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.embeddings import embed_chunk_texts
+from core.embeddings import chunk_windows, embed_chunk_windows, window_records
 from core.extraction.aliases import resolve_document
 from core.storage import graph_store
 from core.storage.store import DocumentRow
@@ -46,6 +47,17 @@ def dropped_by_document(chunks: list[Chunk], extractions: list, extractor: str) 
             if len(record["examples"]) < MAX_DROPPED_EXAMPLES:
                 record["examples"].append(item[:300])
     return out
+
+
+def extract_with_titles(extractor: "Extractor", chunks: list[Chunk], names: dict[str, str]) -> list:
+    """Run the extractor, telling it which texts start with their document's title (a JSONL corpus
+    indexes "title\ntext"; the title names the document's main entity) when it accepts ``titles``."""
+    texts = [c.text for c in chunks]
+    if "titles" not in inspect.signature(extractor.extract).parameters:
+        return extractor.extract(texts)
+    titles = [names.get(c.doc_id) if c.order == 0 and names.get(c.doc_id)
+              and c.text.lstrip().startswith(names[c.doc_id].strip() + "\n") else None for c in chunks]
+    return extractor.extract(texts, titles=titles)
 
 
 class BatchIndexer:
@@ -102,9 +114,12 @@ class BatchIndexer:
         if not live:
             return
         all_chunks = [c for d in live for c in doc_chunks[d.doc_id]]
+        if ws.settings.chunk_vector_windows:
+            for chunk in all_chunks:
+                chunk.windows = len(chunk_windows(chunk.text))
         t = self._timed("chunk", t)
         self._emit("extract", 0, len(all_chunks), f"extracting {len(all_chunks)} chunk(s)")
-        extractions = self.extractor.extract([c.text for c in all_chunks])
+        extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in live})
         for doc in live:  # alias merging sees a whole document (a document never spans two batches)
             positions = [i for i, c in enumerate(all_chunks) if c.doc_id == doc.doc_id]
             resolve_document([extractions[i] for i in positions])
@@ -136,18 +151,17 @@ class BatchIndexer:
             t = self._timed("tree", t)
             self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
             texts = ([e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes])
-            chunk_vectors = embed_chunk_texts(ws.embedder, [c.text for c in all_chunks])
-            other = ws.embedder.embed(texts) if texts else np.zeros((0, chunk_vectors.shape[1]), dtype=np.float32)
-            vectors = np.concatenate([chunk_vectors, other]) if len(other) else chunk_vectors
+            per_chunk = embed_chunk_windows(ws.embedder, [c.text for c in all_chunks], ws.settings.chunk_vector_windows)
+            vectors = ws.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
             t = self._timed("embed", t)
-            a, b, c = len(all_chunks), len(all_chunks) + len(entities), len(all_chunks) + len(entities) + len(relations)
+            a, b = len(entities), len(entities) + len(relations)
             vs = ws.vectors
-            vs.upsert("chunks", [x.chunk_id for x in all_chunks], vectors[:a],
-                      [{"doc_id": x.doc_id, "order": x.order} for x in all_chunks])
-            vs.upsert("entities", [e.vector_id for e in entities], vectors[a:b], [{"key": e.key} for e in entities])
-            vs.upsert("relations", [r.vector_id for r in relations], vectors[b:c],
+            vs.upsert("chunks", *window_records([x.chunk_id for x in all_chunks], per_chunk,
+                                                [{"doc_id": x.doc_id, "order": x.order} for x in all_chunks]))
+            vs.upsert("entities", [e.vector_id for e in entities], vectors[:a], [{"key": e.key} for e in entities])
+            vs.upsert("relations", [r.vector_id for r in relations], vectors[a:b],
                       [{"source": r.source, "target": r.target} for r in relations])
-            vs.upsert("tree", [n.vector_id for n in nodes], vectors[c:],
+            vs.upsert("tree", [n.vector_id for n in nodes], vectors[b:],
                       [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
             elapsed = time.perf_counter() - started
             for doc in live:

@@ -1,4 +1,4 @@
-"""Command-line interface: ``python -m core index|status|docs|delete|retry|export|repair|query|compare|eval``."""
+"""Command-line interface: ``python -m core index|status|docs|delete|retry|export|repair|graph-quality|query|compare|eval``."""
 from __future__ import annotations
 
 import argparse
@@ -242,6 +242,18 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("graph-quality")
+def cmd_graph_quality(args: argparse.Namespace) -> int:
+    from core.graph_quality import graph_quality, render
+
+    report = graph_quality(open_workspace(args))
+    if args.json:
+        emit_json(report)
+    else:
+        print(render(report))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core", description="RAGScope: graph-based RAG indexes and retrieval modes.")
     common = argparse.ArgumentParser(add_help=False)
@@ -263,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("retry", parents=[common], help="re-index failed (and resume pending) documents")
     add_provider_flags(p)
     sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
+    sub.add_parser("graph-quality", parents=[common],
+                   help="entity names by suspicious rule, alias merges, type conflicts, relations per entity")
     p = sub.add_parser("export", parents=[common], help="export the knowledge graph")
     p.add_argument("--format", choices=["graphml", "json"], default="json")
     p.add_argument("out")

@@ -50,7 +50,7 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
             store.log("document_deleted", {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
             ws.bump_generation()
         if chunk_ids:
-            ws.vectors.delete("chunks", chunk_ids)
+            ws.vectors.delete_chunks(chunk_ids)
         BatchIndexer(ws, SpacyExtractor([]), IndexReport(), lambda e: None)._delete_vectors(stale)
         removed["documents"] += 1
         removed["chunks"] += len(chunk_ids)

@@ -124,12 +124,12 @@ def _cached_local_embedder(batch_size: int) -> MiniLMEmbedder:
     return MiniLMEmbedder(batch_size=batch_size)
 
 
-# A chunk's vector covers the whole chunk: MiniLM reads at most 256 wordpieces, a fifth of a 1,200-token
-# chunk, so chunks longer than one window are embedded window by window (at sentence ends, else at
-# whitespace; 192 cl100k tokens stay under 256 wordpieces for English prose) and the window vectors
-# are averaged and re-normalised. Short chunks (one window) are embedded as they are. The windows are
-# cut the same way whatever the embedder, so a remote server embedding the same model gives the same
-# vectors. Measured cost and recall effect: README, "Graph modes".
+# A chunk's vectors cover the whole chunk: MiniLM reads at most 256 wordpieces, a fifth of a 1,200-token
+# chunk, so a chunk longer than one window (~192 cl100k tokens, cut at sentence ends, else whitespace;
+# under 256 wordpieces for English prose) is embedded window by window and every window vector points to
+# its chunk; a chunk scores the best of its windows (max-sim). Averaging the windows into one vector was
+# measured worse than reading the start only (benchmarks/long_documents.py). The windows are cut the same
+# way whatever the embedder, so a remote server embedding the same model gives the same vectors.
 CHUNK_WINDOW_TOKENS = 192
 
 
@@ -141,19 +141,43 @@ def chunk_windows(text: str) -> list[str]:
     return windows or [text]
 
 
-def embed_chunk_texts(embedder: "Embedder", texts: Sequence[str]) -> np.ndarray:
-    """One unit vector per chunk text: the normalised mean of its window vectors."""
-    if not texts:
-        return np.zeros((0, embedder.dim), dtype=np.float32)
-    windows = [chunk_windows(t) for t in texts]
-    flat = [w for ws in windows for w in ws]
-    vectors = embedder.embed(flat)
-    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+def window_id(chunk_id: str, index: int) -> str:
+    """Vector id of a chunk's window: the chunk id for the first, ``<chunk id>#w<i>`` for the others."""
+    return chunk_id if index == 0 else f"{chunk_id}#w{index}"
+
+
+def chunk_of_window(vector_id: str) -> str:
+    """The chunk a window vector belongs to."""
+    return vector_id.split("#w", 1)[0]
+
+
+def embed_chunk_windows(embedder: "Embedder", texts: Sequence[str], windows: bool = True) -> list[np.ndarray]:
+    """Per chunk text, its window vectors as an (n, dim) array (``windows`` False: one vector of the
+    text as a single input, which a 256-wordpiece model truncates to its start)."""
+    pieces = [chunk_windows(t) if windows else [t] for t in texts]
+    flat = [w for ws in pieces for w in ws]
+    vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
+    out: list[np.ndarray] = []
     position = 0
-    for i, ws in enumerate(windows):
-        out[i] = vectors[position : position + len(ws)].mean(axis=0)
+    for ws in pieces:
+        out.append(vectors[position : position + len(ws)])
         position += len(ws)
-    return _normalise(out)
+    return out
+
+
+def window_records(chunk_ids: Sequence[str], per_chunk: Sequence[np.ndarray], metas: Sequence[dict]
+                   ) -> tuple[list[str], np.ndarray, list[dict]]:
+    """Flatten per-chunk window vectors into (ids, vectors, metadatas) for the chunks collection."""
+    ids: list[str] = []
+    rows: list[np.ndarray] = []
+    out_metas: list[dict] = []
+    for chunk_id, vectors, meta in zip(chunk_ids, per_chunk, metas):
+        for i, vector in enumerate(vectors):
+            ids.append(window_id(chunk_id, i))
+            rows.append(vector)
+            out_metas.append(dict(meta, chunk_id=chunk_id, window=i))
+    dim = rows[0].shape[0] if rows else 0
+    return ids, (np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)), out_metas
 
 
 class EmbedderMismatchError(RuntimeError):

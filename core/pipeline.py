@@ -31,6 +31,9 @@ from core.workspace import Workspace
 
 
 class Extractor(Protocol):
+    """Turns chunk texts into extraction records; ``titles`` (optional keyword) gives, per text, the
+    document title it starts with (None otherwise)."""
+
     name: str
 
     def extract(self, texts: list[str]) -> list[ChunkExtraction]:
@@ -45,10 +48,10 @@ class SpacyExtractor:
     def __init__(self, entity_types: list[str]) -> None:
         self.entity_types = entity_types
 
-    def extract(self, texts: list[str]) -> list[ChunkExtraction]:
+    def extract(self, texts: list[str], titles: Optional[list[Optional[str]]] = None) -> list[ChunkExtraction]:
         from core.extraction.spacy_extract import extract_chunks
 
-        return extract_chunks(texts, self.entity_types, batch_size=64)
+        return extract_chunks(texts, self.entity_types, batch_size=64, titles=titles)
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from core.embeddings import embed_chunk_texts
+from core.embeddings import chunk_of_window, embed_chunk_windows, window_records
 from core.merge import entity_vector_text, relation_vector_text
 from core.workspace import Workspace
 
@@ -39,9 +39,16 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
     conn = ws.store.conn
     wanted = set(ids)
     rows: list[tuple[str, str, dict]] = []
-    if collection == "chunks":
-        for cid, chunk in ws.store.chunks_by_id(ids).items():
-            rows.append((cid, chunk.text, {"doc_id": chunk.doc_id, "order": chunk.order}))
+    if collection == "chunks":  # re-embed every window of a chunk missing any (upserts are idempotent)
+        chunks = ws.store.chunks_by_id(chunk_of_window(i) for i in ids)
+        per_chunk = embed_chunk_windows(ws.embedder, [c.text for c in chunks.values()],
+                                        any(c.windows > 1 for c in chunks.values()) or ws.settings.chunk_vector_windows)
+        for start in range(0, len(chunks), 512):
+            keys = list(chunks)[start : start + 512]
+            records = window_records(keys, per_chunk[start : start + 512],
+                                     [{"doc_id": chunks[k].doc_id, "order": chunks[k].order} for k in keys])
+            ws.vectors.upsert(collection, *records)
+        return
     elif collection == "entities":
         for key, name, desc, vid, aliases in conn.execute(
                 "SELECT entity_key, name, description, vector_id, aliases FROM entities"):
@@ -59,8 +66,7 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
             if node.vector_id in wanted:
                 rows.append((node.vector_id, node.text, {"node_id": node.node_id, "level": node.level,
                                                          "scope": node.scope}))
-    embed = (lambda texts: embed_chunk_texts(ws.embedder, texts)) if collection == "chunks" else ws.embedder.embed
     for start in range(0, len(rows), 512):
         part = rows[start : start + 512]
-        vectors = embed([r[1] for r in part])
+        vectors = ws.embedder.embed([r[1] for r in part])
         ws.vectors.upsert(collection, [r[0] for r in part], vectors, [r[2] for r in part])

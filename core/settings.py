@@ -54,6 +54,12 @@ class Settings(BaseModel):
     )
 
     # --- indexing --------------------------------------------------------------------------
+    chunk_vector_windows: bool = Field(
+        True,
+        description="Embed a chunk longer than one window (~192 tokens) window by window and average the vectors, "
+        "so its vector covers the whole chunk; off = the embedder reads only the start (MiniLM: 256 wordpieces, "
+        "a fifth of a 1,200-token chunk). Changing it affects newly indexed chunks only.",
+    )
     chunk_tokens: int = Field(1200, ge=50, le=8000, description="Chunk size in cl100k tokens (LightRAG / E2GraphRAG: 1200).")
     chunk_overlap: int = Field(100, ge=0, le=1000, description="Overlap between consecutive chunks of a document, in tokens (100).")
     tree_group_size: int = Field(5, ge=2, le=20, description="g: children summarised by one summary-tree node (E2GraphRAG: 5).")

@@ -33,6 +33,7 @@ class Chunk:
     tokens: int
     start_token: int = 0
     start_char: int = -1  # offset in the document text (-1: unknown, e.g. read back from the database)
+    windows: int = 1  # vectors of the chunk (one per ~192-token window, see core.embeddings)
 
 
 @dataclass

@@ -66,8 +66,8 @@ def upload_calls(ws: Any, files: list[tuple[str, bytes]]) -> list[IndexCall]:
 
 
 def sample_files() -> list[tuple[str, bytes]]:
-    return [(p.name, p.read_bytes()) for p in sorted(api.SAMPLES_DIR.iterdir())
-            if p.is_file() and not p.name.startswith(".")]
+    """The sample corpus's articles (its README is not one of them)."""
+    return [(p.name, p.read_bytes()) for p in api.sample_paths()]
 
 
 def start_job(ws: Any, calls: list[IndexCall], what: str) -> None:

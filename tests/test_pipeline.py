@@ -10,7 +10,7 @@ from core.reconcile import reconcile
 from core.types import SourceDocument
 from core.workspace import Workspace
 
-from conftest import SAMPLES
+from conftest import SAMPLES, sample_sources
 
 NEW_DOC = SourceDocument(
     name="harbour-notes.md",
@@ -38,7 +38,7 @@ def test_reindexing_the_same_documents_does_no_work(sample_ws_copy):
 
     ws = sample_ws_copy
     before = counts(ws)
-    sources, _ = load_path(SAMPLES)
+    sources, _ = sample_sources()
     report = index(ws, sources)
     assert report.new_documents == 0 and report.unchanged == len(sources)
     assert report.processed == 0 and report.chunks_embedded == 0 and report.summaries_recomputed == 0

@@ -64,3 +64,12 @@ def bootstrap_ci(values: Sequence[Optional[float]], resamples: int = 1000, seed:
     means = kept[rng.integers(0, len(kept), size=(resamples, len(kept)))].mean(axis=1)
     low, high = np.percentile(means, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
     return float(low), float(high)
+
+
+def span_recall_at_k(ranked_chunk_texts: Sequence[str], spans: Sequence[str], k: int) -> Optional[float]:
+    """Share of the quoted gold spans found (whitespace-normalised) in the top-k evidence chunks; a
+    chunk-level measure that survives re-chunking (None without spans)."""
+    if not spans:
+        return None
+    top = [" ".join(text.split()) for text in ranked_chunk_texts[:k]]
+    return sum(1 for span in spans if any(span in text for text in top)) / len(spans)

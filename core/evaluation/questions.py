@@ -18,6 +18,7 @@ class Question:
     question_type: str = ""
     gold_doc_ids: list[str] = field(default_factory=list)
     gold_doc_names: list[str] = field(default_factory=list)
+    evidence_spans: list[str] = field(default_factory=list)  # quoted gold text (evidence[].text), if any
 
 
 def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
@@ -37,10 +38,19 @@ def parse_questions(lines: list[str], source: str = "questions") -> list[Questio
             answer=raw.get("answer"), aliases=[str(a) for a in raw.get("answer_aliases") or []],
             question_type=str(raw.get("question_type") or ""),
             gold_doc_ids=[str(d) for d in raw.get("gold_doc_ids") or []],
-            gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []]))
+            gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []],
+            evidence_spans=_spans(raw.get("evidence"))))
     if not out:
         raise ValueError(f"{source} contains no questions")
     return out
+
+
+def _spans(evidence: object) -> list[str]:
+    """The quoted gold texts of an ``evidence`` list (items with a non-empty ``text``)."""
+    if not isinstance(evidence, list):
+        return []
+    return [" ".join(str(item["text"]).split()) for item in evidence
+            if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip()]
 
 
 def load_questions(path: Path) -> list[Question]:

@@ -9,7 +9,7 @@ import numpy as np
 
 from core.evaluation.bm25 import BM25Baseline
 from core.evaluation.metrics import (all_at_k, answer_in_context, bootstrap_ci, mean, ranked_documents,
-                                     recall_at_k)
+                                     recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import retrieve
@@ -72,6 +72,9 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
         report.warnings.append(f"{missing} gold document id(s) are not in this workspace: was it built from the "
                                "matching corpus with its doc_ids kept?")
     chunk_doc = _chunk_docs(ws)
+    with_spans = any(q.evidence_spans for q in questions)
+    chunk_text = ({cid: c.text for cid, c in ws.store.chunks_by_id(ws.store.all_chunk_ids()).items()}
+                  if with_spans else {})
     all_modes = list(modes) + (["bm25"] if include_bm25 else [])
     bm25 = BM25Baseline(ws) if include_bm25 else None
     total = len(questions) * len(all_modes)
@@ -107,6 +110,10 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             for k in ks:
                 row[f"recall@{k}"] = recall_at_k(docs, q.gold_doc_ids, k)
                 row[f"all@{k}"] = all_at_k(docs, q.gold_doc_ids, k)
+            if with_spans:
+                texts = [chunk_text[c] for c in dict.fromkeys(result.evidence_chunk_ids) if c in chunk_text]
+                for k in ks:
+                    row[f"span_recall@{k}"] = span_recall_at_k(texts, q.evidence_spans, k)
             report.rows.append(row)
             done += 1
             progress(ProgressEvent("eval", done, total, f"{q.qid} · {mode}"))
@@ -131,5 +138,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             "questions_with_gold": sum(1 for r in rows if r["gold"]),
             "llm_calls": sum(int(r["llm_calls"]) for r in rows),
         }
+        if with_spans:  # chunk-level: share of quoted gold spans inside the top-k evidence chunks
+            summary["span_recall@k"] = {str(k): mean(r.get(f"span_recall@{k}") for r in rows) for k in ks}
         report.modes[mode] = summary
     return report

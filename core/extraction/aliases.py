@@ -75,7 +75,7 @@ def may_shorten(short_type: str, long_type: str) -> bool:
     the voted types agree ("Tidewater" ORG → "Tidewater Shipping Cooperative" ORG)."""
     if short_type in PLACES:
         return False
-    return short_type == long_type
+    return short_type == long_type or long_type == "UNKNOWN"  # a title entity has no type evidence of its own
 
 
 def _extends(longer: list[str], shorter: list[str]) -> bool:

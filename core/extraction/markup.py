@@ -32,7 +32,7 @@ _STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
 _EMPHASIS_STAR = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])")
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_TERMINAL = re.compile(r"[.!?:;,…\"'’”)\]]\s*$")
+_TERMINAL = re.compile(r"[.!?:;,…\"'’”]\s*$")  # "WILM (AM)" and "Brand (play)" are titles
 TITLE_MAX_WORDS = 12
 
 

@@ -173,9 +173,12 @@ def paragraphs(text: str) -> list[str]:
     return pieces
 
 
-def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1) -> list[Any]:
+def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1,
+                titles: Optional[list[Optional[str]]] = None) -> list[Any]:
     """One ``Doc`` per text, each paragraph parsed on its own (no sentence or entity crosses a blank
-    line), joined back into one Doc whose text is the input text."""
+    line), joined back into one Doc whose text is the input text. ``titles[i]``, when given, is the
+    document title that text ``i`` starts with (a JSONL corpus's "title\ntext"): it names an entity
+    even when the text never repeats it."""
     from spacy.tokens import Doc as SpacyDoc
 
     nlp = load_nlp()
@@ -183,15 +186,68 @@ def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1) -> l
     flat = [p for ps in pieces for p in ps]
     docs = iter(nlp.pipe(flat, batch_size=max(1, batch_size), n_process=n_process))
     out = []
-    for ps in pieces:
+    for index, ps in enumerate(pieces):
         parts = [next(docs) for _ in ps]
+        for part, piece in zip(parts, ps):
+            if len(ps) > 1 and is_title(piece):
+                drop_heading_entities(part, "".join(p for p in ps if p is not piece))
         doc = parts[0] if len(parts) == 1 else SpacyDoc.from_docs(parts, ensure_whitespace=False)
+        known = titles[index] if titles and index < len(titles) else None
         if len(ps) > 1:
-            mark_title_entity(doc, ps[0])
+            mark_title_entity(doc, ps[0], known_title=bool(known) and ps[0].strip() == known.strip())
+        drop_capitalised_common_words(doc)
+        propagate_entities(doc)
         out.append(doc)
     return out
 
 
+def drop_capitalised_common_words(doc: Any) -> None:
+    """A one-word "name" at the start of a sentence whose lowercase form the same text also uses is a
+    common noun capitalised by its position ("Seabirds diving for fish…" beside "seabirds and seals")."""
+    ents = list(doc.ents)
+    if not ents:
+        return
+    words = {t.text for t in doc if t.text.islower()}
+    kept = [e for e in ents if not (len(e) == 1 and e[0].is_sent_start and e.label_ in NAME_LABELS
+                                    and e.text.lower() in words)]
+    if len(kept) != len(ents):
+        doc.set_ents(kept, default="outside")
+
+
+def propagate_entities(doc: Any) -> None:
+    """A name the NER recognised once is an entity wherever it recurs verbatim in the same text
+    (the small model tags "WILM" in one sentence and misses it in the next). RAGScope's choice."""
+    ents = list(doc.ents)
+    names = {e.text: e.label_ for e in ents if e.label_ in NAME_LABELS and len(e.text) > 1
+             and any(ch.isupper() for ch in e.text) and "\n" not in e.text}
+    if not names:
+        return
+    taken = bytearray(len(doc))
+    for e in ents:
+        taken[e.start:e.end] = b"\x01" * (e.end - e.start)
+    text = doc.text
+    added = []
+    for name, label in sorted(names.items(), key=lambda kv: -len(kv[0])):  # longest names first
+        position = text.find(name)
+        while position >= 0:
+            span = doc.char_span(position, position + len(name), label=label)
+            if span is not None and not any(taken[span.start:span.end]):
+                taken[span.start:span.end] = b"\x01" * (span.end - span.start)
+                added.append(span)
+            position = text.find(name, position + len(name))
+    if added:
+        doc.set_ents(sorted(ents + added, key=lambda e: e.start), default="outside")
+
+
+def drop_heading_entities(heading: Any, rest: str) -> None:
+    """A heading's entities that the text never mentions again are dropped: the small NER model
+    reads a lone "Background" or "Seabirds" as a place or a nationality."""
+    kept = [e for e in heading.ents if e.text in rest]
+    if len(kept) != len(heading.ents):
+        heading.set_ents(kept, default="outside")
+
+
+_DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
 TITLE_LABEL = "UNKNOWN"  # a title's type is voted by its other mentions; UNKNOWN when it has none
 _TITLE_END = re.compile(r"[.!?:;,…]\s*$")
 
@@ -204,12 +260,14 @@ def is_title(paragraph: str) -> bool:
         and any(ch.isalpha() for ch in line)
 
 
-def mark_title_entity(doc: Any, first_paragraph: str) -> None:
+def mark_title_entity(doc: Any, first_paragraph: str, known_title: bool = False) -> None:
     """The title of a text (its first paragraph, when title-like) names its main entity: where the
     title reappears verbatim in the text, that span becomes an entity ("Clonbrook\n\nClonbrook is a
-    village…": the small NER model knows neither). RAGScope's choice; spaCy alone missed most titles
-    of an encyclopedic corpus. An existing entity that contains the span is kept instead."""
-    title = first_paragraph.strip()
+    village…": the small NER model knows neither). A title known from the document's metadata
+    (``known_title``) is an entity even when the text never repeats it ("Bastien und Bastienne"). RAGScope's
+    choice; spaCy alone missed most titles of an encyclopedic corpus. An existing entity that contains
+    the span is kept instead."""
+    title = _DISAMBIGUATOR.sub("", first_paragraph.strip())  # "Brand (play)" names "Brand"
     if not is_title(title):
         return
     text = doc.text
@@ -220,7 +278,7 @@ def mark_title_entity(doc: Any, first_paragraph: str) -> None:
         if span is not None:
             spans.append(span)
         position = text.find(title, position + len(title))
-    if len(spans) < 2:  # the title alone, never mentioned again: a heading, not a name
+    if len(spans) < (1 if known_title else 2):  # a heading never mentioned again is not a name
         return
     kept = list(doc.ents)
     for span in spans:

@@ -82,15 +82,23 @@ def _chunk_phrase(chunk: Any, excluded: set[int], stop_words: frozenset[str]) ->
 
 def name_spans(question: str) -> list[str]:
     """The low-level keywords of a question that name things (named entities of name labels and
-    proper-noun runs), without values such as dates or amounts: what entity linking looks up."""
+    proper-noun runs, at least one capital letter), without values such as dates or amounts: what
+    entity linking looks up. Two names one lowercase word apart are also offered joined, first
+    ("Bastien", "Bastienne" → "Bastien und Bastienne"): the small model often splits such titles."""
     if not (question or "").strip():
         return []
     doc = _parse(question)
     values = {(e.start, e.end) for e in doc.ents if e.label_ not in NAME_LABELS}
+    spans = [(s, e) for s, e in _low_level_spans(doc) if (s, e) not in values
+             and any(ch.isupper() for ch in doc[s:e].text)]
     out: list[str] = []
-    for start, end in _low_level_spans(doc):
-        if (start, end) in values:
-            continue
+    for (s1, e1), (s2, e2) in zip(spans, spans[1:]):
+        gap = doc[e1:s2]
+        if len(gap) == 1 and gap[0].is_alpha and gap[0].text.islower():
+            joined = display_name(doc[s1:e2].text)
+            if joined and joined not in out:
+                out.append(joined)
+    for start, end in spans:
         surface = display_name(doc[start:end].text)
         if surface and normalize_name(surface) and surface not in out:
             out.append(surface)

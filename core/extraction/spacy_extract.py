@@ -368,16 +368,19 @@ def prepare_text(text: Optional[str], limit: Optional[int] = None) -> tuple[str,
 
 
 def extract_chunks(
-    texts: list[str], entity_types: list[str], batch_size: int = 32, n_process: int = 1
+    texts: list[str], entity_types: list[str], batch_size: int = 32, n_process: int = 1,
+    titles: Optional[list[Optional[str]]] = None,
 ) -> list[ChunkExtraction]:
     """Parse each chunk once (``nlp.pipe``) and return one ``ChunkExtraction`` per text, in order.
 
     ``n_process > 1`` starts worker processes (spaCy multiprocessing); it only pays off for
     large batches, so small inputs are parsed in-process. Outputs do not depend on either knob.
+    ``titles[i]`` is the document title text ``i`` starts with, if any (see ``parse_texts``).
     """
     if not texts:
         return []
     prepared = [prepare_text(plain_text(t)) for t in texts]
     workers = n_process if n_process > 1 and len(texts) >= 4 * batch_size else 1
-    docs = parse_texts([t for t, _ in prepared], batch_size=batch_size, n_process=workers)
+    docs = parse_texts([t for t, _ in prepared], batch_size=batch_size, n_process=workers,
+                       titles=[plain_text(t) if t else None for t in titles] if titles else None)
     return [extract_doc(doc, entity_types, notes) for doc, (_, notes) in zip(docs, prepared)]

@@ -129,8 +129,9 @@ class LLMExtractor:
         return entities, relations, [f"{label}: {d}" for d in dropped]
 
     # --- Extractor protocol ----------------------------------------------------------------
-    def extract(self, texts: list[str]) -> list[ChunkExtraction]:
-        """One ``ChunkExtraction`` per text: LLM entities/relations + spaCy mentions, in order."""
+    def extract(self, texts: list[str], titles: Optional[list[Optional[str]]] = None) -> list[ChunkExtraction]:
+        """One ``ChunkExtraction`` per text: LLM entities/relations + spaCy mentions and sentence
+        records, in order."""
         from core.extraction.spacy_extract import extract_chunks
 
         if not texts:
@@ -139,7 +140,8 @@ class LLMExtractor:
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm-extract")
         try:
             futures = [pool.submit(self.extract_one, t) for t in texts]
-            spacy_results = extract_chunks(texts, list(self.settings.entity_types))  # meanwhile, on this thread
+            spacy_results = extract_chunks(texts, list(self.settings.entity_types),  # meanwhile, on this thread
+                                           titles=titles)
             done, not_done = wait(futures, return_when=FIRST_EXCEPTION)
             failed = next((f for f in futures if f.done() and f.exception() is not None), None)
             if failed is not None:
@@ -152,6 +154,7 @@ class LLMExtractor:
         out = []
         for llm, parsed in zip(llm_results, spacy_results):
             llm.mentions = parsed.mentions
+            llm.sentences = parsed.sentences
             llm.dropped = [d for d in parsed.dropped] + llm.dropped
             out.append(llm)
         return out

@@ -27,6 +27,7 @@ import numpy as np
 from core.retrieval.entity_linking import Seed, cosine_rows, top_rows
 
 ANCHOR_BONUS = 1.0
+ANCHORED_BELOW_THRESHOLD = False  # measured: +1.6 global, -2.3 hybrid, -0.6 path on dev_musique_full
 CANDIDATE_FACTOR = 3
 MAX_NEIGHBOURS = 50
 MAX_EDGES_PER_NODE = 100
@@ -91,9 +92,9 @@ def anchored_relations(ws: Any, vector: np.ndarray, seeds: Sequence[Seed], top_k
     cosines = cosine_rows(matrix, vector, [candidates[p] for p in pairs])
     out: list[AnchoredRelation] = []
     for pair, cosine in zip(pairs, cosines.tolist()):
-        if cosine < threshold:
-            continue
         anchor = anchors.get(pair[0]) or anchors.get(pair[1]) or ""
+        if cosine < threshold and not (ANCHORED_BELOW_THRESHOLD and anchor):
+            continue
         if pair[0] in anchors and pair[1] in anchors:  # prefer naming a question entity
             anchor = anchors[pair[0]] if anchors[pair[0]].startswith("question") else anchors[pair[1]]
         out.append(AnchoredRelation(pair, round(cosine, 6), round(cosine + (ANCHOR_BONUS if anchor else 0.0), 6),

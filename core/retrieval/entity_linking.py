@@ -7,8 +7,9 @@ every mode that starts from entities links each name of the question on its own:
 
 1. exact match of the name's key (``normalize_name``) to an entity, or to a merged alias of one
    (``core.extraction.aliases``) → score 1.0;
-2. else the shortest entity whose name contains the name's words in order ("Philbrook Museum" →
-   "Philbrook Museum of Art"), when it is the only one of that length → score 0.95;
+2. else, for a name of several words, the shortest entity whose name contains them in order
+   ("Philbrook Museum" → "Philbrook Museum of Art"), when it is the only one of that length → 0.95;
+   a name that is part of a name already linked this way is skipped;
 3. otherwise, and in addition, the keyword's own vector search over the entity vectors, keeping
    hits within ``seed_relative_cutoff`` of that keyword's best hit and above ``cosine_threshold``,
    at most ``SEEDS_PER_KEYWORD`` per keyword.
@@ -18,6 +19,7 @@ The result is ordered by score (ties: keyword order, then key) and capped at the
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -87,6 +89,36 @@ def containing_entity(ws: Any, key: str) -> Optional[str]:
     return found[0]
 
 
+_WORD = re.compile(r"[^\W_]+(?:['’.\-&][^\W_]+)*|[&]")
+MAX_NAME_WORDS = 12
+
+
+def dictionary_names(ws: Any, question: str) -> list[str]:
+    """Entity names of the graph (or merged aliases) that occur verbatim in the question, longest
+    first and never overlapping: the graph's own vocabulary finds titles the small NER model splits
+    or misses ("Jump for Glory", "Alexander and the Terrible, Horrible, No Good, Very Bad Day").
+    Matches of several words, or of one capitalised word that is not the question's first."""
+    graph = ws.knowledge_graph()
+    if graph.number_of_nodes() == 0:
+        return []
+    aliases = alias_index(ws)
+    words = list(_WORD.finditer(question))
+    taken = [False] * len(words)
+    found: list[tuple[int, str]] = []
+    for size in range(min(MAX_NAME_WORDS, len(words)), 0, -1):
+        for i in range(len(words) - size + 1):
+            if any(taken[i : i + size]):
+                continue
+            surface = question[words[i].start() : words[i + size - 1].end()]
+            if not any(ch.isupper() for ch in surface) or (size == 1 and (i == 0 or not surface[:1].isupper())):
+                continue
+            key = normalize_name(surface)
+            if key and (key in graph or key in aliases):
+                found.append((i, surface))
+                taken[i : i + size] = [True] * size
+    return [surface for _, surface in sorted(found)]
+
+
 def cosine_rows(matrix: Any, vector: np.ndarray, rows: Sequence[int]) -> np.ndarray:
     """Cosines of the given rows of an in-memory vector matrix to one unit vector."""
     if not len(rows):
@@ -125,18 +157,23 @@ def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, rat
             old.question = True
 
     matrix = None
+    exact_names: list[str] = []
     for n, name in enumerate(names):
         key = normalize_name(name)
+        if any(f" {key} " in f" {longer} " for longer in exact_names):
+            continue  # a part of a name already linked ("Bastien" of "Bastien und Bastienne")
         exact = key in graph or key in aliases
         if key in graph:
             add(Seed(key, 1.0, name, "name", True), (n, 0))
         elif key in aliases:
             add(Seed(aliases[key], 1.0, name, "alias", True), (n, 0))
-        elif key:
+        elif key and len(key.split()) > 1:  # one word is too weak a clue ("songs" in "Folk Songs")
             longer = containing_entity(ctx.ws, key)
             if longer is not None:
                 exact = True
                 add(Seed(longer, 0.95, name, "contains", True), (n, 0))
+        if exact:
+            exact_names.append(key)
         if not vectors:
             continue
         if matrix is None:

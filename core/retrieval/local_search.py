@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 from core.extraction.query_terms import name_spans
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, edge_count, fill_chunk_texts, finish,
                                  new_result)
-from core.retrieval.entity_linking import Seed, cosine_rows, question_seeds
+from core.retrieval.entity_linking import Seed, dictionary_names, question_seeds
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, local_expand, pick_reason, render_within,
                                              renumber, select_chunks)
 from core.types import RetrievalResult
@@ -58,10 +58,8 @@ def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[st
         question = ctx.embed(ctx.question)
     with clock.stage("vector_search"):
         matrix = ctx.ws.chunk_vectors()
-        rows = [(cid, matrix.row[cid]) for cid in candidate_ids if cid in matrix.row]
     with clock.stage("ranking"):
-        cosines = cosine_rows(matrix, question, [r for _, r in rows]).tolist()
-        similarity = {cid: float(c) for (cid, _), c in zip(rows, cosines)}
+        similarity = matrix.chunk_cosines(question, candidate_ids)  # a chunk's best window
         records = []
         for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity, owner_scores):
             record = chunk_record(ctx.ws, pick.chunk_id, pick.score, pick_reason(pick))
@@ -183,12 +181,14 @@ def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, term
 
 
 def link_names_of(ctx: QueryContext) -> list[str]:
-    """The names entity linking looks up: offline, the question's name spans (no dates or amounts);
-    with LLM keywords, the low-level keywords."""
+    """The names entity linking looks up: the graph's own names found verbatim in the question
+    (``dictionary_names``), then, offline, the question's name spans (no dates or amounts) or, with
+    LLM keywords, the low-level keywords."""
     low, _ = ctx.keywords()
-    if getattr(ctx.keyword_extractor, "name", "") == "spacy":
-        return name_spans(ctx.question)
-    return list(low)
+    spans = name_spans(ctx.question) if getattr(ctx.keyword_extractor, "name", "") == "spacy" else list(low)
+    if ctx.settings.paper_strict:
+        return spans
+    return list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + spans))
 
 
 class LightRAGRetriever:

@@ -25,7 +25,7 @@ it is recorded in ``params``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 import networkx as nx
 
@@ -247,6 +247,16 @@ def _first(ids: Iterable[str], n: int) -> list[str]:
     return list(dict.fromkeys(ids))[:n]
 
 
+def _closest(ctx: QueryContext, ids: Iterable[str], n: Optional[int] = None) -> list[str]:
+    """Paper order (corpus order) when ``paper_strict``; else the chunks closest to the question first
+    (RAGScope's tie-break: an entity or an edge seen in many chunks quotes the relevant ones)."""
+    unique = list(dict.fromkeys(ids))
+    if not ctx.settings.paper_strict and len(unique) > 1:
+        cosines = ctx.ws.chunk_vectors().chunk_cosines(ctx.embed(ctx.question), unique)
+        unique.sort(key=lambda c: -cosines.get(c, -2.0))
+    return unique if n is None else unique[:n]
+
+
 class _Sizer:
     """Token estimates for budgeting: lines counted once per query (entity descriptions repeat
     across paths) and chunk bodies taken from the counts stored at indexing time. The rendered
@@ -318,7 +328,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     for p in kept:
         keys = p["keys"]
         for a, b, rel in zip(keys, keys[1:], p["relations"]):
-            for cid in _first(kg.edges[a, b].get("source_chunk_ids") or [], SOURCES_PER_EDGE):
+            for cid in _closest(ctx, kg.edges[a, b].get("source_chunk_ids") or [], SOURCES_PER_EDGE):
                 if cid not in seen:
                     seen.add(cid)
                     chosen.append(chunk_record(ctx.ws, cid, p["score"],
@@ -332,9 +342,9 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
         for record in blocks:  # most reliable path first
             path = paths[record["rank"] - 1]
             for a, b in zip(path.nodes, path.nodes[1:]):
-                out.extend(kg.edges[a, b].get("source_chunk_ids") or [])
+                out.extend(_closest(ctx, kg.edges[a, b].get("source_chunk_ids") or []))
             for key in path.nodes:
-                out.extend(kg.nodes[key].get("source_chunk_ids") or [])
+                out.extend(_closest(ctx, kg.nodes[key].get("source_chunk_ids") or []))
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
@@ -360,7 +370,7 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     seen: set[str] = set()
     cosine = dict(retrieved)
     for key in keys:
-        for cid in _first(kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
+        for cid in _closest(ctx, kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
             if cid not in seen:
                 seen.add(cid)
                 chosen.append(chunk_record(ctx.ws, cid, cosine[key], f"source of entity {entity_name(kg, key)}"))

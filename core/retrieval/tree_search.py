@@ -36,7 +36,7 @@ import numpy as np
 
 from core.extraction.query_terms import labelled_query_entities
 from core.extraction.query_terms import name_spans
-from core.retrieval.entity_linking import link_names
+from core.retrieval.entity_linking import dictionary_names, link_names
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.tokens import count_tokens
@@ -75,7 +75,7 @@ def collapsed_tree(ctx: QueryContext, vector: np.ndarray, k: int) -> list[_Candi
     """Dense top-k over chunks + summary nodes, merged by cosine (ties: id); stale hits skipped."""
     tree = ctx.ws.tree_index()
     out: list[_Candidate] = []
-    for hit in ctx.ws.vectors.query("chunks", vector, k):
+    for hit in ctx.ws.vectors.query_chunks(vector, k):
         out.append(_Candidate(hit.id, hit.score, [hit.id]))
     for hit in ctx.ws.vectors.query("tree", vector, k):
         node = tree.get(str(hit.metadata.get("node_id", "")))
@@ -218,8 +218,8 @@ def query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str
     if ctx.settings.paper_strict:
         return [term for term, _ in labelled], []
     s = ctx.settings
-    seeds = link_names(ctx, name_spans(ctx.question), s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff,
-                       vectors=False)
+    names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
+    seeds = link_names(ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff, vectors=False)
     terms = [seed.key for seed in seeds if seed.key in graph]
     terms += [term for term, label in labelled if label not in ("NOUN", "PROPN") and term in graph]
     terms = list(dict.fromkeys(terms))

@@ -32,7 +32,8 @@ CREATE TABLE IF NOT EXISTS chunks (
     ord INTEGER NOT NULL,
     text TEXT NOT NULL,
     tokens INTEGER NOT NULL,
-    start_token INTEGER NOT NULL
+    start_token INTEGER NOT NULL,
+    windows INTEGER NOT NULL DEFAULT 1  -- vectors of the chunk in the chunks collection (one per window)
 );
 CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ord);
 -- knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
@@ -159,6 +160,7 @@ ADDED_COLUMNS = [
     ("entity_fragments", "type_votes", "TEXT NOT NULL DEFAULT '{}'"),
     ("entity_fragments", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
     ("entities", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
+    ("chunks", "windows", "INTEGER NOT NULL DEFAULT 1"),
 ]
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
+from core.embeddings import window_id
 from core.storage.schema import connect
 from core.types import Chunk
 
@@ -129,14 +130,16 @@ class Store:
     # --- chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Iterable[Chunk]) -> None:
         self.conn.executemany(
-            "INSERT OR REPLACE INTO chunks(chunk_id, doc_id, ord, text, tokens, start_token) VALUES (?, ?, ?, ?, ?, ?)",
-            [(c.chunk_id, c.doc_id, c.order, c.text, c.tokens, c.start_token) for c in chunks],
+            "INSERT OR REPLACE INTO chunks(chunk_id, doc_id, ord, text, tokens, start_token, windows) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(c.chunk_id, c.doc_id, c.order, c.text, c.tokens, c.start_token, c.windows) for c in chunks],
         )
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         rows = self.conn.execute(
-            "SELECT chunk_id, doc_id, ord, text, tokens, start_token FROM chunks WHERE doc_id=? ORDER BY ord", (doc_id,))
-        return [Chunk(*row) for row in rows]
+            "SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE doc_id=? ORDER BY ord",
+            (doc_id,))
+        return [Chunk(*row[:6], windows=int(row[6])) for row in rows]
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -144,9 +147,9 @@ class Store:
         for start in range(0, len(ids), 900):
             part = ids[start : start + 900]
             rows = self.conn.execute(
-                f"SELECT chunk_id, doc_id, ord, text, tokens, start_token FROM chunks WHERE chunk_id IN "
+                f"SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE chunk_id IN "
                 f"({_placeholders(len(part))})", part)
-            out.update({row[0]: Chunk(*row) for row in rows})
+            out.update({row[0]: Chunk(*row[:6], windows=int(row[6])) for row in rows})
         return out
 
     def all_chunk_ids(self) -> list[str]:
@@ -211,7 +214,8 @@ class Store:
     # --- expected vector ids (for reconciliation) -----------------------------------------
     def expected_vector_ids(self) -> dict[str, set[str]]:
         return {
-            "chunks": {r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks")},
+            "chunks": {window_id(cid, i) for cid, n in self.conn.execute("SELECT chunk_id, windows FROM chunks")
+                       for i in range(max(1, int(n)))},
             "entities": {r[0] for r in self.conn.execute("SELECT vector_id FROM entities")},
             "relations": {r[0] for r in self.conn.execute("SELECT vector_id FROM relations")},
             "tree": {r[0] for r in self.conn.execute("SELECT vector_id FROM tree_nodes")},

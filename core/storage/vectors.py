@@ -13,10 +13,13 @@ from urllib.parse import urlparse
 
 import numpy as np
 
+from core.embeddings import chunk_of_window
+
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
 UPSERT_BATCH = 2000
+WINDOW_OVERFETCH = 4  # window hits fetched per chunk wanted (a chunk of 1,200 tokens has ~7 windows)
 
 
 @dataclass
@@ -34,6 +37,21 @@ class VectorMatrix:
         self.vectors = vectors
         self.metadatas = metadatas
         self.row = {vector_id: i for i, vector_id in enumerate(ids)}
+        self.rows_of_chunk: dict[str, list[int]] = {}
+        for i, (vector_id, meta) in enumerate(zip(ids, metadatas)):
+            self.rows_of_chunk.setdefault(str(meta.get("chunk_id") or chunk_of_window(vector_id)), []).append(i)
+
+    def chunk_cosines(self, vector: np.ndarray, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Each known chunk's best window cosine to ``vector`` (chunks without vectors are left out)."""
+        rows = [(c, r) for c in dict.fromkeys(chunk_ids) for r in self.rows_of_chunk.get(c, [])]
+        if not rows:
+            return {}
+        cosines = self.vectors[np.asarray([r for _, r in rows])] @ np.asarray(vector, dtype=np.float32)
+        out: dict[str, float] = {}
+        for (chunk_id, _), cosine in zip(rows, cosines.tolist()):
+            if cosine > out.get(chunk_id, -2.0):
+                out[chunk_id] = float(cosine)
+        return out
 
     def by_meta(self, *fields: str) -> dict[Any, int]:
         """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
@@ -126,6 +144,33 @@ class VectorStore:
         ]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
+
+    def query_chunks(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """The top-k chunks, each scored by its best window (max-sim); one hit per chunk, whose id is
+        the chunk id. Window hits are fetched with a margin and the fetch grows until k distinct chunks
+        are found or the collection is exhausted."""
+        if k <= 0:
+            return []
+        fetch = k * WINDOW_OVERFETCH
+        while True:
+            hits = self.query("chunks", vector, fetch)
+            best: dict[str, VectorHit] = {}
+            for hit in hits:
+                chunk_id = str(hit.metadata.get("chunk_id") or chunk_of_window(hit.id))
+                if chunk_id not in best:
+                    best[chunk_id] = VectorHit(chunk_id, hit.score, hit.metadata)
+            if len(best) >= k or len(hits) < fetch:
+                return sorted(best.values(), key=lambda h: (-h.score, h.id))[:k]
+            fetch *= 2
+
+    def delete_chunks(self, chunk_ids: Sequence[str]) -> None:
+        """Delete every window vector of these chunks (workspaces from before windows hold one vector
+        per chunk, under the chunk id)."""
+        ids = list(chunk_ids)
+        self.delete("chunks", ids)
+        coll = self._collections["chunks"]
+        for start in range(0, len(ids), UPSERT_BATCH):
+            coll.delete(where={"chunk_id": {"$in": ids[start : start + UPSERT_BATCH]}})
 
     def get_vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
