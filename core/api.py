@@ -75,7 +75,7 @@ def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback =
 
 
 def sample_paths() -> list[Path]:
-    """The sample corpus's articles (the folder's README describes them and is not one of them)."""
+    """The sample corpus's articles (``data/samples``; ``data/README.md`` describes them)."""
     return sorted(p for p in SAMPLES_DIR.glob("*.md") if p.name.lower() != "readme.md")
 
 

@@ -91,6 +91,7 @@ def containing_entity(ws: Any, key: str) -> Optional[str]:
 
 _WORD = re.compile(r"[^\W_]+(?:['’.\-&][^\W_]+)*|[&]")
 MAX_NAME_WORDS = 12
+_LEADING_SKIP = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or"})
 
 
 def dictionary_names(ws: Any, question: str) -> list[str]:
@@ -112,6 +113,8 @@ def dictionary_names(ws: Any, question: str) -> list[str]:
             surface = question[words[i].start() : words[i + size - 1].end()]
             if not any(ch.isupper() for ch in surface) or (size == 1 and (i == 0 or not surface[:1].isupper())):
                 continue
+            if words[i].group().islower() and words[i].group() in _LEADING_SKIP:
+                continue  # "the Velmora Coastal Railway": the name starts after the article
             key = normalize_name(surface)
             if key and (key in graph or key in aliases):
                 found.append((i, surface))

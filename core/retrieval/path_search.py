@@ -32,7 +32,7 @@ import networkx as nx
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
                                  prefix_within)
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
-from core.retrieval.path_seeds import question_priority, ragscope_nodes, why_kept
+from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
 from core.tokens import count_tokens
 from core.types import RetrievalResult
 
@@ -129,6 +129,9 @@ class PathRetriever:
             paths, stats = top_paths(kg, keys, alpha=s.path_alpha, theta=s.path_theta, max_hops=s.path_max_hops,
                                      top_k=s.path_top_paths, max_expansions=s.path_max_expansions,
                                      priority=None if s.paper_strict else question_priority(question))
+            if not s.paper_strict and len(question) > 1:
+                paths, notes = connect_question_pairs(kg, question, paths, s)
+                result.trace.extend(notes)
             trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths)
         with clock.stage("ranking"):
             result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]

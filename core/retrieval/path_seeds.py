@@ -9,21 +9,26 @@ flow-based pruning and the reliability score exactly, and changes what the paper
 * seeds: the question's own entities (``core.retrieval.entity_linking``: each name linked by name,
   alias or its own vector search), plus the endpoints of the ``RELATION_SEEDS`` best relations of the
   anchored relation search (``core.retrieval.anchoring``: the high-level keywords, relations touching
-  a question entity or a neighbour of one first), so that a bridge question has somewhere to go;
+  a question entity or a neighbour of one first) and of the ``RELATION_SEEDS`` best that touch a
+  question entity itself, so that a bridge question has somewhere to go;
 * ranking: paths on which more question entities lie come first (a path connecting two question
   entities, then a path from a question entity to a relation seed), reliability decides within
   each group; every kept path says why it was kept (``why_kept``).
+
+* connection: two question entities that no kept path connects are searched again without early
+  stopping (``connect_question_pairs``), so a multi-hop path between them appears when one exists.
 
 With no name in the question the seeds are the paper's (joined keywords, top-N).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from core.retrieval.anchoring import anchored_relations
 from core.retrieval.base import QueryContext, Stopwatch
 from core.retrieval.local_search import seeds_for
-from core.retrieval.path_flow import ScoredPath
+from core.retrieval.path_flow import ScoredPath, flow_paths
 from core.types import RetrievalResult
 
 RELATION_SEEDS = 5  # relations of the anchored search whose endpoints become path seeds
@@ -45,23 +50,42 @@ def ragscope_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
             if key not in ctx.memo:
                 ctx.memo[key] = anchored_relations(ctx.ws, ctx.embed(joined), seeds, ctx.settings.lightrag_top_k,
                                                    ctx.settings.cosine_threshold)
-        for relation in ctx.memo[key][:RELATION_SEEDS]:
+        ranked = ctx.memo[key]
+        direct = [r for r in ranked if r.anchor.startswith("question entity")][:RELATION_SEEDS]
+        chosen = {r.pair: r for r in ranked[:RELATION_SEEDS] + direct}
+        for relation in chosen.values():
             a, b = relation.pair
             label = f"{kg.nodes[a].get('name') or a} — {kg.nodes[b].get('name') or b}"
             for node in relation.pair:
                 if node not in why and len(nodes) < ctx.settings.path_top_nodes:
                     why[node] = f"endpoint of relation {label} ({relation.reason(repr(joined))})"
                     nodes.append((node, relation.score))
+    nested = {node for node, _ in nodes if node not in question and named_in(ctx.question, kg.nodes[node].get("name"))}
+    if nested:  # "Carrow Sound" inside "the Carrow Sound fishing dispute": the question names it too
+        question |= nested
+        for node in nested:
+            why[node] = f"question entity: named inside the question; {why.get(node, 'a seed')}"
     result.trace.append(f"path seeds: {len(question)} question entities, {len(seeds) - len(question)} similar "
                         f"entities, {len(nodes) - len(seeds)} endpoints of the best {RELATION_SEEDS} relations for "
                         f"the high-level keywords")
     return nodes, why, question
 
 
-def question_priority(question: set[str]) -> Callable[[ScoredPath], tuple[int]]:
-    """Sort key prefix: paths with more question entities on them first."""
-    def priority(path: ScoredPath) -> tuple[int]:
-        return (-sum(1 for n in path.nodes if n in question),)
+def named_in(question: str, name: Any) -> bool:
+    """True when an entity name of several words, or one capitalised word, occurs verbatim (whole
+    words) in the question."""
+    if not isinstance(name, str) or not name.strip() or not any(ch.isupper() for ch in name):
+        return False
+    if " " not in name.strip() and not name[:1].isupper():
+        return False
+    return re.search(rf"(?<![\w-]){re.escape(name.strip())}(?![\w-])", question) is not None
+
+
+def question_priority(question: set[str]) -> Callable[[ScoredPath], tuple[int, int]]:
+    """Sort key prefix: paths with more question entities on them first, then those that end on them."""
+    def priority(path: ScoredPath) -> tuple[int, int]:
+        return (-sum(1 for n in path.nodes if n in question),
+                -sum(1 for n in (path.nodes[0], path.nodes[-1]) if n in question))
     return priority
 
 
@@ -81,3 +105,36 @@ def why_kept(path: ScoredPath, question: set[str], seed_why: dict[str, str], nam
         return (f"links question entity {on[0]} to {names.get(other, other)} "
                 f"({seed_why.get(other, 'a seed')}); {reliability}")
     return f"between seeds {ends[0]} and {ends[1]}, no question entity on it; {reliability}"
+
+
+def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath], settings: Any
+                           ) -> tuple[list[ScoredPath], list[str]]:
+    """Two question entities that no kept path connects are searched again without early stopping
+    (θ = 0: the flow reaches every node within ``path_max_hops``, resources and reliability computed as
+    usual), so their best connecting path appears when one exists. The paper's θ prunes a path
+    through a hub ("Port Sallow", degree 40) even between the question's own entities. Returns the
+    paths with the new ones ranked in, and a trace line per pair."""
+    connected = {frozenset((p.nodes[0], p.nodes[-1])) for p in paths}
+    ordered = sorted(question)
+    added: list[ScoredPath] = []
+    notes: list[str] = []
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            if frozenset((a, b)) in connected or a not in kg or b not in kg:
+                continue
+            found, _, capped = flow_paths(kg, a, {b}, alpha=settings.path_alpha, theta=0.0,
+                                          max_hops=settings.path_max_hops, max_expansions=settings.path_max_expansions)
+            if found:
+                best = min(found, key=lambda path: (-path.score, path.edges, [str(n) for n in path.nodes]))
+                added.append(best)
+                notes.append(f"question entities {a} and {b}: no kept path, best of {len(found)} without early "
+                             f"stopping added ({best.edges} hops, reliability {best.score:.3f})")
+            else:
+                notes.append(f"question entities {a} and {b}: not connected within {settings.path_max_hops} hops"
+                             + (" (search capped)" if capped else ""))
+    if not added:
+        return paths, notes
+    priority = question_priority(question)
+    merged = sorted(paths + added, key=lambda path: (priority(path), -path.score, path.edges,
+                                                      [str(n) for n in path.nodes]))
+    return merged[: max(settings.path_top_paths, len(added))], notes

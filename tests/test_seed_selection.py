@@ -1,0 +1,119 @@
+"""Seed selection, anchored relations, question-relevant paths and the tree's query entities:
+RAGScope's choices where the papers leave things open (``paper_strict`` turns them off)."""
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations, neighbourhood
+from core.retrieval.base import QueryContext
+from core.retrieval.entity_linking import Seed, containing_entity, dictionary_names, link_names
+from core.retrieval.path_search import PathRetriever
+from core.retrieval.tree_search import TreeRetriever, query_terms
+from core.storage.vectors import VectorMatrix
+
+
+class FakeWorkspace:
+    """Just enough of a workspace for the anchoring: a graph and in-memory relation vectors."""
+
+    def __init__(self, graph: nx.Graph, relation_vectors: dict[tuple[str, str], list[float]]) -> None:
+        self.graph = graph
+        pairs = list(relation_vectors)
+        vectors = np.asarray([relation_vectors[p] for p in pairs], dtype=np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.matrix = VectorMatrix([f"rel-{a}-{b}" for a, b in pairs], vectors,
+                                   [{"source": a, "target": b} for a, b in pairs])
+        self.matrix.row_of_pair = self.matrix.by_meta("source", "target")
+
+    def knowledge_graph(self) -> nx.Graph:
+        return self.graph
+
+    def relation_vectors(self) -> VectorMatrix:
+        return self.matrix
+
+
+def bridge_graph() -> FakeWorkspace:
+    """q (the question's entity) — b (bridge) — a (answer); d — e elsewhere, closer to the keywords."""
+    g = nx.Graph()
+    g.add_nodes_from([(n, {"name": n.upper()}) for n in "qbade"])
+    g.add_edge("b", "q", weight=1.0)
+    g.add_edge("a", "b", weight=1.0)
+    g.add_edge("d", "e", weight=1.0)
+    return FakeWorkspace(g, {("b", "q"): [1, 0, 0], ("a", "b"): [0.6, 0.8, 0], ("d", "e"): [0, 1, 0]})
+
+
+def test_anchored_relations_rank_the_bridge_relation_first():
+    ws = bridge_graph()
+    keywords = np.array([0, 1, 0], dtype=np.float32)  # the high-level keywords match d—e best
+    seeds = [Seed("q", 1.0, "Q", "name", question=True)]
+    ranked = anchored_relations(ws, keywords, seeds, top_k=3, threshold=0.2)
+    assert [r.pair for r in ranked] == [("a", "b"), ("d", "e")]  # b—q: cosine 0 < 0.2
+    assert ranked[0].score == round(0.8 + ANCHOR_BONUS, 6) and "neighbour" in ranked[0].anchor
+    assert ranked[1].anchor == "" and ranked[1].score == ranked[1].cosine == 1.0
+    # the paper's ranking (no question entity): plain cosine
+    assert [r.pair for r in anchored_relations(ws, keywords, [], 3, 0.2)] == [("d", "e"), ("a", "b")]
+    # seeds that only resemble the question are not anchors
+    assert anchored_relations(ws, keywords, [Seed("q", 0.5, "Q", "vector")], 3, 0.2)[0].pair == ("d", "e")
+
+
+def test_neighbourhood_names_why_each_node_anchors():
+    anchors = neighbourhood(bridge_graph().graph, [Seed("q", 1.0, "Q", "name", question=True)])
+    assert anchors == {"q": "question entity Q", "b": "B, a neighbour of question entity Q"}
+
+
+def test_names_link_by_name_alias_containment_and_vectors(sample_ws):
+    ctx = QueryContext(sample_ws, "x")
+    s = sample_ws.settings
+    seeds = {seed.key: seed for seed in link_names(ctx, ["Tidewater", "Velmora Maritime", "Margaret Thorne"],
+                                                     40, s.cosine_threshold, s.seed_relative_cutoff)}
+    assert seeds["tidewater shipping cooperative"].how == "alias" and seeds["tidewater shipping cooperative"].question
+    assert seeds["velmora maritime museum"].how == "contains" and seeds["velmora maritime museum"].question
+    assert seeds["margaret thorne"].how == "name" and seeds["margaret thorne"].score == 1.0
+    assert all(seed.score < 1.0 for seed in seeds.values() if seed.how == "vector")
+    assert containing_entity(sample_ws, "velmora") is None  # one word of many names: ambiguous
+
+
+def test_dictionary_names_find_graph_names_verbatim(sample_ws):
+    found = dictionary_names(sample_ws, "When did the Velmora Coastal Railway reach Port Sallow?")
+    assert found == ["Velmora Coastal Railway", "Port Sallow"]
+    assert dictionary_names(sample_ws, "what about the railway?") == []
+
+
+def test_path_seeds_are_question_entities_and_paths_connect_them(sample_ws):
+    kg = sample_ws.knowledge_graph()
+    a, b = "margaret thorne", "velmora maritime museum"
+    assert not kg.has_edge(a, b) and nx.shortest_path_length(kg, a, b) == 2
+    question = "How is Margaret Thorne related to the Velmora Maritime Museum?"
+    result = PathRetriever().retrieve(QueryContext(sample_ws, question))
+    first = result.paths[0]  # the multi-hop path between the two question entities comes first
+    assert {first["keys"][0], first["keys"][-1]} == {a, b} and first["hops"] == 2
+    assert first["question_entities"] == 2 and first["why"].startswith("connects question entities")
+    assert any("path seeds:" in line for line in result.trace)
+
+
+def test_sample_questions_get_question_relevant_paths(sample_ws):
+    from core.evaluation.questions import load_questions
+    from core.extraction.nlp import normalize_name
+    from conftest import ROOT
+
+    for q in load_questions(ROOT / "data" / "sample_questions.jsonl"):
+        result = PathRetriever().retrieve(QueryContext(sample_ws, q.question))
+        seeds = QueryContext(sample_ws, q.question)
+        answer = normalize_name(q.answer or "")
+        for path in result.paths[:5]:
+            touches = path["question_entities"] > 0 or answer in path["keys"]
+            assert touches, (q.qid, path["nodes"], path["why"])
+
+
+def test_tree_query_entities_are_linked_names(sample_ws):
+    ctx = QueryContext(sample_ws, "Which ships of the Tidewater fleet sailed from Port Sallow?")
+    terms, dropped = query_terms(ctx, sample_ws.mention_graph())
+    assert terms[:2] == ["tidewater shipping cooperative", "port sallow"]
+    assert "ship" in dropped and "fleet" in dropped
+    strict = QueryContext(sample_ws, ctx.question, settings=sample_ws.settings.with_overrides({"paper_strict": True}))
+    paper_terms, _ = query_terms(strict, sample_ws.mention_graph())
+    assert "ship" in paper_terms and "fleet" in paper_terms
+    result = TreeRetriever().retrieve(ctx)
+    assert any("nouns left out" in line for line in result.trace)
