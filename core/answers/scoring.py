@@ -1,0 +1,109 @@
+"""How good a candidate sentence is as an answer, from lexical, graph and type signals only.
+
+score = LEXICAL × (share of the question's weighted terms the sentence holds)
+      + ROLE[role]  (what the mode's evidence says about the sentence: it states a bridge relation,
+                     it is about the bridge's other entity, it supports a path edge, …)
+      + QUESTION_ENTITY if it names a question entity
+      + TYPE × (wanted-type match) when the sentence is *near the question*: it names a question
+        entity, states a bridge, is about a bridge entity or shares a term with the question
+      + DIRECT when it holds both a wanted-type mention and a focus term of the question (the words
+        right after the question word: "Who *founded* …"), the shape of a direct answer
+      + SIMILARITY × (cosine of its chunk to the question, from the stored chunk vectors)
+      − RANK × (its place in the mode's own evidence order)
+
+A wanted-type match is a mention whose label (or its knowledge-graph entity's voted type) is in the
+first group of wanted types (1.0), plus 0.5 per further group (a "…, and for how much?" part), never a
+mention the question itself names. The weights were set on the dev_musique_full questions and
+checked on the sample corpus's questions (README, "Offline answers").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from core.answers.question import QuestionFrame
+from core.answers.sentences import Sentence
+
+LEXICAL = 2.0
+LEXICAL_NAMES = 0.5
+FOCUS = 1.0
+TYPE = 1.5
+QUESTION_ENTITY = 0.5
+QUESTION_ENTITY_MULTI = 0.0  # the same for a multi-hop question (its answer sentence rarely names them)
+DIRECT = 0.5  # a wanted-type mention next to a focus term of the question ("founded … by **X**")
+LATER_LABEL = 0.6
+SIMILARITY = 1.0  # × cosine of the sentence's chunk to the question (stored chunk vectors)
+RANK = 0.01
+ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
+        "chunk": 0.0}
+
+
+@dataclass
+class Pick:
+    """A scored sentence in the role a mode gave it, with the wanted-type mentions to bold."""
+
+    sentence: Sentence
+    score: float
+    role: str
+    label: str  # shown before the sentence in the answer ("bridge A → B", "about B", "chunk #2", …)
+    typed: list[str] = field(default_factory=list)  # surfaces of wanted-type mentions (one per group)
+
+
+def lexical(frame: QuestionFrame, sentence: Sentence) -> tuple[float, float]:
+    """Shares of the question's term weight found in the sentence (0..1 each): (terms outside the
+    question's names, terms of the names)."""
+    total = sum(frame.terms.values())
+    if not total:
+        return 0.0, 0.0
+    found = [(t, w) for t, w in frame.terms.items() if t in sentence.stems]
+    names = sum(w for t, w in found if t in frame.name_stems)
+    return (sum(w for _, w in found) - names) / total, names / total
+
+
+def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any) -> tuple[float, list[str]]:
+    """(type score, surfaces to bold): for each wanted group, its best mention not named in the
+    question; a group's first label counts 1.0, later ones ``LATER_LABEL`` (who → a PERSON before
+    an ORG), and groups after the first count half."""
+    score = 0.0
+    surfaces: list[str] = []
+    for g, group in enumerate(frame.groups):
+        found: tuple[float, str] = (0.0, "")
+        for label, surface, key in sentence.mentions:
+            kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
+            position = min((group.index(x) for x in (label, kind) if x in group), default=None)
+            if position is None:
+                continue
+            if (key and key in frame.entity_keys) or frame.names_in_question(surface) or surface in surfaces:
+                continue
+            value = 1.0 if position == 0 else LATER_LABEL
+            if value > found[0]:
+                found = (value, surface)
+        if found[1]:
+            score += found[0] * (1.0 if g == 0 else 0.5)
+            surfaces.append(found[1])
+    return score, surfaces
+
+
+def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: str, rank: int = 0,
+                   label: Optional[str] = None, similarity: float = 0.0) -> Pick:
+    """Score one sentence in a role (see the module docstring)."""
+    lex, lex_names = lexical(frame, sentence)
+    names_question = bool(sentence.keys & frame.entity_keys)
+    type_score, surfaces = typed_mentions(frame, sentence, graph)
+    near = names_question or lex + lex_names > 0 or role in ("bridge", "about", "edge")
+    focus = len(frame.focus & sentence.stems) / len(frame.focus) if frame.focus else 0.0
+    entity = QUESTION_ENTITY_MULTI if frame.multi_hop else QUESTION_ENTITY
+    score = (LEXICAL * lex + LEXICAL_NAMES * lex_names + ROLE.get(role, 0.0)
+             + (entity if names_question else 0.0) + (TYPE * type_score if near else 0.0)
+             + FOCUS * focus + (DIRECT * focus if type_score > 0 else 0.0)
+             + SIMILARITY * similarity - RANK * rank)
+    return Pick(sentence, round(score, 6), role, label or role, surfaces if near else [])
+
+
+def best(picks: list[Pick]) -> Optional[Pick]:
+    """The highest-scoring pick; ties go to the earlier one (the mode's own order)."""
+    top: Optional[Pick] = None
+    for pick in picks:
+        if top is None or pick.score > top.score:
+            top = pick
+    return top
