@@ -36,7 +36,9 @@ def naive_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry
         top = best(picks)
         if top is not None:
             entries.append(sentence_entry(top))
-    return candidates, entries
+    rest = sorted((p for p in candidates if all(p.sentence.text not in e.texts for e in entries)),
+                  key=lambda p: -p.score)
+    return candidates, entries + [sentence_entry(p) for p in rest]
 
 
 def _norm(text: str) -> str:

@@ -138,11 +138,11 @@ class AnswerInputs:
         pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
         return max(self._pair_cosines(pairs))
 
-    def score(self, sentence: Sentence, role: str, rank: int, label: str) -> Pick:
+    def score(self, sentence: Sentence, role: str, rank: int, label: str, exclude: Iterable[str] = ()) -> Pick:
         """``score_sentence`` with the sentence's chunk similarity and relation similarity to the question."""
         similarity = SIMILARITY_CHUNK * self.similarity([sentence.chunk_id])[sentence.chunk_id]
         similarity += SIMILARITY_RELATION * self.relation_similarity(sentence)
-        return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity)
+        return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude))
 
     def closest_chunks(self, chunk_ids: Iterable[str], limit: int, first: Iterable[str] = ()) -> list[str]:
         """Up to ``limit`` of ``chunk_ids``: those also in ``first`` (the mode's own chunks) in that

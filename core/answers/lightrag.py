@@ -13,7 +13,8 @@ relations are where that link is:
    usually there and does not name Q.
 3. relation statements — with no bridge (no question entity, or none among the retrieved relations),
    the first ``RELATIONS`` relations in the mode's order and the sentences that name both endpoints.
-4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, "chunk #n".
+4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, labelled with what
+   brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n").
 
 Evidence lines: each bridge in order of its best sentence's score, its sentence then the best
 sentence about X; then relation statements; then the chunk sentences by score.
@@ -99,7 +100,7 @@ def lightrag_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[En
         about_done.add(x)
         source_ids = (graph.nodes[x].get("source_chunk_ids") or []) if x in graph else []
         ids = inp.closest_chunks(source_ids, ABOUT_CHUNKS, own)
-        about = [inp.score(s, "about", 0, f"about {_name(graph, x)}")
+        about = [inp.score(s, "about", 0, f"about {_name(graph, x)}", exclude=(x,))
                  for s in inp.bank.sentences(ids) if x in s.keys and not (s.keys & question)]
         candidates += about
         top_about = best(about)
@@ -115,8 +116,10 @@ def lightrag_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[En
             if top_relation is not None:
                 entries.append(sentence_entry(top_relation))
     chunk_picks: list[Pick] = []
-    for rank, sentences in enumerate(inp.bank.get(own[:CONTEXT_CHUNKS]).values()):
-        chunk_picks += [inp.score(s, "chunk", rank, f"chunk #{rank + 1}") for s in sentences]
+    via = {c["chunk_id"]: str(c.get("via") or "") for c in result.chunks}
+    for rank, (chunk_id, sentences) in enumerate(inp.bank.get(own[:CONTEXT_CHUNKS]).items()):
+        label = f"{via[chunk_id]} chunk #{rank + 1}".strip()  # who brought it: entity, relation, naive (mix)
+        chunk_picks += [inp.score(s, "chunk", rank, label) for s in sentences]
     candidates += chunk_picks
     chunk_entries = [sentence_entry(p) for p in sorted(chunk_picks, key=lambda p: -p.score)]
     return candidates, entries[:GRAPH_LINES] + chunk_entries + entries[GRAPH_LINES:]

@@ -27,14 +27,26 @@ SOURCE_CHUNKS = 6  # own source chunks (the Sources section) whose sentences are
 CHAIN_LINES = 1  # chains shown before the best source sentences
 
 
-def _edge(inp: AnswerInputs, a: str, b: str, own: list[str], rank: int, label: str) -> list[Pick]:
-    """Scored sentences supporting the edge a–b."""
+def _edge(inp: AnswerInputs, a: str, b: str, own: list[str], rank: int, label: str, before: list[str]
+          ) -> list[Pick]:
+    """Scored sentences supporting the edge a–b; the nodes ``before`` it on the question's side of the
+    path are where the question comes from, so they are not the answer."""
     graph = inp.graph
     if not graph.has_edge(a, b):
         return []
     ids = inp.closest_chunks(graph.edges[a, b].get("source_chunk_ids") or [], EDGE_CHUNKS, own)
-    return [inp.score(s, "edge", rank, label)
+    return [inp.score(s, "edge", rank, label, exclude=before)
             for s in inp.bank.sentences(ids) if a in s.keys and b in s.keys]
+
+
+def _question_side(keys: list[str], i: int, question: frozenset[str]) -> list[str]:
+    """The nodes between the path's question entity and edge i (keys[i]–keys[i+1]), the edge's end
+    nearer to the question included: the question comes from there, so they are not its answer.
+    Nothing when no question entity lies on the path (its direction says nothing then)."""
+    at = next((j for j, k in enumerate(keys) if k in question), None)
+    if at is None:
+        return []
+    return keys[at:i + 1] if at <= i else keys[i + 1:at + 1]
 
 
 def _keywords(inp: AnswerInputs, a: str, b: str) -> str:
@@ -55,7 +67,7 @@ def path_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]
         parts = [names[0] if names else ""]
         quotes: set[tuple[str, int]] = set()
         for i, (a, b) in enumerate(zip(keys, keys[1:])):
-            picks = _edge(inp, a, b, own, rank, label)
+            picks = _edge(inp, a, b, own, rank, label, _question_side(keys, i, inp.frame.entity_keys))
             candidates += picks
             top = best(picks)
             if top is not None:
@@ -70,15 +82,25 @@ def path_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]
     nodes = {str(k) for path in result.paths[:PATHS] for k in path.get("keys") or []}
     if not result.paths:
         nodes = {str(e.get("key") or "") for e in result.entities} - {""}
+    # in a multi-hop question the entities one hop from a question entity on a kept path are bridges:
+    # the question asks about them, not for them
+    question = inp.frame.entity_keys
+    bridges: set[str] = set()
+    if inp.frame.multi_hop:
+        for path in result.paths[:PATHS]:
+            keys = [str(k) for k in path.get("keys") or []]
+            bridges |= {b for a, b in zip(keys, keys[1:]) if a in question} | {a for a, b in zip(keys, keys[1:])
+                                                                               if b in question}
+    bridges -= set(question)
     source_picks: list[Pick] = []
     for rank, sentences in enumerate(inp.bank.get(own[:SOURCE_CHUNKS]).values()):
         for s in sentences:
             held = sorted(s.keys & nodes)
             if held:
                 names = ", ".join(str(inp.graph.nodes[k].get("name") or k) if k in inp.graph else k for k in held[:3])
-                source_picks.append(inp.score(s, "node", rank, f"node {names}"))
+                source_picks.append(inp.score(s, "node", rank, f"node {names}", exclude=bridges))
             else:
-                source_picks.append(inp.score(s, "chunk", rank, f"source #{rank + 1}"))
+                source_picks.append(inp.score(s, "chunk", rank, f"source #{rank + 1}", exclude=bridges))
     candidates += source_picks
     entries = entries[:CHAIN_LINES] + [sentence_entry(p) for p in sorted(source_picks, key=lambda p: -p.score)]
     return candidates, entries

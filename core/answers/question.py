@@ -144,13 +144,21 @@ def answer_types(question: str) -> list[tuple[str, ...]]:
     return groups
 
 
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
 def stem(word: str) -> str:
-    """A crude prefix stem: enough to meet "appointed"/"appointment", "founded"/"founder"."""
-    return word[:5] if len(word) > 5 else word
+    """A crude stem: an inflection suffix dropped, then the first five letters; enough to meet
+    "appointed"/"appointment", "founded"/"founder", "join"/"joined"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:5]
 
 
 _OBJECTS = frozenset("dobj oprd attr acomp xcomp dative".split())
-_COPULA_ARGS = frozenset("attr nsubj acomp".split())
+_COPULA_ARGS = frozenset("attr nsubj acomp ccomp".split())  # ccomp: a passive the small model parses as a clause
 
 
 def focus_terms(question: str) -> set[str]:
@@ -158,7 +166,8 @@ def focus_terms(question: str) -> set[str]:
     the keywords came from): the main verb and its objects ("Who *founded* …", "Which company
     *acquired* …", "… receive its *charter*?"), or with "to be" the nouns it links ("What is the
     *native language* of …", "Who was the *last resident keeper* of …"), with their modifiers.
-    Nouns a wh-word determines ("which company") and names are left out."""
+    Nouns a wh-word determines ("which company"), nouns a clause describes ("the company founded
+    by …", the bridge of a multi-hop question) and names are left out."""
     from core.extraction.query_terms import parse_question
 
     if not (question or "").strip():
@@ -176,8 +185,8 @@ def focus_terms(question: str) -> set[str]:
     for child in root.children:
         if child.dep_ not in (_COPULA_ARGS if copular else _OBJECTS) or child.pos_ not in ("NOUN", "ADJ", "VERB"):
             continue
-        if any(g.dep_ == "det" and g.lower_ in _WH for g in child.children):
-            continue
+        if any((g.dep_ == "det" and g.lower_ in _WH) or g.dep_ in ("relcl", "acl") for g in child.children):
+            continue  # "which company" is the answer; "the company founded by X" describes the bridge
         picked.append(child)
         picked += [g for g in child.children if g.dep_ in ("amod", "compound") and g.pos_ in ("NOUN", "ADJ", "VERB")]
     return {stem(w) for t in picked for w in _words(t.text) if w not in STOP and w not in _WH}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from core.answers.question import QuestionFrame
+from core.answers.question import _WORD, QuestionFrame, stem
 from core.answers.sentences import Sentence
 
 LEXICAL = 2.0
@@ -60,36 +60,55 @@ def lexical(frame: QuestionFrame, sentence: Sentence) -> tuple[float, float]:
     return (sum(w for _, w in found) - names) / total, names / total
 
 
-def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any) -> tuple[float, list[str]]:
+def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude: frozenset[str] = frozenset()
+                   ) -> tuple[float, list[str]]:
     """(type score, surfaces to bold): for each wanted group, its best mention not named in the
     question; a group's first label counts 1.0, later ones ``LATER_LABEL`` (who → a PERSON before
-    an ORG), and groups after the first count half."""
+    an ORG), and groups after the first count half. Among equals, the mention nearest to a focus
+    term of the question is the one bolded."""
     score = 0.0
     surfaces: list[str] = []
+    anchors = _focus_offsets(frame, sentence.text)
     for g, group in enumerate(frame.groups):
-        found: tuple[float, str] = (0.0, "")
+        found: tuple[float, float, str] = (0.0, 0.0, "")  # (value, -distance to a focus word, surface)
         for label, surface, key in sentence.mentions:
+            # the mention's NER label or its entity's voted type: both are often wrong on their own
+            # ("Dunmore" labelled and voted PERSON, the Lantern Tide Festival voted LAW)
             kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
             position = min((group.index(x) for x in (label, kind) if x in group), default=None)
             if position is None:
                 continue
-            if (key and key in frame.entity_keys) or frame.names_in_question(surface) or surface in surfaces:
+            if (key and (key in frame.entity_keys or key in exclude)) or frame.names_in_question(surface) \
+                    or surface in surfaces:
                 continue
             value = 1.0 if position == 0 else LATER_LABEL
-            if value > found[0]:
-                found = (value, surface)
-        if found[1]:
+            at = sentence.text.find(surface)
+            end = at + len(surface)
+            nearness = -min((max(a - end, at - b, 0) for a, b in anchors), default=0) if at >= 0 else -1e9
+            if (value, nearness) > found[:2]:
+                found = (value, nearness, surface)
+        if found[2]:
             score += found[0] * (1.0 if g == 0 else 0.5)
-            surfaces.append(found[1])
+            surfaces.append(found[2])
     return score, surfaces
 
 
+def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:
+    """Character offsets of the sentence's words that are focus terms of the question: the wanted-type
+    mention nearest to one is the short answer ("joined the institute in **1923**", not the lifespan)."""
+    if not frame.focus:
+        return []
+    return [m.span() for m in _WORD.finditer(text) if stem(m.group(0).lower()) in frame.focus]
+
+
 def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: str, rank: int = 0,
-                   label: Optional[str] = None, similarity: float = 0.0) -> Pick:
-    """Score one sentence in a role (see the module docstring)."""
+                   label: Optional[str] = None, similarity: float = 0.0, exclude: frozenset[str] = frozenset()
+                   ) -> Pick:
+    """Score one sentence in a role (see the module docstring). ``exclude``: entities that cannot be
+    the answer here (the bridge entity a sentence is about: the question asks about it, not for it)."""
     lex, lex_names = lexical(frame, sentence)
     names_question = bool(sentence.keys & frame.entity_keys)
-    type_score, surfaces = typed_mentions(frame, sentence, graph)
+    type_score, surfaces = typed_mentions(frame, sentence, graph, exclude)
     near = names_question or lex + lex_names > 0 or role in ("bridge", "about", "edge")
     focus = len(frame.focus & sentence.stems) / len(frame.focus) if frame.focus else 0.0
     entity = QUESTION_ENTITY_MULTI if frame.multi_hop else QUESTION_ENTITY

@@ -56,8 +56,7 @@ def _wanted_label(opening: str, second: str) -> Optional[frozenset[str]]:
     if opening in _NEUTER:
         return frozenset()  # any entity
     if opening == "the" and second in _NOUN_TYPES:
-        types = set(_NOUN_TYPES[second])
-        return frozenset(types | ({"ORG", "FAC", "GPE", "LOC"} if types & {"ORG", "FAC"} else set()))
+        return frozenset(_NOUN_TYPES[second])
     return None
 
 
