@@ -125,6 +125,11 @@ class TinyWorkspace:
     def relation_vectors(self):
         return _Matrix([])
 
+    def entity_vectors(self):
+        matrix = _Matrix([])
+        matrix.row_of_key = {}
+        return matrix
+
 
 def inputs(question: str = QUESTION, entities=("ilse marren",), lines: int = 4) -> AnswerInputs:
     graph = tiny_graph()

@@ -15,7 +15,7 @@ from typing import Any
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
-from core.answers.scoring import Pick, best, score_sentence
+from core.answers.scoring import Pick, best
 from core.answers.sentences import MIN_WORDS, Sentence
 
 NAIVE_CHUNKS = 5  # naive: chunks whose sentences are candidates

@@ -63,10 +63,8 @@ def stem_idf(ws: Any) -> Callable[[str], float]:
     return ws._cached("answer_stem_idf", build)
 
 
-USE_IDF = True
 PAIR_KEYS = 8  # entities of a sentence whose pairs are looked up as relations
-SIMILARITY_CHUNK = 0.0
-SIMILARITY_RELATION = 1.0
+ENTITY_FACTOR = 0.5  # a sentence naming one entity: that entity's vector cosine, times this
 _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -134,14 +132,24 @@ class AnswerInputs:
         sentence names (what the sentence states, as the index embedded it); 0 when it names none."""
         keys = sorted(sentence.keys)[:PAIR_KEYS]
         if len(keys) < 2:
-            return 0.0
+            return self.entity_similarity(keys[0]) * ENTITY_FACTOR if keys and ENTITY_FACTOR else 0.0
         pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
         return max(self._pair_cosines(pairs))
 
+    def entity_similarity(self, key: str) -> float:
+        """Cosine of an entity's stored vector (name + profile) to the question (0 without one)."""
+        store = self.cache if self.cache is not None else {}
+        memo = store.setdefault(("answer_entity_cosines", self.frame.text), {})
+        if key not in memo:
+            matrix = self.ws.entity_vectors()
+            row = getattr(matrix, "row_of_key", {}).get(key)
+            vector = np.asarray(self.question_vector(), dtype=np.float32)
+            memo[key] = float(matrix.vectors[row] @ vector) if row is not None else 0.0
+        return memo[key]
+
     def score(self, sentence: Sentence, role: str, rank: int, label: str, exclude: Iterable[str] = ()) -> Pick:
-        """``score_sentence`` with the sentence's chunk similarity and relation similarity to the question."""
-        similarity = SIMILARITY_CHUNK * self.similarity([sentence.chunk_id])[sentence.chunk_id]
-        similarity += SIMILARITY_RELATION * self.relation_similarity(sentence)
+        """``score_sentence`` with the similarity of what the sentence states to the question."""
+        similarity = self.relation_similarity(sentence)
         return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude))
 
     def closest_chunks(self, chunk_ids: Iterable[str], limit: int, first: Iterable[str] = ()) -> list[str]:
@@ -164,5 +172,5 @@ def answer_inputs(ws: Any, question: str, lines: int, ctx: Any = None, cache: Op
     store = cache if cache is not None else {}
     key = ("answer_frame", question, ws.generation())
     if key not in store:
-        store[key] = make_frame(question, question_entity_keys(ws, question, ctx), stem_idf(ws) if USE_IDF else None)
+        store[key] = make_frame(question, question_entity_keys(ws, question, ctx), stem_idf(ws))
     return AnswerInputs(ws, ws.knowledge_graph(), sentence_bank(ws), store[key], lines, ctx, store)

@@ -61,8 +61,12 @@ def bolded(text: str, surfaces: list[str]) -> str:
 
 
 def first_line(pick: Pick) -> str:
-    """The best sentence, short answer bolded, with its citation."""
-    return f"{bolded(pick.sentence.text, pick.typed)} [{pick.sentence.cite}]"
+    """The best sentence, short answer bolded, with its citation. A short answer the sentence only
+    refers to ("Since 1985 *the festival* has been …") is named in bold before it."""
+    lowered = pick.sentence.text.lower()
+    unspelt = [s for s in pick.typed if s.lower() not in lowered]
+    head = "".join(f"**{s}** — " for s in unspelt)
+    return f"{head}{bolded(pick.sentence.text, pick.typed)} [{pick.sentence.cite}]"
 
 
 def compose(first: Optional[Pick], entries: list[Entry], lines: int) -> str:

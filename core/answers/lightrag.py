@@ -26,7 +26,7 @@ from typing import Any, Optional
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
-from core.answers.scoring import Pick, best, score_sentence
+from core.answers.scoring import Pick, best
 from core.extraction.nlp import normalize_name
 
 BRIDGES = 10  # bridge relations read, after the pre-rank

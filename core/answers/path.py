@@ -19,7 +19,7 @@ from typing import Any
 
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, quoted, sentence_entry
-from core.answers.scoring import Pick, best, score_sentence
+from core.answers.scoring import Pick, best
 
 PATHS = 8  # kept paths turned into chains
 EDGE_CHUNKS = 3  # source chunks read per path edge

@@ -1,20 +1,27 @@
-"""How good a candidate sentence is as an answer, from lexical, graph and type signals only.
+"""How good a candidate sentence is as an answer, from lexical, graph, type and stored-vector signals
+(no sentence is parsed or embedded per query).
 
-score = LEXICAL × (share of the question's weighted terms the sentence holds)
-      + ROLE[role]  (what the mode's evidence says about the sentence: it states a bridge relation,
-                     it is about the bridge's other entity, it supports a path edge, …)
-      + QUESTION_ENTITY if it names a question entity
+score = LEXICAL × (share of the question's term weight found among its words outside the question's
+                  names; terms weighted by IDF over the chunks, the focus terms ×3, see ``question``)
+      + LEXICAL_NAMES × (the same share for the words of the question's names)
+      + ROLE[role]  (what the mode's evidence says of the sentence: it states a bridge relation, it is
+                     about the bridge's other entity, it supports a path edge, …)
+      + QUESTION_ENTITY if it names a question entity (QUESTION_ENTITY_MULTI for a multi-hop question,
+        whose answer sentence rarely names them)
       + TYPE × (wanted-type match) when the sentence is *near the question*: it names a question
         entity, states a bridge, is about a bridge entity or shares a term with the question
-      + DIRECT when it holds both a wanted-type mention and a focus term of the question (the words
-        right after the question word: "Who *founded* …"), the shape of a direct answer
-      + SIMILARITY × (cosine of its chunk to the question, from the stored chunk vectors)
+      + FOCUS × (share of the focus terms it holds: "Who *founded* …") + DIRECT × the same share when it
+        also holds a wanted-type mention (the shape of a direct answer)
+      + SIMILARITY × (cosine to the question of the stored vector of a relation between two entities it
+        names, or 0.5 × that of the one entity it names: what the index embedded for what it states)
       − RANK × (its place in the mode's own evidence order)
 
-A wanted-type match is a mention whose label (or its knowledge-graph entity's voted type) is in the
-first group of wanted types (1.0), plus 0.5 per further group (a "…, and for how much?" part), never a
-mention the question itself names. The weights were set on the dev_musique_full questions and
-checked on the sample corpus's questions (README, "Offline answers").
+A wanted-type match is a mention whose NER label or knowledge-graph type is in the first group of
+wanted types (1.0; a later label of the group ``LATER_LABEL``), plus half that per further group (a
+"…, and for how much?" part); never a mention the question names, nor an entity the caller excludes
+(the bridge entity a sentence is about). The entity an opening pronoun refers to counts as a mention.
+The weights were set by hand on the dev_musique_full questions and checked on the sample corpus's
+questions (README, "Offline answers"); there is no held-out question set, so expect ±1 question.
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ QUESTION_ENTITY = 0.5
 QUESTION_ENTITY_MULTI = 0.0  # the same for a multi-hop question (its answer sentence rarely names them)
 DIRECT = 0.5  # a wanted-type mention next to a focus term of the question ("founded … by **X**")
 LATER_LABEL = 0.6
-SIMILARITY = 1.0  # × cosine of the sentence's chunk to the question (stored chunk vectors)
+SIMILARITY = 1.0  # × cosine to the question of what the sentence states (stored relation / entity vectors)
 RANK = 0.01
 ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
         "chunk": 0.0}
@@ -71,7 +78,7 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
     anchors = _focus_offsets(frame, sentence.text)
     for g, group in enumerate(frame.groups):
         found: tuple[float, float, str] = (0.0, 0.0, "")  # (value, -distance to a focus word, surface)
-        for label, surface, key in sentence.mentions:
+        for label, surface, key in _mentions(sentence, graph):
             # the mention's NER label or its entity's voted type: both are often wrong on their own
             # ("Dunmore" labelled and voted PERSON, the Lantern Tide Festival voted LAW)
             kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
@@ -91,6 +98,16 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
             score += found[0] * (1.0 if g == 0 else 0.5)
             surfaces.append(found[2])
     return score, surfaces
+
+
+def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
+    """The sentence's mentions, plus the entity its opening pronoun or "the festival" refers to
+    (as the entity's name, which the sentence does not spell: the answer line then names it first)."""
+    key = sentence.refers_to
+    if not key or key not in graph or any(k == key for _, _, k in sentence.mentions):
+        return sentence.mentions
+    data = graph.nodes[key]
+    return sentence.mentions + [(str(data.get("type", "")), str(data.get("name") or key), key)]
 
 
 def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:
