@@ -1,11 +1,13 @@
 """Per-question inputs shared by the answer builders of all modes of one comparison.
 
 ``AnswerInputs`` holds the workspace, its knowledge graph, the sentence bank, the question frame
-(answer types, terms, question entities) and the question's embedding. Besides the question's
-names (linked once per question, as the modes link them), that is the only vector the answer stage
-may need: it ranks an entity's or a relation's source chunks against the question using
-the chunk vectors already in memory, so that only the most relevant few are read. The frame and the
-question entities are computed once per question and kept in the ``cache`` dict a caller shares
+(answer types, IDF-weighted terms, question entities) and the question's embedding. Besides the
+question's names (linked once per question, as the modes link them), that is the only vector the
+answer stage needs; everything else reuses vectors stored at indexing time and already in memory:
+the chunk vectors rank an entity's or a relation's source chunks so that only the few closest to
+the question are read, and the relation and entity vectors say how close to the question what a
+sentence states is (one dot product per relation or entity a candidate sentence names, memoised per
+question). The frame is computed once per question and kept in the ``cache`` dict a caller shares
 between the modes of one question (``core.api.run_modes``, the evaluation runner).
 """
 from __future__ import annotations

@@ -5,12 +5,14 @@ answer) and its citation ``[document, chunk n]``. Every further line starts with
 saying what the mode made of it, in the mode's own order::
 
     In 2019 Brightwater was acquired by **Stellan Industries** for **48 million euros**. [brightwater.md, chunk 2]
-    - bridge Mara Quill → Brightwater Robotics: Brightwater Robotics was founded in 2011 by … [brightwater.md, chunk 1]
+    - bridge Ilse Marren → Brightwater Robotics: Brightwater Robotics was founded in 2011 by … [brightwater.md, chunk 1]
     - about Brightwater Robotics: … [brightwater.md, chunk 2]
-    - path #1: Mara Quill —[… [brightwater.md, chunk 1]]→ Brightwater Robotics —[… [… chunk 2]]→ Stellan Industries
+    - path #1: Ilse Marren —[… [brightwater.md, chunk 1]]→ Brightwater Robotics —[… [… chunk 2]]→ Stellan Industries
 
-The text is plain text with those bold markers only; the app escapes everything else before
-rendering it (``ui.results_view``).
+When the short answer is an entity the sentence only refers to ("Since 1985 the festival …"), its
+name comes first in bold ("**Lantern Tide Festival** — Since 1985 the festival …"). The text is plain
+text with those bold markers only; the app escapes everything else before rendering it
+(``ui.results_view``).
 """
 from __future__ import annotations
 

@@ -1,23 +1,24 @@
 """Answers of the LightRAG modes (local, global, hybrid, mix) from their entities and relations.
 
 A multi-hop question names one entity and asks about another that the corpus links to it ("the
-company founded by Mara Quill" → Brightwater Robotics → who bought it). The mode's retrieved
+company founded by Ilse Marren" → Brightwater Robotics → who bought it). The mode's retrieved
 relations are where that link is:
 
 1. bridges — each retrieved relation between a question entity Q and another entity X, pre-ranked
-   by how much of the question its keywords and description share (its rank in the mode breaks ties),
-   the best ``BRIDGES`` kept. A bridge's sentences are the sentences of its source chunks (the few
+   by how much of the question its keywords and description share plus the cosine of its stored
+   vector to the question (its rank in the mode breaks ties), the best ``BRIDGES`` kept. A bridge's sentences are the sentences of its source chunks (the few
    closest to the question, the mode's own chunks first) that name both Q and X: "bridge Q → X".
 2. about — for the ``ABOUT`` strongest bridges, the sentences of X's own source chunks that name X
    (directly or through an opening pronoun) without naming Q: "about X". The second hop's answer is
-   usually there and does not name Q.
+   usually there and does not name Q; X itself is never bolded as the answer there.
 3. relation statements — with no bridge (no question entity, or none among the retrieved relations),
    the first ``RELATIONS`` relations in the mode's order and the sentences that name both endpoints.
 4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, labelled with what
    brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n").
 
-Evidence lines: each bridge in order of its best sentence's score, its sentence then the best
-sentence about X; then relation statements; then the chunk sentences by score.
+Evidence lines: the first ``GRAPH_LINES`` of [each bridge in order of its best sentence's score, its
+sentence then the best sentence about X; or the relation statements], then the chunk sentences by
+score, then the rest of the graph lines.
 """
 from __future__ import annotations
 

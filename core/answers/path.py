@@ -5,7 +5,7 @@ supported by the best-scoring sentence of its source chunks (the few closest to 
 mode's own source chunks first) that names both A and B. The path becomes one evidence line, a
 chain::
 
-    path #1: Mara Quill —[Brightwater … was founded in 2011 by Mara Quill … [doc, chunk 1]]→ Brightwater Robotics
+    path #1: Ilse Marren —[Brightwater … was founded in 2011 by Ilse Marren … [doc, chunk 1]]→ Brightwater Robotics
              —[In 2019 Brightwater was acquired by Stellan Industries … [doc, chunk 2]]→ Stellan Industries
 
 An edge no stored sentence supports shows its relation keywords instead. The first line is the best

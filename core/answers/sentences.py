@@ -5,8 +5,9 @@ workspace generation and kept in memory (``SentenceBank``), so no sentence is pa
 load time every mention key is resolved to its knowledge-graph entity (merged aliases:
 "Brightwater" → "brightwater robotics"), and a sentence that opens with a pronoun or with "the
 <noun>" ("It was bought …", "The company is headquartered …") is also counted as mentioning the
-entity it most likely refers to: the latest entity named at the start of an earlier sentence of the
-chunk (a person for he/she, an organisation or place for "the company", anything for it/they).
+entity it most likely refers to: the entity an earlier sentence of the chunk (at most ``LOOKBACK``
+back) is about, of a fitting type (a person for he/she, an ORG for "the company", a place for "the
+town", anything for it/they).
 Workspaces indexed before sentence records existed fall back to the chunk text split into sentences,
 without mentions.
 """
