@@ -121,9 +121,9 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
     ctx.keywords()
     # the question and its names in one embedding batch: the modes that link names (local, hybrid,
     # mix, path) and the extractive answers (question entities) need them
-    from core.extraction.query_terms import name_spans
+    from core.answers.context import question_names
 
-    ctx.prefetch([question] + name_spans(question))
+    ctx.prefetch([question] + question_names(ws, question, ctx.settings.paper_strict))
     shared: dict = {}  # per-question work shared by the extractive answers of all modes
 
     def one(mode: str) -> RetrievalResult:

@@ -115,6 +115,9 @@ class _Matrix:
     def __len__(self):
         return len(self.row)
 
+    def chunk_cosines(self, vector, chunk_ids):
+        return {c: 0.0 for c in chunk_ids if c in self.row}
+
 
 class TinyWorkspace:
     """Just what the answer builders read from a workspace: zero vectors (no similarity signal)."""

@@ -24,19 +24,28 @@ from core.answers.scoring import Pick, score_sentence
 from core.answers.sentences import Sentence, SentenceBank, sentence_bank
 
 
+def question_names(ws: Any, question: str, paper_strict: bool = False) -> list[str]:
+    """The names of the question that entity linking looks up offline: the graph's own names found
+    verbatim in it, then its name spans (as ``core.retrieval.local_search.link_names_of``)."""
+    from core.extraction.query_terms import name_spans
+    from core.retrieval.entity_linking import dictionary_names
+
+    spans = name_spans(question)
+    return spans if paper_strict else list(dict.fromkeys(dictionary_names(ws, question) + spans))
+
+
 def question_entity_keys(ws: Any, question: str, ctx: Any = None) -> set[str]:
     """The question's entities in the knowledge graph: each name of the question linked as the
     modes link it (exact name, alias, containment, else that name's best vector hit; see
     ``core.retrieval.entity_linking``), keeping only the links that stand for a name of the question.
     The same for every mode and whatever ran before (the name embeddings are the comparison's cached
     ones when ``ctx`` is given)."""
-    from core.extraction.query_terms import name_spans
     from core.retrieval.base import QueryContext
     from core.retrieval.entity_linking import link_names
 
     link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
     s = link_ctx.settings
-    names = name_spans(question)
+    names = question_names(ws, question, s.paper_strict)
     memo = getattr(link_ctx, "memo", {})
     if not s.paper_strict and names and memo.get("seed_names") == names and "seeds" in memo:
         seeds = memo["seeds"]  # a mode already linked exactly these names this way: the same result
@@ -93,18 +102,14 @@ class AnswerInputs:
         return store[key]
 
     def similarity(self, chunk_ids: Iterable[str]) -> dict[str, float]:
-        """Cosine of each chunk to the question from the stored chunk vectors (0 for chunks without
-        one, e.g. summaries), memoised per question."""
+        """Cosine of each chunk to the question from the stored chunk vectors (a chunk's best window;
+        0 for chunks without one, e.g. summaries), memoised per question."""
         store = self.cache if self.cache is not None else {}
         memo = store.setdefault(("answer_chunk_similarity", self.frame.text), {})
         missing = [c for c in dict.fromkeys(chunk_ids) if c not in memo]
         if missing:
-            matrix = self.ws.chunk_vectors()
-            rows = [(c, matrix.row[c]) for c in missing if c in matrix.row]
-            if rows:
-                vector = np.asarray(self.question_vector(), dtype=np.float32)
-                scores = matrix.vectors[np.asarray([r for _, r in rows])] @ vector
-                memo.update({c: float(v) for (c, _), v in zip(rows, scores)})
+            vector = np.asarray(self.question_vector(), dtype=np.float32)
+            memo.update(self.ws.chunk_vectors().chunk_cosines(vector, missing))
             memo.update({c: 0.0 for c in missing if c not in memo})
         return memo
 
