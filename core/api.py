@@ -119,14 +119,18 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
     ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
     ws.vectors  # open the vector client once, before any worker thread needs it
     ctx.keywords()
-    ctx.embed(question)
-    sentence_vectors: dict = {}  # shared by the extractive answers of all modes
+    # the question and its names in one embedding batch: the modes that link names (local, hybrid,
+    # mix, path) and the extractive answers (question entities) need them
+    from core.answers.context import question_names
+
+    ctx.prefetch([question] + question_names(ws, question, ctx.settings.paper_strict))
+    shared: dict = {}  # per-question work shared by the extractive answers of all modes
 
     def one(mode: str) -> RetrievalResult:
         result = retrieve(ctx, mode)
         if with_answers:
             started = time.perf_counter()
-            result.answer = answer(result, ws, llm, sentence_vectors)
+            result.answer = answer(result, ws, llm, shared, ctx)
             result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
         return result
 

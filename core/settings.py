@@ -115,7 +115,7 @@ class Settings(BaseModel):
     path_max_expansions: int = Field(20000, ge=100, description="path: cap on partial paths explored per start node (reported in the trace when hit).")
 
     # --- answers ----------------------------------------------------------------------------
-    answer_sentences: int = Field(4, ge=1, le=20, description="Offline answers: sentences of the context quoted as the extractive answer.")
+    answer_sentences: int = Field(4, ge=1, le=20, description="Offline answers: lines of the extractive answer (the best sentence, short answer in bold, then the mode's own evidence: bridge sentences, path chains, summary and leaf sentences).")
 
     @classmethod
     def field_help(cls) -> dict[str, str]:

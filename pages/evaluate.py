@@ -1,6 +1,7 @@
 """Evaluate: run a question set with gold evidence against selected modes.
 
 Recall@k of gold documents over each mode's ranked evidence, all@k, answer-in-context rate,
+answer-in-answer rate (of each mode's offline extractive answer, whole answer and first line),
 context tokens and latency, with a BM25 reference row; bootstrap 95% intervals on the bars;
 a per-question table and downloads.
 """
@@ -61,8 +62,10 @@ def _summary_frame(report) -> pd.DataFrame:
         for k in report.ks:
             value = s["all@k"][str(k)]
             row[f"all@{k} %"] = None if value is None else round(100 * value, 1)
-        aic = s["answer_in_context"]
-        row["answer in context %"] = None if aic is None else round(100 * aic, 1)
+        for key, label in (("answer_in_context", "answer in context %"), ("answer_in_answer", "answer in answer %"),
+                           ("answer_in_first_line", "answer in first line %")):
+            value = s.get(key)
+            row[label] = None if value is None else round(100 * value, 1)
         row["context tokens"] = round(s["context_tokens"] or 0)
         row["p50 ms"] = round(s["latency_ms"]["p50"] or 0, 1)
         row["p95 ms"] = round(s["latency_ms"]["p95"] or 0, 1)
@@ -73,8 +76,10 @@ def _summary_frame(report) -> pd.DataFrame:
 @show_errors()
 def main() -> None:
     st.title("Evaluate")
-    st.caption("Evidence recall of each retrieval mode against gold documents (retrieval only; answers are not "
-               "generated). The workspace must hold the corpus the questions were written for, with its doc_ids.")
+    st.caption("Evidence recall of each retrieval mode against gold documents, and how often the gold answer is in "
+               "the mode's offline extractive answer (answer in answer; no LLM answer is generated, so the rate is "
+               "comparable with or without an LLM). The workspace must hold the corpus the questions were written "
+               "for, with its doc_ids.")
     ws = workspace()
     if ws.store.count("chunks") == 0:
         st.info("This workspace is empty: index the matching corpus on the Documents page first.")

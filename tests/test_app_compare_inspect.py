@@ -68,6 +68,7 @@ def all_modes() -> list[str]:
 # --- Compare ---------------------------------------------------------------------------------
 def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     import core.api
+    from ui import results_view as rv
 
     calls = []
     real = core.api.run_modes
@@ -89,13 +90,17 @@ def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     last = at.session_state["compare_last"]
     assert list(last["results"]) == modes
     texts = [t.value for t in at.text]
+    htmls = [h.value for h in at.html]
     labels = [c.value for c in at.caption]
     for mode in modes:
         result = last["results"][mode]
         assert result.answer is not None and result.answer.kind == "extractive"
-        assert result.answer.text.strip() in texts, f"{mode}: answer not shown"
+        first, _, rest = result.answer.text.strip().partition("\n")
+        # the first line (short answer in bold) through escaped HTML, the evidence lines as plain text
+        assert rv.first_line_html(first) in htmls, f"{mode}: first line not shown"
+        assert not rest.strip() or rest.strip() in texts, f"{mode}: evidence lines not shown"
         # untrusted answer text never goes through Markdown
-        assert not any(result.answer.text.strip() in m.value for m in at.markdown)
+        assert not any(first in m.value or (rest.strip() and rest.strip() in m.value) for m in at.markdown)
     assert sum("Extractive answer — quoted from the retrieved context" in v for v in labels) == len(modes)
     assert [s.value for s in at.subheader][:len(modes)] == modes
     charts = elements(at, "plotly_chart")
@@ -219,6 +224,16 @@ def test_answer_labels():
 
     assert answer_label(Answer("x", "extractive")) == "Extractive answer — quoted from the retrieved context"
     assert answer_label(Answer("x", "llm", "smollm2")) == "LLM answer (smollm2)"
+
+
+def test_first_line_html_escapes_document_text_and_bolds_only_the_short_answer():
+    from ui.results_view import first_line_html
+
+    line = 'In 2019 <img src=x onerror="alert(1)"> was bought by **Stellan & Co** [a<b>.md, chunk 2]'
+    out = first_line_html(line)
+    assert "<img" not in out and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in out
+    assert "<b>Stellan &amp; Co</b>" in out and "&lt;b&gt;.md" in out
+    assert out.count("<b>") == 1 and "**" not in out
 
 
 def test_retrieved_subgraph_highlights_and_caps():

@@ -106,6 +106,8 @@ def test_eval_offline_flag_wins_over_an_llm_in_the_environment(cli_ws, tmp_path)
     rows = json.loads(rows_file.read_text(encoding="utf-8"))
     assert {r["keywords_source"] for r in rows} == {"offline"} and all(r["llm_calls"] == 0 for r in rows)
     assert "recall@k" in summary["modes"]["local"]
+    # answer-in-answer comes from the offline extractive answer, whatever the provider
+    assert "answer_in_answer" in summary["modes"]["local"] and all("answer_in_answer" in r for r in rows)
 
 
 def test_retry_offline_flag_wins_over_an_llm_in_the_environment(tmp_path):

@@ -3,6 +3,7 @@ sorted scores, context within budget, evidence, determinism, JSON round trip, ex
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,7 +70,9 @@ def test_compare_answers_every_mode_extractively_with_citations(sample_ws):
         assert result.answer is not None and result.answer.kind == "extractive", mode
         lines = result.answer.text.splitlines()
         assert 1 <= len(lines) <= sample_ws.settings.answer_sentences
-        assert all(line.startswith("- ") and line.rstrip().endswith("]") for line in lines), lines
+        # the best sentence first, then the mode's evidence lines; every line quotes and cites
+        assert not lines[0].startswith("- ") and all(line.startswith("- ") for line in lines[1:]), lines
+        assert all(re.search(r"\[[^\[\]]+, chunk \d+\]", line) for line in lines), lines
     naive_answer = results["naive"].answer.text
     assert "Margaret Thorne" in naive_answer or "1887" in naive_answer
 

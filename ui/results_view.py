@@ -2,12 +2,16 @@
 
 Document text is untrusted: entity names, descriptions, chunk texts, answers and traces are
 only ever shown through ``st.dataframe``, ``st.text`` and ``st.code`` (or as plotly data, which
-plotly escapes), never through Markdown or HTML. The pure functions (tables, overlap matrices,
+plotly escapes), never through Markdown. One exception, for the short answer in bold: the first line
+of an extractive answer goes through ``st.html`` fully HTML-escaped, with only our own bold markers
+turned into ``<b>`` (``first_line_html``). The pure functions (tables, overlap matrices,
 subgraph selection) take plain results so they can be tested without a browser.
 """
 from __future__ import annotations
 
+import html
 import math
+import re
 from typing import Any, Iterable, Mapping, Optional
 
 import networkx as nx
@@ -203,12 +207,29 @@ def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | str = "a
 
 
 # --- composite views -----------------------------------------------------------------------
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def first_line_html(line: str) -> str:
+    """An extractive answer's first line as HTML: everything escaped, then the ``**…**`` markers
+    of the short answer turned into bold (their content is escaped text too)."""
+    escaped = html.escape(line, quote=True)
+    return '<div style="line-height:1.5">' + _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", escaped) + "</div>"
+
+
 def render_answer(result: RetrievalResult) -> None:
-    """The answer in a bordered box, labelled extractive or LLM."""
+    """The answer in a bordered box, labelled extractive or LLM. An extractive answer's first line
+    (its best sentence, short answer in bold) is shown apart from its evidence lines."""
     with st.container(border=True):
         st.caption(answer_label(result.answer))
-        text = result.answer.text if result.answer else ""
-        st.text(text.strip() or "(the retrieved context gave no answer)")
+        text = (result.answer.text if result.answer else "").strip()
+        if result.answer is not None and result.answer.kind == "extractive" and text:
+            first, _, rest = text.partition("\n")
+            st.html(first_line_html(first))
+            if rest.strip():
+                st.text(rest.strip())
+            return
+        st.text(text or "(the retrieved context gave no answer)")
 
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:

@@ -1,4 +1,4 @@
-"""``python -m core eval``: evidence recall per mode for a question file."""
+"""``python -m core eval``: evidence recall and answer-in-answer per mode for a question file."""
 from __future__ import annotations
 
 import argparse
@@ -11,14 +11,15 @@ from pathlib import Path
 def _table(report) -> str:
     ks = report.ks
     header = f"{'mode':<8}" + "".join(f" R@{k:<5}" for k in ks) + "".join(f" all@{k:<3}" for k in ks) + \
-        "  ans-in-ctx  ctx-tokens  p50 ms  p95 ms"
+        "  ans-in-ctx  ans-in-ans  ctx-tokens  p50 ms  p95 ms"
     lines = [header]
     for mode, s in report.modes.items():
         def pct(v):
             return f"{100 * v:5.1f} " if v is not None else "   -  "
         lines.append(f"{mode:<8}" + "".join(f" {pct(s['recall@k'][str(k)])}" for k in ks)
                      + "".join(f" {pct(s['all@k'][str(k)])}" for k in ks)
-                     + f"  {pct(s['answer_in_context'])}     {s['context_tokens'] or 0:9.0f}"
+                     + f"  {pct(s['answer_in_context'])}      {pct(s.get('answer_in_answer'))}     "
+                     + f"{s['context_tokens'] or 0:9.0f}"
                      + f"  {s['latency_ms']['p50'] or 0:6.1f}  {s['latency_ms']['p95'] or 0:6.1f}")
     return "\n".join(lines)
 

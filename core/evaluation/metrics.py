@@ -1,5 +1,5 @@
 """Evidence metrics: recall@k and all@k of gold documents over a ranked document list,
-answer-in-context, and bootstrap confidence intervals."""
+answer-in-context, answer-in-answer, and bootstrap confidence intervals."""
 from __future__ import annotations
 
 import re
@@ -47,6 +47,19 @@ def answer_in_context(context: str, answer: Optional[str], aliases: Sequence[str
         return None
     haystack = f" {normalize_answer(context)} "
     return 1.0 if any(f" {normalize_answer(a)} " in haystack for a in candidates) else 0.0
+
+
+def answer_in_answer(answer_text: Optional[str], answer: Optional[str], aliases: Sequence[str] = ()
+                     ) -> Optional[float]:
+    """``answer_in_context`` over an answer's text (None without a gold answer or without an answer)."""
+    if answer_text is None:
+        return None
+    return answer_in_context(answer_text, answer, aliases)
+
+
+def first_line(text: Optional[str]) -> Optional[str]:
+    """The first line of an answer (its single best sentence), None stays None."""
+    return None if text is None else text.split("\n", 1)[0]
 
 
 def mean(values: Iterable[Optional[float]]) -> Optional[float]:

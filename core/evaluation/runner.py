@@ -8,8 +8,9 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from core.evaluation.bm25 import BM25Baseline
-from core.evaluation.metrics import (all_at_k, answer_in_context, bootstrap_ci, mean, ranked_documents,
-                                     recall_at_k, span_recall_at_k)
+from core.answers import extractive_answer
+from core.evaluation.metrics import (all_at_k, answer_in_answer, answer_in_context, bootstrap_ci, first_line, mean,
+                                     ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import retrieve
@@ -32,6 +33,11 @@ class EvalReport:
     def summary(self) -> dict[str, Any]:
         return {"questions": self.questions, "modes": self.modes, "keywords": self.keywords,
                 "warnings": self.warnings}
+
+
+def _percentile(values: list[Optional[float]], q: float) -> Optional[float]:
+    kept = [v for v in values if v is not None]
+    return float(np.percentile(kept, q)) if kept else None
 
 
 def _chunk_docs(ws: Workspace) -> dict[str, str]:
@@ -57,7 +63,12 @@ class _KeywordProbe:
 def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks: Sequence[int] = (2, 5, 10),
              settings: Optional[Settings] = None, include_bm25: bool = True,
              progress: ProgressCallback = no_progress, keywords: Any = None) -> EvalReport:
-    """Evidence recall of gold documents per mode (plus a BM25 row); retrieval only, no answers.
+    """Evidence recall of gold documents per mode (plus a BM25 row), and answer-in-answer.
+
+    Answer-in-answer is measured on each mode's *offline extractive* answer (``core.answers``), built
+    whatever the provider, so that it is comparable with or without an LLM (no LLM answer is
+    generated here): ``answer_in_answer`` over the whole answer, ``answer_in_first_line`` over its
+    first line (the single best sentence). BM25 has no answer (None).
 
     ``keywords`` is the query keyword extractor of local/global/hybrid/mix/path (default: offline
     spaCy; ``core.llm.keywords.LLMKeywords`` for LLM keywords). Each row records the source of its
@@ -86,6 +97,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
     probe = _KeywordProbe(keywords)
     for q in questions:
         ctx = QueryContext(ws, q.question, settings=settings, keywords=probe)
+        shared: dict[str, Any] = {}  # per-question work shared by the extractive answers of the modes
         probe.source = ""
         first_row = len(report.rows)
         for mode in all_modes:
@@ -93,15 +105,22 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             if mode == "bm25":
                 result = bm25.retrieve(q.question, k=max(ks))
                 latency = (time.perf_counter() - started) * 1000
+                answer_text, answer_ms = None, None
             else:
                 result = retrieve(ctx, mode)
                 latency = sum(v for s, v in result.timings_ms.items() if s != "answer")
+                started = time.perf_counter()
+                answer_text = extractive_answer(result, ws, ctx, shared).text
+                answer_ms = round((time.perf_counter() - started) * 1000, 3)
             docs = ranked_documents(result.evidence_chunk_ids, chunk_doc)
             context = result.context_text
             row: dict[str, Any] = {
                 "qid": q.qid, "mode": mode, "question_type": q.question_type, "gold": q.gold_doc_ids,
                 "found_ranks": {g: (docs.index(g) + 1 if g in docs else None) for g in q.gold_doc_ids},
                 "answer_in_context": answer_in_context(context, q.answer, q.aliases),
+                "answer_in_answer": answer_in_answer(answer_text, q.answer, q.aliases),
+                "answer_in_first_line": answer_in_answer(first_line(answer_text), q.answer, q.aliases),
+                "answer_ms": answer_ms,
                 "context_tokens": count_tokens(context) if mode == "bm25" else result.context_tokens,
                 "latency_ms": round(latency, 3), "retrieved_docs": len(docs),
                 "llm_calls": getattr(result, "llm_calls", 0), "prompt_tokens": getattr(result, "prompt_tokens", 0),
@@ -132,6 +151,10 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             "all@k": {str(k): mean(r[f"all@{k}"] for r in rows) for k in ks},
             "recall_ci95@k": {str(k): bootstrap_ci([r[f"recall@{k}"] for r in rows]) for k in ks},
             "answer_in_context": mean(r["answer_in_context"] for r in rows),
+            "answer_in_answer": mean(r["answer_in_answer"] for r in rows),
+            "answer_in_first_line": mean(r["answer_in_first_line"] for r in rows),
+            "answer_ms": {"p50": _percentile([r["answer_ms"] for r in rows], 50),
+                          "p95": _percentile([r["answer_ms"] for r in rows], 95)},
             "context_tokens": mean(r["context_tokens"] for r in rows),
             "latency_ms": {"p50": float(np.percentile(latencies, 50)) if latencies else None,
                            "p95": float(np.percentile(latencies, 95)) if latencies else None},

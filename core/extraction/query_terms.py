@@ -27,6 +27,11 @@ def _parse(question: str) -> Any:
     return parse_texts([text])[0]
 
 
+def parse_question(question: str) -> Any:
+    """The question's spaCy parse (the same cached parse the keywords and names come from)."""
+    return _parse(question)
+
+
 def query_entities(question: str, entity_types: Iterable[str]) -> list[str]:
     """Mention-graph terms of the question, deduplicated, in order of first appearance."""
     return [term for term, _ in labelled_query_entities(question, entity_types)]

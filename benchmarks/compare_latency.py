@@ -1,0 +1,71 @@
+"""End-to-end latency of a Compare run: ``core.api.run_modes`` with all modes (answers included)
+on every question of a file, warm (models, graph views and vector matrices loaded once before
+timing). Prints the median and p95 of the whole run per question, and per mode the median and
+p95 of its total and of each stage (the answer stage included).
+
+    python benchmarks/compare_latency.py --workspace W [--questions FILE] [--repeat 1] [--limit 0]
+
+The workspace is only read; pass a copy if you want to be sure nothing is touched.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from common import SHARED_DATA, median, p95, write_result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--questions", default=str(SHARED_DATA / "dev_musique_full" / "questions.jsonl"))
+    parser.add_argument("--modes", default="all")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N questions")
+    parser.add_argument("--name", default="")
+    args = parser.parse_args()
+
+    from core.api import run_modes
+    from core.evaluation.questions import load_questions
+    from core.retrieval.registry import parse_modes
+    from core.workspace import Workspace
+
+    ws = Workspace(Path(args.workspace))
+    questions = [q.question for q in load_questions(Path(args.questions))]
+    if args.limit:
+        questions = questions[: args.limit]
+    modes = parse_modes(args.modes)
+    run_modes(ws, "Who founded the company mentioned here, and when?", modes)  # warm-up: models, graphs, caches
+    totals: list[float] = []
+    per_mode: dict[str, list[float]] = {m: [] for m in modes}
+    stages: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
+    for _ in range(args.repeat):
+        for question in questions:
+            started = time.perf_counter()
+            results = run_modes(ws, question, modes)
+            totals.append((time.perf_counter() - started) * 1000)
+            for mode, result in results.items():
+                per_mode[mode].append(sum(result.timings_ms.values()))
+                for stage, ms in result.timings_ms.items():
+                    stages[mode].setdefault(stage, []).append(ms)
+    print(f"{len(questions)} questions x {args.repeat}: all {len(modes)} modes end to end "
+          f"median {median(totals):.1f} ms, p95 {p95(totals):.1f} ms")
+    table = {}
+    for mode in modes:
+        answer = stages[mode].get("answer", [])
+        table[mode] = {"p50_ms": median(per_mode[mode]), "p95_ms": p95(per_mode[mode]),
+                       "stages": {s: {"p50_ms": median(v), "p95_ms": p95(v)} for s, v in stages[mode].items()}}
+        print(f"{mode:<7} total median {table[mode]['p50_ms']:7.1f} ms  p95 {table[mode]['p95_ms']:7.1f} ms   "
+              f"answer median {median(answer):6.1f} ms  p95 {p95(answer):6.1f} ms")
+        print("        " + ", ".join(f"{s} {v['p50_ms']:.1f}" for s, v in table[mode]["stages"].items()))
+    status = ws.status()
+    write_result(args.name or f"compare_latency_{Path(args.workspace).name}",
+                 {"workspace": args.workspace, "documents": status["documents"], "chunks": status["chunks"],
+                  "questions": len(questions), "repeat": args.repeat,
+                  "end_to_end": {"p50_ms": median(totals), "p95_ms": p95(totals), "n": len(totals)},
+                  "modes": table})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""Offline (extractive) answers built from each mode's own evidence, and the answer entry point.
+
+Every mode quotes sentences of its own evidence, chosen in its own terms (one module each):
+naive and tree in ``chunk_modes``, local/global/hybrid/mix in ``lightrag`` (bridge relations from
+the question's entities first), path in ``path`` (one chain of supporting sentences per kept path).
+All use the sentence records stored at indexing time (``sentences``: no parsing per query), score
+them with lexical, graph and answer-type signals (``question``, ``scoring``; no embedding of
+sentences) and lay them out the same way (``layout``): the single best sentence first with the
+short answer bolded, then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
+is ``Answer(kind="extractive")``.
+
+With an LLM, ``answer`` generates the answer instead (``core.llm.answers``).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from core.answers.context import AnswerInputs, answer_inputs
+from core.answers.layout import EMPTY, Entry, compose
+from core.answers.scoring import Pick, best
+from core.types import Answer, RetrievalResult
+
+Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entry]]"]
+
+
+def _builder(mode: str) -> Builder:
+    from core.answers.chunk_modes import naive_answer, tree_answer
+    from core.answers.lightrag import lightrag_answer
+    from core.answers.path import path_answer
+
+    if mode == "path":
+        return path_answer
+    if mode == "tree":
+        return tree_answer
+    if mode in ("local", "global", "hybrid", "mix"):
+        return lightrag_answer
+    return naive_answer  # naive, and any mode that only ranks chunks
+
+
+def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: Optional[dict] = None,
+                      lines: Optional[int] = None) -> Answer:
+    """The mode's extractive answer: its best sentence first, then its evidence lines (``lines`` in
+    all; default ``settings.answer_sentences``). ``ctx`` (the comparison's ``QueryContext``) and
+    ``cache`` (a dict shared by the modes of one question) avoid repeating per-question work."""
+    if not (result.chunks or result.relations or result.paths or result.summaries):
+        return Answer(EMPTY, "extractive", "")
+    settings = getattr(ctx, "settings", None) or ws.settings
+    inputs = answer_inputs(ws, result.query, max(1, lines or settings.answer_sentences), ctx, cache)
+    candidates, entries = _builder(result.mode)(inputs, result)
+    return Answer(compose(best(candidates), entries, inputs.lines), "extractive", "")
+
+
+def answer(result: RetrievalResult, ws: Any, llm: Optional[Any] = None, cache: Optional[dict] = None,
+           ctx: Any = None) -> Answer:
+    """The answer for a result: generated when an LLM is given, otherwise extractive."""
+    if llm is not None:
+        from core.llm.answers import generate_answer
+
+        return generate_answer(llm, result)
+    return extractive_answer(result, ws, ctx, cache)

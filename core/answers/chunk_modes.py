@@ -1,0 +1,101 @@
+"""Answers of the two modes whose evidence is text rather than graph records.
+
+* naive — its top chunks in rank order: every sentence of the first ``NAIVE_CHUNKS`` chunks is a
+  candidate; the evidence lines are each chunk's best sentence, chunk by chunk ("chunk #1", …).
+* tree — E2GraphRAG's evidence: the selected summaries' best sentences first ("summary, level L"),
+  then the sentences of the leaf chunks that name the tree's query entities ("leaf (A, B)"), those
+  naming more of them first, then the other sentences of the first leaves. A summary sentence is matched to the stored sentence of one of the
+  summary's leaves (the few closest to the question), so its typed mentions are known; an unmatched
+  one is still quoted, citing the summary.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from core.answers.context import AnswerInputs
+from core.answers.layout import Entry, sentence_entry
+from core.answers.question import sentence_stems
+from core.answers.scoring import Pick, best
+from core.answers.sentences import MIN_WORDS, Sentence
+
+NAIVE_CHUNKS = 5  # naive: chunks whose sentences are candidates
+TREE_SUMMARIES = 3  # tree: summaries read, in rank order
+SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences
+SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stored records
+TREE_CHUNKS = 8  # tree: leaf chunks read, in rank order
+
+
+def naive_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+    """Candidates and evidence lines of the naive mode."""
+    ids = [c["chunk_id"] for c in result.chunks[:NAIVE_CHUNKS]]
+    candidates: list[Pick] = []
+    entries: list[Entry] = []
+    for rank, sentences in enumerate(inp.bank.get(ids).values()):
+        picks = [inp.score(s, "chunk", rank, f"chunk #{rank + 1}") for s in sentences]
+        candidates += picks
+        top = best(picks)
+        if top is not None:
+            entries.append(sentence_entry(top))
+    rest = sorted((p for p in candidates if all(p.sentence.text not in e.texts for e in entries)),
+                  key=lambda p: -p.score)
+    return candidates, entries + [sentence_entry(p) for p in rest]
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def summary_sentences(inp: AnswerInputs, summary: dict[str, Any]) -> list[Sentence]:
+    """A summary's sentences, each the stored record of a leaf sentence when one matches."""
+    from core.summarize import split_sentences
+
+    leaves = inp.closest_chunks(summary.get("leaf_chunk_ids") or [], SUMMARY_LEAVES)
+    stored = {_norm(s.text): s for s in inp.bank.sentences(leaves)}
+    where = summary.get("doc_name") or "the corpus"
+    out: list[Sentence] = []
+    for i, text in enumerate(split_sentences(summary.get("text", ""))):
+        text = " ".join(text.lstrip("#-*•> \t").split())
+        if len(text.split()) < MIN_WORDS:
+            continue
+        out.append(stored.get(_norm(text)) or Sentence(
+            text, f"summary:{summary.get('node_id', '')}", i, f"summary of {where}, level {summary.get('level', '?')}",
+            stems=sentence_stems(text)))
+    return out
+
+
+def tree_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+    """Candidates and evidence lines of the tree mode."""
+    graph = inp.graph
+    names: dict[str, str] = {}
+    for entity in result.entities:
+        key = str(entity.get("key") or "")
+        if key:
+            names[inp.bank.aliases.get(key, key) if key not in graph else key] = str(entity.get("name") or key)
+    query_keys = set(names) | set(inp.frame.entity_keys)
+    summary_picks: list[Pick] = []
+    for rank, summary in enumerate(result.summaries[:TREE_SUMMARIES]):
+        label = f"summary, level {summary.get('level', '?')}"
+        summary_picks += [inp.score(s, "summary", rank, label)
+                          for s in summary_sentences(inp, summary)]
+    leaf_picks: list[Pick] = []
+    ids = [c["chunk_id"] for c in result.chunks[:TREE_CHUNKS]]
+    for rank, sentences in enumerate(inp.bank.get(ids).values()):
+        for s in sentences:
+            held = [k for k in s.keys if k in query_keys]
+            if not held:
+                continue
+            shown = ", ".join(sorted(names.get(k) or graph.nodes[k].get("name", k) if k in graph else k for k in held))
+            pick = inp.score(s, "leaf", rank, f"leaf ({shown})")
+            pick.score = round(pick.score + 0.2 * (len(held) - 1), 6)
+            leaf_picks.append(pick)
+    # the other sentences of the first leaves (a second hop's answer rarely names the query entities)
+    other_picks: list[Pick] = []
+    named = {(p.sentence.chunk_id, p.sentence.ord) for p in leaf_picks}
+    for rank, sentences in enumerate(inp.bank.get(ids[:NAIVE_CHUNKS]).values()):
+        other_picks += [inp.score(s, "chunk", rank, f"leaf chunk #{rank + 1}")
+                        for s in sentences if (s.chunk_id, s.ord) not in named]
+    by_score = sorted(summary_picks, key=lambda p: -p.score)[:SUMMARY_LINES]
+    entries = [sentence_entry(p) for p in by_score]
+    entries += [sentence_entry(p) for p in sorted(leaf_picks, key=lambda p: -p.score)]
+    entries += [sentence_entry(p) for p in sorted(other_picks, key=lambda p: -p.score)]
+    return summary_picks + leaf_picks + other_picks, entries

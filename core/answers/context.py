@@ -1,0 +1,183 @@
+"""Per-question inputs shared by the answer builders of all modes of one comparison.
+
+``AnswerInputs`` holds the workspace, its knowledge graph, the sentence bank, the question frame
+(answer types, IDF-weighted terms, question entities) and the question's embedding. Besides the
+question's names (linked once per question, as the modes link them), that is the only vector the
+answer stage needs; everything else reuses vectors stored at indexing time and already in memory:
+the chunk vectors rank an entity's or a relation's source chunks so that only the few closest to
+the question are read, and the relation and entity vectors say how close to the question what a
+sentence states is (one dot product per relation or entity a candidate sentence names, memoised per
+question). The frame is computed once per question and kept in the ``cache`` dict a caller shares
+between the modes of one question (``core.api.run_modes``, the evaluation runner).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+import numpy as np
+
+from core.answers.question import QuestionFrame, make_frame, stem
+from core.answers.scoring import Pick, score_sentence
+from core.answers.sentences import Sentence, SentenceBank, sentence_bank
+
+
+def question_names(ws: Any, question: str, paper_strict: bool = False) -> list[str]:
+    """The names of the question that entity linking looks up offline: the graph's own names found
+    verbatim in it, then its name spans (as ``core.retrieval.local_search.link_names_of``)."""
+    from core.extraction.query_terms import name_spans
+    from core.retrieval.entity_linking import dictionary_names
+
+    spans = name_spans(question)
+    return spans if paper_strict else list(dict.fromkeys(dictionary_names(ws, question) + spans))
+
+
+def question_entity_keys(ws: Any, question: str, ctx: Any = None) -> set[str]:
+    """The question's entities in the knowledge graph: each name of the question linked as the
+    modes link it (exact name, alias, containment, else that name's best vector hit; see
+    ``core.retrieval.entity_linking``), keeping only the links that stand for a name of the question.
+    The same for every mode and whatever ran before (the name embeddings are the comparison's cached
+    ones when ``ctx`` is given)."""
+    from core.retrieval.base import QueryContext
+    from core.retrieval.entity_linking import link_names
+
+    link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
+    s = link_ctx.settings
+    names = question_names(ws, question, s.paper_strict)
+    memo = getattr(link_ctx, "memo", {})
+    if not s.paper_strict and names and memo.get("seed_names") == names and "seeds" in memo:
+        seeds = memo["seeds"]  # a mode already linked exactly these names this way: the same result
+    else:
+        seeds = link_names(link_ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff)
+    return {seed.key for seed in seeds if seed.question}
+
+
+def stem_idf(ws: Any) -> Callable[[str], float]:
+    """Inverse document frequency of a word stem over the chunks, from the mention index (names and
+    nouns; a stem it lacks, e.g. a verb, gets the value of a word in 1% of the chunks), normalised so
+    that such a word weighs 1. Built once per workspace generation."""
+    def build() -> Callable[[str], float]:
+        df: dict[str, int] = {}
+        for term, chunks in ws.mention_index().items():
+            for word in set(_WORDS.findall(str(term).lower())):
+                key = stem(word)
+                df[key] = max(df.get(key, 0), len(chunks))
+        total = max(1, len(ws.chunk_order()))
+        default = max(1.0, total / 100)
+        base = math.log(1 + total / default)
+
+        def idf(key: str) -> float:
+            return max(0.2, math.log(1 + total / max(1, df.get(key, default))) / base)
+        return idf
+    return ws._cached("answer_stem_idf", build)
+
+
+PAIR_KEYS = 8  # entities of a sentence whose pairs are looked up as relations
+ENTITY_FACTOR = 0.5  # a sentence naming one entity: that entity's vector cosine, times this
+_WORDS = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+@dataclass
+class AnswerInputs:
+    """What every mode's answer builder reads."""
+
+    ws: Any
+    graph: Any
+    bank: SentenceBank
+    frame: QuestionFrame
+    lines: int  # lines of the answer: the best sentence, then the mode's evidence lines
+    ctx: Any = None
+    cache: Optional[dict] = None
+
+    def question_vector(self) -> np.ndarray:
+        """The question's embedding (the comparison's cached one when a QueryContext is given)."""
+        if self.ctx is not None and getattr(self.ctx, "question", None) == self.frame.text:
+            return self.ctx.embed(self.frame.text)
+        store = self.cache if self.cache is not None else {}
+        key = ("answer_question_vector", self.frame.text)
+        if key not in store:
+            store[key] = self.ws.embedder.embed([self.frame.text])[0]
+        return store[key]
+
+    def similarity(self, chunk_ids: Iterable[str]) -> dict[str, float]:
+        """Cosine of each chunk to the question from the stored chunk vectors (a chunk's best window;
+        0 for chunks without one, e.g. summaries), memoised per question."""
+        store = self.cache if self.cache is not None else {}
+        memo = store.setdefault(("answer_chunk_similarity", self.frame.text), {})
+        missing = [c for c in dict.fromkeys(chunk_ids) if c not in memo]
+        if missing:
+            vector = np.asarray(self.question_vector(), dtype=np.float32)
+            memo.update(self.ws.chunk_vectors().chunk_cosines(vector, missing))
+            memo.update({c: 0.0 for c in missing if c not in memo})
+        return memo
+
+    def _pair_cosines(self, pairs: list[tuple[str, str]]) -> list[float]:
+        """Cosine to the question of the stored vector of each relation (sorted key pair; 0 when the
+        pair has no vector), memoised per question: only the rows asked for are multiplied."""
+        store = self.cache if self.cache is not None else {}
+        memo = store.setdefault(("answer_pair_cosines", self.frame.text), {})
+        missing = [p for p in dict.fromkeys(pairs) if p not in memo]
+        if missing:
+            matrix = self.ws.relation_vectors()
+            rows = [(p, matrix.row_of_pair.get(p)) for p in missing]
+            found = [(p, r) for p, r in rows if r is not None]
+            if found:
+                vector = np.asarray(self.question_vector(), dtype=np.float32)
+                cosines = matrix.vectors[np.asarray([r for _, r in found])] @ vector
+                memo.update({p: float(c) for (p, _), c in zip(found, cosines)})
+            memo.update({p: 0.0 for p in missing if p not in memo})
+        return [memo[p] for p in pairs]
+
+    def pair_similarity(self, a: str, b: str) -> float:
+        """Cosine of the stored vector of relation a–b to the question (0 when there is none)."""
+        return self._pair_cosines([(a, b) if a <= b else (b, a)])[0]
+
+    def relation_similarity(self, sentence: Sentence) -> float:
+        """The best cosine to the question of a stored relation vector between two entities the
+        sentence names (what the sentence states, as the index embedded it); 0 when it names none."""
+        keys = sorted(sentence.keys)[:PAIR_KEYS]
+        if len(keys) < 2:
+            return self.entity_similarity(keys[0]) * ENTITY_FACTOR if keys and ENTITY_FACTOR else 0.0
+        pairs = [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:]]
+        return max(self._pair_cosines(pairs))
+
+    def entity_similarity(self, key: str) -> float:
+        """Cosine of an entity's stored vector (name + profile) to the question (0 without one)."""
+        store = self.cache if self.cache is not None else {}
+        memo = store.setdefault(("answer_entity_cosines", self.frame.text), {})
+        if key not in memo:
+            matrix = self.ws.entity_vectors()
+            row = getattr(matrix, "row_of_key", {}).get(key)
+            vector = np.asarray(self.question_vector(), dtype=np.float32)
+            memo[key] = float(matrix.vectors[row] @ vector) if row is not None else 0.0
+        return memo[key]
+
+    def score(self, sentence: Sentence, role: str, rank: int, label: str, exclude: Iterable[str] = ()) -> Pick:
+        """``score_sentence`` with the similarity of what the sentence states to the question."""
+        similarity = self.relation_similarity(sentence)
+        return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude))
+
+    def closest_chunks(self, chunk_ids: Iterable[str], limit: int, first: Iterable[str] = ()) -> list[str]:
+        """Up to ``limit`` of ``chunk_ids``: those also in ``first`` (the mode's own chunks) in that
+        order, then the rest by cosine to the question (stored chunk vectors; no new embedding)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        if len(ids) <= limit:
+            return ids
+        wanted = set(ids)
+        ordered = [c for c in dict.fromkeys(first) if c in wanted][:limit]
+        rest = [c for c in ids if c not in set(ordered)]
+        if len(ordered) < limit and rest:
+            similarity = self.similarity(rest)
+            ordered += sorted(rest, key=lambda c: -similarity[c])[: limit - len(ordered)]
+        return ordered
+
+
+def answer_inputs(ws: Any, question: str, lines: int, ctx: Any = None, cache: Optional[dict] = None) -> AnswerInputs:
+    """Inputs for one question; the frame is computed once per question and kept in ``cache``."""
+    store = cache if cache is not None else {}
+    key = ("answer_frame", question, ws.generation())
+    if key not in store:
+        store[key] = make_frame(question, question_entity_keys(ws, question, ctx), stem_idf(ws))
+    return AnswerInputs(ws, ws.knowledge_graph(), sentence_bank(ws), store[key], lines, ctx, store)

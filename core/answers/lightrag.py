@@ -1,0 +1,126 @@
+"""Answers of the LightRAG modes (local, global, hybrid, mix) from their entities and relations.
+
+A multi-hop question names one entity and asks about another that the corpus links to it ("the
+company founded by Ilse Marren" → Brightwater Robotics → who bought it). The mode's retrieved
+relations are where that link is:
+
+1. bridges — each retrieved relation between a question entity Q and another entity X, pre-ranked
+   by how much of the question its keywords and description share plus the cosine of its stored
+   vector to the question (its rank in the mode breaks ties), the best ``BRIDGES`` kept. A bridge's sentences are the sentences of its source chunks (the few
+   closest to the question, the mode's own chunks first) that name both Q and X: "bridge Q → X".
+2. about — for the ``ABOUT`` strongest bridges, the sentences of X's own source chunks that name X
+   (directly or through an opening pronoun) without naming Q: "about X". The second hop's answer is
+   usually there and does not name Q; X itself is never bolded as the answer there.
+3. relation statements — with no bridge (no question entity, or none among the retrieved relations),
+   the first ``RELATIONS`` relations in the mode's order and the sentences that name both endpoints.
+4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, labelled with what
+   brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n").
+
+Evidence lines: the first ``GRAPH_LINES`` of [each bridge in order of its best sentence's score, its
+sentence then the best sentence about X; or the relation statements], then the chunk sentences by
+score, then the rest of the graph lines.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from core.answers.context import AnswerInputs
+from core.answers.layout import Entry, sentence_entry
+from core.answers.question import sentence_stems
+from core.answers.scoring import Pick, best
+from core.extraction.nlp import normalize_name
+
+BRIDGES = 10  # bridge relations read, after the pre-rank
+PRE_RANK_SIMILARITY = 1.0  # weight of the relation vector's cosine to the question in the pre-rank
+BRIDGE_CHUNKS = 3  # source chunks read per bridge relation
+ABOUT = 4  # bridge entities whose own sentences are read
+ABOUT_CHUNKS = 3  # source chunks read per bridge entity
+RELATIONS = 6  # relation statements read when there is no bridge
+CONTEXT_CHUNKS = 5  # own context chunks whose sentences are candidates
+GRAPH_LINES = 2  # bridge / about / relation lines shown before the best chunk sentences
+
+
+def _ends(relation: dict[str, Any]) -> tuple[str, str]:
+    return (str(relation.get("source_key") or normalize_name(str(relation.get("source", "")))),
+            str(relation.get("target_key") or normalize_name(str(relation.get("target", "")))))
+
+
+def _name(graph: Any, key: str) -> str:
+    return str(graph.nodes[key].get("name") or key) if key in graph else key
+
+
+def _pre_rank(inp: AnswerInputs, relation: dict[str, Any], other: str) -> float:
+    words = " ".join([" ".join(relation.get("keywords") or []), _name(inp.graph, other),
+                      str(relation.get("description", ""))[:600]])
+    stems = sentence_stems(words)
+    total = sum(inp.frame.terms.values()) or 1.0
+    lexical = sum(w for t, w in inp.frame.terms.items() if t in stems) / total
+    return lexical + PRE_RANK_SIMILARITY * inp.pair_similarity(*_ends(relation))
+
+
+def _sources(inp: AnswerInputs, relation: dict[str, Any], a: str, b: str) -> list[str]:
+    ids = relation.get("source_chunk_ids")
+    if not ids and inp.graph.has_edge(a, b):
+        ids = inp.graph.edges[a, b].get("source_chunk_ids")
+    return list(ids or [])
+
+
+def _statements(inp: AnswerInputs, ids: list[str], a: str, b: str, role: str, rank: int, label: str) -> list[Pick]:
+    """Sentences of these chunks naming both ``a`` and ``b``, scored."""
+    return [inp.score(s, role, rank, label)
+            for s in inp.bank.sentences(ids) if a in s.keys and b in s.keys]
+
+
+def lightrag_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+    """Candidates and evidence lines of a LightRAG mode."""
+    graph, question = inp.graph, inp.frame.entity_keys
+    own = [c["chunk_id"] for c in result.chunks]
+    bridges: list[tuple[float, int, str, str, dict[str, Any]]] = []
+    for rank, relation in enumerate(result.relations):
+        a, b = _ends(relation)
+        if (a in question) == (b in question):
+            continue
+        q, x = (a, b) if a in question else (b, a)
+        bridges.append((-_pre_rank(inp, relation, x), rank, q, x, relation))
+    bridges.sort(key=lambda t: (t[0], t[1]))
+    found: list[tuple[Pick, str, list[Pick]]] = []  # (best bridge sentence, X, all its sentences)
+    for _, rank, q, x, relation in bridges[:BRIDGES]:
+        ids = inp.closest_chunks(_sources(inp, relation, q, x), BRIDGE_CHUNKS, own)
+        picks = _statements(inp, ids, q, x, "bridge", rank, f"bridge {_name(graph, q)} → {_name(graph, x)}")
+        top = best(picks)
+        if top is not None:
+            found.append((top, x, picks))
+    found.sort(key=lambda t: -t[0].score)
+    candidates = [p for _, _, picks in found for p in picks]
+    entries: list[Entry] = []
+    about_done: set[str] = set()
+    for top, x, _ in found:
+        entries.append(sentence_entry(top))
+        if x in about_done or len(about_done) >= ABOUT:
+            continue
+        about_done.add(x)
+        source_ids = (graph.nodes[x].get("source_chunk_ids") or []) if x in graph else []
+        ids = inp.closest_chunks(source_ids, ABOUT_CHUNKS, own)
+        about = [inp.score(s, "about", 0, f"about {_name(graph, x)}", exclude=(x,))
+                 for s in inp.bank.sentences(ids) if x in s.keys and not (s.keys & question)]
+        candidates += about
+        top_about = best(about)
+        if top_about is not None:
+            entries.append(sentence_entry(top_about))
+    if not found:
+        for rank, relation in enumerate(result.relations[:RELATIONS]):
+            a, b = _ends(relation)
+            ids = inp.closest_chunks(_sources(inp, relation, a, b), BRIDGE_CHUNKS, own)
+            picks = _statements(inp, ids, a, b, "relation", rank, f"relation {_name(graph, a)} — {_name(graph, b)}")
+            candidates += picks
+            top_relation: Optional[Pick] = best(picks)
+            if top_relation is not None:
+                entries.append(sentence_entry(top_relation))
+    chunk_picks: list[Pick] = []
+    via = {c["chunk_id"]: str(c.get("via") or "") for c in result.chunks}
+    for rank, (chunk_id, sentences) in enumerate(inp.bank.get(own[:CONTEXT_CHUNKS]).items()):
+        label = f"{via[chunk_id]} chunk #{rank + 1}".strip()  # who brought it: entity, relation, naive (mix)
+        chunk_picks += [inp.score(s, "chunk", rank, label) for s in sentences]
+    candidates += chunk_picks
+    chunk_entries = [sentence_entry(p) for p in sorted(chunk_picks, key=lambda p: -p.score)]
+    return candidates, entries[:GRAPH_LINES] + chunk_entries + entries[GRAPH_LINES:]

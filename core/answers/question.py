@@ -1,0 +1,258 @@
+"""What a question asks for, read once per question without parsing any document text.
+
+* ``answer_types`` — the entity types an answer should have, one group per thing asked
+  ("Which company acquired X, and for how much?" asks for an ORG and for MONEY):
+  who → PERSON/ORG, where → GPE/LOC/FAC, when → DATE, how many/much → CARDINAL/MONEY/QUANTITY/PERCENT,
+  and "what/which <noun>" by the noun ("which company" → ORG, "what year" → DATE, "what language" →
+  LANGUAGE). Only interrogative wh-words count: a "where" or "who" after a noun ("the city where …",
+  "the person who …") opens a relative clause and is skipped.
+* ``question_terms`` — the question's content words as prefix stems with weights (longer, capitalised
+  words weigh more), for the lexical match of candidate sentences.
+* ``QuestionFrame`` — both, plus the question's entities linked to the knowledge graph.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Optional
+
+WHO = ("PERSON", "ORG", "NORP")
+WHERE = ("GPE", "LOC", "FAC")
+WHEN = ("DATE",)
+HOW_MANY = ("CARDINAL", "QUANTITY", "MONEY", "PERCENT")
+HOW_MUCH = ("MONEY", "QUANTITY", "CARDINAL", "PERCENT")
+HOW_LONG = ("DATE", "QUANTITY", "CARDINAL")
+
+# head nouns of "what/which <noun>" questions -> wanted entity types (singular forms; plurals by "s")
+_NOUN_TYPES: dict[str, tuple[str, ...]] = {}
+for _types, _words in [
+    (("PERSON",), "person people man woman author writer actor actress singer president founder director leader "
+                  "player character king queen wife husband spouse son daughter child father mother brother sister "
+                  "explorer composer scientist keeper chancellor chairman chair arbitrator artist poet producer "
+                  "performer individual ruler minister governor mayor candidate captain coach manager owner "
+                  "editor inventor architect painter musician member head chief emperor prince princess"),
+    (("ORG",), "company organisation organization firm band team club university college school institute "
+               "museum party association agency network label newspaper cooperative society council church "
+               "corporation business airline brand publisher studio bank"),
+    (("FAC", "ORG"), "hotel hospital stadium bridge prison"),
+    (("GPE", "LOC", "FAC"), "city town country state county island region place river mountain location capital "
+                            "province village continent district area territory nation lake sea ocean body "
+                            "airport port harbour harbor station building street bay valley coast park"),
+    (("DATE",), "year date decade century day month season time period era"),
+    (("CARDINAL", "QUANTITY", "MONEY", "PERCENT"), "number amount population price cost sum total percentage "
+                                                   "height length distance size capacity code debt snowfall rainfall temperature depth "
+                                                   "width weight"),
+    (("LANGUAGE",), "language tongue"),
+    (("NORP",), "nationality religion"),
+    (("EVENT",), "festival war battle event tournament championship election"),
+    (("WORK_OF_ART",), "book film movie song album novel play piece opera poem series show"),
+    (("LAW",), "law act treaty agreement"),
+]:
+    for _word in _words.split():
+        _NOUN_TYPES[_word] = _types
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_PREPOSITIONS = frozenset("in of to for from at by with on into during since until about".split())
+_COPULA = frozenset("is was are were has have had can could will would".split())
+_DO = frozenset("did does do".split())
+_OF_NOUNS = frozenset("name kind type sort part group amount number".split())  # "the name of the airport"
+_WH = frozenset("who whom whose what which when where how".split())
+STOP = frozenset(
+    "the a an of in on at to for and or is was were be been being by with as from that which who whom whose what "
+    "when where why how did does do done this these those it its his her their there than then also into about "
+    "has have had are not no but if so such can could would should will may might one ones name named many much "
+    "long old same other another most more".split())
+FOCUS = 3.0  # weight multiplier of the focus terms (the words right after the question word)
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text or "")]
+
+
+def _noun_types(word: str) -> Optional[tuple[str, ...]]:
+    if word in _NOUN_TYPES:
+        return _NOUN_TYPES[word]
+    if word.endswith("ies") and word[:-3] + "y" in _NOUN_TYPES:
+        return _NOUN_TYPES[word[:-3] + "y"]
+    if word.endswith("s") and word[:-1] in _NOUN_TYPES:
+        return _NOUN_TYPES[word[:-1]]
+    return None
+
+
+def _interrogative(words: list[str], i: int) -> bool:
+    """Is the wh-word at ``i`` a question word (not a relative pronoun after a noun)?"""
+    word = words[i]
+    if word in ("what", "how") or i == 0 or i == len(words) - 1:
+        return True
+    before = words[i - 1]
+    if before == "and":
+        return True
+    return before in _PREPOSITIONS and (i <= 2 or word == "what")
+
+
+def _types_at(words: list[str], i: int) -> Optional[tuple[str, ...]]:
+    """Wanted types of the wh-phrase starting at ``i`` (None: nothing typed is asked)."""
+    word = words[i]
+    nxt = words[i + 1] if i + 1 < len(words) else ""
+    if word == "how":
+        return {"many": HOW_MANY, "much": HOW_MUCH, "long": HOW_LONG, "old": HOW_LONG}.get(nxt)
+    if word in ("who", "whom", "whose"):
+        return WHO
+    if word == "where":
+        return WHERE
+    if word == "when":
+        return WHEN
+    # what / which + a noun phrase: its head is the last of the first run of typed nouns
+    # ("what is the native language of …" → language, "what is the area code for …" → code,
+    # "what is the name of the airport in …" → airport); "what did/does …" asks about its subject's action
+    j = i + 1
+    if j < len(words) and words[j] in _DO:
+        return None
+    if j < len(words) and words[j] in _COPULA:
+        j += 1
+    found: Optional[tuple[str, ...]] = None
+    for k in range(j, min(len(words), j + 8)):
+        w = words[k]
+        if w == "of" and k > j and words[k - 1] in _OF_NOUNS:
+            continue
+        if w in _WH or w in _PREPOSITIONS or w in _COPULA or w in _DO:
+            break
+        types = _noun_types(w)
+        if types is None and found is not None:
+            break  # the noun phrase ended ("which explorer accurately mapped …")
+        found = types or found
+    return found
+
+
+def answer_types(question: str) -> list[tuple[str, ...]]:
+    """Groups of wanted entity labels, one per thing asked, in question order (empty: untyped).
+
+    The first interrogative wh-phrase is the question; a later one counts only when coordinated
+    ("…, and when?", "…, and for how much?")."""
+    words = _words(question)
+    groups: list[tuple[str, ...]] = []
+    asked = False
+    for i, word in enumerate(words):
+        if word not in _WH or not _interrogative(words, i):
+            continue
+        if asked and "and" not in words[max(0, i - 2):i]:
+            continue
+        asked = True
+        types = _types_at(words, i)
+        if types is not None and types not in groups:
+            groups.append(types)
+    return groups
+
+
+_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def stem(word: str) -> str:
+    """A crude stem: an inflection suffix dropped, then the first five letters; enough to meet
+    "appointed"/"appointment", "founded"/"founder", "join"/"joined"."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:5]
+
+
+_OBJECTS = frozenset("dobj oprd attr acomp xcomp dative".split())
+_COPULA_ARGS = frozenset("attr nsubj acomp ccomp".split())  # ccomp: a passive the small model parses as a clause
+
+
+def focus_terms(question: str) -> set[str]:
+    """Stems of what the question asks about its answer, read from the question's parse (the one
+    the keywords came from): the main verb and its objects ("Who *founded* …", "Which company
+    *acquired* …", "… receive its *charter*?"), or with "to be" the nouns it links ("What is the
+    *native language* of …", "Who was the *last resident keeper* of …"), with their modifiers.
+    Nouns a wh-word determines ("which company"), nouns a clause describes ("the company founded
+    by …", the bridge of a multi-hop question) and names are left out."""
+    from core.extraction.query_terms import parse_question
+
+    if not (question or "").strip():
+        return set()
+    doc = parse_question(question)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return set()
+    picked = []
+    copular = root.lemma_.lower() in ("be", "have", "do") or root.pos_ == "AUX"
+    if not copular and root.pos_ in ("VERB", "ADJ"):
+        picked.append(root)  # ("When did the Admiral Twin open …": the small model tags "open" ADJ)
+    elif root.pos_ in ("NOUN", "PROPN"):  # a fragment parse: its verb ended up a modifier
+        picked += [g for g in root.children if g.dep_ == "amod" and g.pos_ in ("VERB", "ADJ")]
+    for child in root.children:
+        if child.dep_ not in (_COPULA_ARGS if copular else _OBJECTS) or child.pos_ not in ("NOUN", "ADJ", "VERB"):
+            continue
+        if any((g.dep_ == "det" and g.lower_ in _WH) or g.dep_ in ("relcl", "acl") for g in child.children):
+            continue  # "which company" is the answer; "the company founded by X" describes the bridge
+        picked.append(child)
+        picked += [g for g in child.children if g.dep_ in ("amod", "compound") and g.pos_ in ("NOUN", "ADJ", "VERB")]
+    return {stem(w) for t in picked for w in _words(t.text) if w not in STOP and w not in _WH}
+
+
+def is_multi_hop(question: str) -> bool:
+    """Does the question describe its subject through another entity ("the company *founded by* X",
+    "the island *whose* main town …")? Then the answer sentence rarely names the question's own
+    entities. Read from the question's parse: a relative clause or a verb modifying a noun."""
+    from core.extraction.query_terms import parse_question
+
+    if not (question or "").strip():
+        return False
+    return any(t.dep_ in ("relcl", "acl") for t in parse_question(question))
+
+
+def question_terms(question: str, idf: Optional[Callable[[str], float]] = None) -> dict[str, float]:
+    """Content-word stems of the question with weights (1 + 0.5 if capitalised + 0.5 if long, times
+    ``idf(stem)`` when given), the focus terms (``focus_terms``) weighing ``FOCUS`` times more."""
+    focus = focus_terms(question)
+    terms: dict[str, float] = {}
+    for raw in _WORD.findall(question or ""):
+        word = raw.lower()
+        if word in STOP or word in _WH or len(word) < 3 and not word.isdigit():
+            continue
+        weight = 1.0 + (0.5 if raw[:1].isupper() else 0.0) + (0.5 if len(word) >= 8 else 0.0)
+        key = stem(word)
+        weight *= (FOCUS if key in focus else 1.0) * (idf(key) if idf is not None else 1.0)
+        terms[key] = max(terms.get(key, 0.0), weight)
+    return terms
+
+
+def sentence_stems(text: str) -> frozenset[str]:
+    """The stems of a sentence's words (same stemming as ``question_terms``)."""
+    return frozenset(stem(w) for w in _words(text))
+
+
+@dataclass
+class QuestionFrame:
+    """Everything the answer builders need to know about the question."""
+
+    text: str
+    groups: list[tuple[str, ...]] = field(default_factory=list)  # wanted types per asked item
+    terms: dict[str, float] = field(default_factory=dict)
+    focus: frozenset[str] = frozenset()  # stems of the focus terms
+    name_stems: frozenset[str] = frozenset()  # stems of the words of the names in the question
+    multi_hop: bool = False  # the question reaches its answer through another entity (``is_multi_hop``)
+    entity_keys: frozenset[str] = frozenset()  # question entities (knowledge-graph keys)
+    plain: str = ""  # the question lower-cased with single spaces, to skip answers it already names
+
+    @property
+    def wanted(self) -> frozenset[str]:
+        return frozenset(label for group in self.groups for label in group)
+
+    def names_in_question(self, surface: str) -> bool:
+        """Is this surface form already said in the question (then it is not the answer)?"""
+        text = " ".join(surface.lower().split())
+        return bool(text) and f" {text} " in f" {self.plain} "
+
+
+def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Callable[[str], float]] = None
+               ) -> QuestionFrame:
+    """The frame of a question (answer types, terms weighted by ``idf``) with its linked entity keys."""
+    from core.extraction.query_terms import name_spans
+
+    plain = " ".join(_words(question))
+    names = frozenset(stem(w) for name in name_spans(question) for w in _words(name))
+    return QuestionFrame(question, answer_types(question), question_terms(question, idf), frozenset(focus_terms(question)),
+                         names, is_multi_hop(question), frozenset(entity_keys), plain)

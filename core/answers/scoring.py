@@ -1,0 +1,145 @@
+"""How good a candidate sentence is as an answer, from lexical, graph, type and stored-vector signals
+(no sentence is parsed or embedded per query).
+
+score = LEXICAL × (share of the question's term weight found among its words outside the question's
+                  names; terms weighted by IDF over the chunks, the focus terms ×3, see ``question``)
+      + LEXICAL_NAMES × (the same share for the words of the question's names)
+      + ROLE[role]  (what the mode's evidence says of the sentence: it states a bridge relation, it is
+                     about the bridge's other entity, it supports a path edge, …)
+      + QUESTION_ENTITY if it names a question entity (QUESTION_ENTITY_MULTI for a multi-hop question,
+        whose answer sentence rarely names them)
+      + TYPE × (wanted-type match) when the sentence is *near the question*: it names a question
+        entity, states a bridge, is about a bridge entity or shares a term with the question
+      + FOCUS × (share of the focus terms it holds: "Who *founded* …") + DIRECT × the same share when it
+        also holds a wanted-type mention (the shape of a direct answer)
+      + SIMILARITY × (cosine to the question of the stored vector of a relation between two entities it
+        names, or 0.5 × that of the one entity it names: what the index embedded for what it states)
+      − RANK × (its place in the mode's own evidence order)
+
+A wanted-type match is a mention whose NER label or knowledge-graph type is in the first group of
+wanted types (1.0; a later label of the group ``LATER_LABEL``), plus half that per further group (a
+"…, and for how much?" part); never a mention the question names, nor an entity the caller excludes
+(the bridge entity a sentence is about). The entity an opening pronoun refers to counts as a mention.
+The weights were set by hand on the dev_musique_full questions and checked on the sample corpus's
+questions (README, "Offline answers"); there is no held-out question set, so expect ±1 question.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from core.answers.question import _WORD, QuestionFrame, stem
+from core.answers.sentences import Sentence
+
+LEXICAL = 2.0
+LEXICAL_NAMES = 0.5
+FOCUS = 1.0
+TYPE = 1.5
+QUESTION_ENTITY = 0.5
+QUESTION_ENTITY_MULTI = 0.0  # the same for a multi-hop question (its answer sentence rarely names them)
+DIRECT = 0.5  # a wanted-type mention next to a focus term of the question ("founded … by **X**")
+LATER_LABEL = 0.6
+SIMILARITY = 1.0  # × cosine to the question of what the sentence states (stored relation / entity vectors)
+RANK = 0.01
+ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
+        "chunk": 0.0}
+
+
+@dataclass
+class Pick:
+    """A scored sentence in the role a mode gave it, with the wanted-type mentions to bold."""
+
+    sentence: Sentence
+    score: float
+    role: str
+    label: str  # shown before the sentence in the answer ("bridge A → B", "about B", "chunk #2", …)
+    typed: list[str] = field(default_factory=list)  # surfaces of wanted-type mentions (one per group)
+
+
+def lexical(frame: QuestionFrame, sentence: Sentence) -> tuple[float, float]:
+    """Shares of the question's term weight found in the sentence (0..1 each): (terms outside the
+    question's names, terms of the names)."""
+    total = sum(frame.terms.values())
+    if not total:
+        return 0.0, 0.0
+    found = [(t, w) for t, w in frame.terms.items() if t in sentence.stems]
+    names = sum(w for t, w in found if t in frame.name_stems)
+    return (sum(w for _, w in found) - names) / total, names / total
+
+
+def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude: frozenset[str] = frozenset()
+                   ) -> tuple[float, list[str]]:
+    """(type score, surfaces to bold): for each wanted group, its best mention not named in the
+    question; a group's first label counts 1.0, later ones ``LATER_LABEL`` (who → a PERSON before
+    an ORG), and groups after the first count half. Among equals, the mention nearest to a focus
+    term of the question is the one bolded."""
+    score = 0.0
+    surfaces: list[str] = []
+    anchors = _focus_offsets(frame, sentence.text)
+    for g, group in enumerate(frame.groups):
+        found: tuple[float, float, str] = (0.0, 0.0, "")  # (value, -distance to a focus word, surface)
+        for label, surface, key in _mentions(sentence, graph):
+            # the mention's NER label or its entity's voted type: both are often wrong on their own
+            # ("Dunmore" labelled and voted PERSON, the Lantern Tide Festival voted LAW)
+            kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
+            position = min((group.index(x) for x in (label, kind) if x in group), default=None)
+            if position is None:
+                continue
+            if (key and (key in frame.entity_keys or key in exclude)) or frame.names_in_question(surface) \
+                    or surface in surfaces:
+                continue
+            value = 1.0 if position == 0 else LATER_LABEL
+            at = sentence.text.find(surface)
+            end = at + len(surface)
+            nearness = -min((max(a - end, at - b, 0) for a, b in anchors), default=0) if at >= 0 else -1e9
+            if (value, nearness) > found[:2]:
+                found = (value, nearness, surface)
+        if found[2]:
+            score += found[0] * (1.0 if g == 0 else 0.5)
+            surfaces.append(found[2])
+    return score, surfaces
+
+
+def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
+    """The sentence's mentions, plus the entity its opening pronoun or "the festival" refers to
+    (as the entity's name, which the sentence does not spell: the answer line then names it first)."""
+    key = sentence.refers_to
+    if not key or key not in graph or any(k == key for _, _, k in sentence.mentions):
+        return sentence.mentions
+    data = graph.nodes[key]
+    return sentence.mentions + [(str(data.get("type", "")), str(data.get("name") or key), key)]
+
+
+def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:
+    """Character offsets of the sentence's words that are focus terms of the question: the wanted-type
+    mention nearest to one is the short answer ("joined the institute in **1923**", not the lifespan)."""
+    if not frame.focus:
+        return []
+    return [m.span() for m in _WORD.finditer(text) if stem(m.group(0).lower()) in frame.focus]
+
+
+def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: str, rank: int = 0,
+                   label: Optional[str] = None, similarity: float = 0.0, exclude: frozenset[str] = frozenset()
+                   ) -> Pick:
+    """Score one sentence in a role (see the module docstring). ``exclude``: entities that cannot be
+    the answer here (the bridge entity a sentence is about: the question asks about it, not for it)."""
+    lex, lex_names = lexical(frame, sentence)
+    names_question = bool(sentence.keys & frame.entity_keys)
+    type_score, surfaces = typed_mentions(frame, sentence, graph, exclude)
+    near = names_question or lex + lex_names > 0 or role in ("bridge", "about", "edge")
+    focus = len(frame.focus & sentence.stems) / len(frame.focus) if frame.focus else 0.0
+    entity = QUESTION_ENTITY_MULTI if frame.multi_hop else QUESTION_ENTITY
+    score = (LEXICAL * lex + LEXICAL_NAMES * lex_names + ROLE.get(role, 0.0)
+             + (entity if names_question else 0.0) + (TYPE * type_score if near else 0.0)
+             + FOCUS * focus + (DIRECT * focus if type_score > 0 else 0.0)
+             + SIMILARITY * similarity - RANK * rank)
+    return Pick(sentence, round(score, 6), role, label or role, surfaces if near else [])
+
+
+def best(picks: list[Pick]) -> Optional[Pick]:
+    """The highest-scoring pick; ties go to the earlier one (the mode's own order)."""
+    top: Optional[Pick] = None
+    for pick in picks:
+        if top is None or pick.score > top.score:
+            top = pick
+    return top

@@ -1,0 +1,148 @@
+"""Candidate sentences for offline answers, read from the sentence records stored at indexing time.
+
+Each chunk's sentences (markup removed, typed mentions ``[label, surface, key]``) are read once per
+workspace generation and kept in memory (``SentenceBank``), so no sentence is parsed per query. At
+load time every mention key is resolved to its knowledge-graph entity (merged aliases:
+"Brightwater" → "brightwater robotics"), and a sentence that opens with a pronoun or with "the
+<noun>" ("It was bought …", "The company is headquartered …") is also counted as mentioning the
+entity it most likely refers to: the entity an earlier sentence of the chunk (at most ``LOOKBACK``
+back) is about, of a fitting type (a person for he/she, an ORG for "the company", a place for "the
+town", anything for it/they).
+Workspaces indexed before sentence records existed fall back to the chunk text split into sentences,
+without mentions.
+"""
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional
+
+from core.answers.question import _NOUN_TYPES, sentence_stems
+from core.storage.graph_store import chunk_sentences
+
+MIN_WORDS = 5  # shorter lines (headings, list labels) are never quoted
+MAX_CHARS = 600  # a longer "sentence" (a table row run, a list) is cut for display
+LOOKBACK = 4  # sentences searched backwards for the entity a pronoun refers to
+
+_PERSONAL = frozenset("he she his her him".split())
+_NEUTER = frozenset("it its they their this".split())
+_OPENING = re.compile(r"^\W*(\w+)(?:\s+(\w+))?", re.UNICODE)
+
+
+@dataclass
+class Sentence:
+    """One stored sentence with resolved entity keys and its citation."""
+
+    text: str
+    chunk_id: str
+    ord: int
+    cite: str  # "document name, chunk n"
+    mentions: list[tuple[str, str, str]] = field(default_factory=list)  # (label, surface, resolved key)
+    keys: frozenset[str] = frozenset()  # entities it names, plus the one its opening pronoun refers to
+    stems: frozenset[str] = frozenset()
+    refers_to: str = ""  # the entity key an opening pronoun / "the company" was resolved to
+
+
+def _resolve(key: str, graph: Any, aliases: dict[str, str]) -> str:
+    if not key or key in graph:
+        return key
+    return aliases.get(key, key)
+
+
+def _wanted_label(opening: str, second: str) -> Optional[frozenset[str]]:
+    """Which labels the sentence's opening pronoun can refer to (None: no anaphora)."""
+    if opening in _PERSONAL:
+        return frozenset({"PERSON"})
+    if opening in _NEUTER:
+        return frozenset()  # any entity
+    if opening == "the" and second in _NOUN_TYPES:
+        return frozenset(_NOUN_TYPES[second])
+    return None
+
+
+def _fits(key: str, label: str, labels: frozenset[str], graph: Any) -> bool:
+    kind = str(graph.nodes[key].get("type", "")) if key in graph else ""
+    return not labels or label in labels or kind in labels
+
+
+def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[str]]]], graph: Any,
+                    aliases: dict[str, str]) -> list[Sentence]:
+    """Sentence records of one chunk with resolved keys and anaphora (see the module docstring)."""
+    out: list[Sentence] = []
+    topics: list[tuple[str, str]] = []  # per sentence: (entity it is about, that entity's label)
+    for ord_, (text, mentions) in enumerate(rows):
+        text = " ".join(str(text).split())
+        if len(text) > MAX_CHARS:
+            text = text[:MAX_CHARS].rsplit(" ", 1)[0] + " …"
+        resolved = [(str(m[0]), str(m[1]), _resolve(str(m[2]) if len(m) > 2 else "", graph, aliases))
+                    for m in mentions if len(m) >= 2]
+        sentence = Sentence(text, chunk_id, ord_, cite, resolved, frozenset(k for _, _, k in resolved if k),
+                            sentence_stems(text))
+        match = _OPENING.match(text)
+        labels = _wanted_label(match.group(1).lower(), (match.group(2) or "").lower()) if match else None
+        topic = ("", "")
+        if labels is not None:
+            for key, label in reversed(topics[-LOOKBACK:]):
+                if key and _fits(key, label, labels, graph):
+                    sentence.refers_to = key
+                    sentence.keys = sentence.keys | {key}
+                    topic = (key, label)
+                    break
+        else:
+            first = next(((label, key) for label, _, key in resolved if key), None)
+            if first is not None:
+                topic = (first[1], first[0])
+        topics.append(topic)
+        out.append(sentence)
+    return [s for s in out if len(s.text.split()) >= MIN_WORDS]
+
+
+class SentenceBank:
+    """Sentences per chunk, loaded on demand and kept for the workspace generation."""
+
+    def __init__(self, ws: Any) -> None:
+        self.ws = ws
+        self.graph = ws.knowledge_graph()
+        from core.retrieval.entity_linking import alias_index
+
+        self.aliases = alias_index(ws)
+        self.by_chunk: dict[str, list[Sentence]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, chunk_ids: Iterable[str]) -> dict[str, list[Sentence]]:
+        """Sentences of each chunk (chunks that vanished map to nothing)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        missing = [c for c in ids if c not in self.by_chunk]
+        if missing:
+            self._load(missing)
+        return {c: self.by_chunk.get(c, []) for c in ids}
+
+    def sentences(self, chunk_ids: Iterable[str]) -> list[Sentence]:
+        """All sentences of these chunks, chunk by chunk in the given order."""
+        return [s for sentences in self.get(chunk_ids).values() for s in sentences]
+
+    def _load(self, chunk_ids: list[str]) -> None:
+        store = self.ws.store
+        chunks = store.chunks_by_id(chunk_ids)
+        names = self.ws.doc_names()
+        with self.lock:
+            rows = chunk_sentences(store.conn, chunk_ids)
+        for chunk_id in chunk_ids:
+            chunk = chunks.get(chunk_id)
+            if chunk is None:
+                self.by_chunk[chunk_id] = []
+                continue
+            cite = f"{names.get(chunk.doc_id, chunk.doc_id)}, chunk {int(chunk.order) + 1}"
+            stored = rows.get(chunk_id)
+            if stored is None:  # indexed before sentence records existed: plain sentences, no mentions
+                from core.extraction.markup import plain_text
+                from core.summarize import split_sentences
+
+                stored = [(s, []) for s in split_sentences(plain_text(chunk.text))]
+            self.by_chunk[chunk_id] = build_sentences(chunk_id, cite, stored, self.graph, self.aliases)
+
+
+def sentence_bank(ws: Any) -> SentenceBank:
+    """The workspace's sentence bank for its current generation (rebuilt after any index change)."""
+    return ws._cached("answer_sentence_bank", lambda: SentenceBank(ws))
