@@ -1,6 +1,7 @@
 """Question files in the shared FORMAT.md layout (JSONL: qid, question, answer, answer_aliases,
 question_type, hops, gold_doc_ids, evidence, meta). ``gold_doc_names`` may replace ``gold_doc_ids``
-(file names, resolved against the workspace's documents)."""
+(file names, resolved against the workspace's documents). Evidence entries that name a ``chunk_id``
+(RAGScope's annotation exports) become chunk-level gold (``gold_chunk_ids``)."""
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ class Question:
     question_type: str = ""
     gold_doc_ids: list[str] = field(default_factory=list)
     gold_doc_names: list[str] = field(default_factory=list)
+    gold_chunk_ids: list[str] = field(default_factory=list)
 
 
 def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
@@ -37,10 +39,19 @@ def parse_questions(lines: list[str], source: str = "questions") -> list[Questio
             answer=raw.get("answer"), aliases=[str(a) for a in raw.get("answer_aliases") or []],
             question_type=str(raw.get("question_type") or ""),
             gold_doc_ids=[str(d) for d in raw.get("gold_doc_ids") or []],
-            gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []]))
+            gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []],
+            gold_chunk_ids=_evidence_chunks(raw.get("evidence"))))
     if not out:
         raise ValueError(f"{source} contains no questions")
     return out
+
+
+def _evidence_chunks(evidence: object) -> list[str]:
+    """Chunk ids named by the evidence entries (``{doc_id, chunk_id}``), in order, without duplicates."""
+    if not isinstance(evidence, list):
+        return []
+    ids = (str(e.get("chunk_id") or "") for e in evidence if isinstance(e, dict))
+    return list(dict.fromkeys(i for i in ids if i))
 
 
 def load_questions(path: Path) -> list[Question]:

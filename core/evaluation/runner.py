@@ -8,6 +8,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from core.evaluation.bm25 import BM25Baseline
+from core.evaluation.loss import chunk_loss, document_loss, stage_counts
 from core.evaluation.metrics import (all_at_k, answer_in_context, bootstrap_ci, mean, ranked_documents,
                                      recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
@@ -107,6 +108,9 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             for k in ks:
                 row[f"recall@{k}"] = recall_at_k(docs, q.gold_doc_ids, k)
                 row[f"all@{k}"] = all_at_k(docs, q.gold_doc_ids, k)
+            row["evidence_loss"] = document_loss(result, q.gold_doc_ids, chunk_doc, max(ks))
+            if q.gold_chunk_ids:
+                row["evidence_loss_chunks"] = chunk_loss(result, q.gold_chunk_ids, max(ks))
             report.rows.append(row)
             done += 1
             progress(ProgressEvent("eval", done, total, f"{q.qid} · {mode}"))
@@ -130,6 +134,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                            "p95": float(np.percentile(latencies, 95)) if latencies else None},
             "questions_with_gold": sum(1 for r in rows if r["gold"]),
             "llm_calls": sum(int(r["llm_calls"]) for r in rows),
+            "evidence_loss": stage_counts(r["evidence_loss"] for r in rows),
         }
         report.modes[mode] = summary
     return report
