@@ -54,8 +54,12 @@ def win_rate_figure(report: JudgeReport, criterion: str) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=z, x=modes, y=modes, zmin=0, zmax=1, zmid=0.5, colorscale="RdBu", text=text,
                                texttemplate="%{text}", customdata=hover,
                                hovertemplate="%{y} over %{x}: %{text}<br>%{customdata}<extra></extra>"))
-    fig.update_layout(title=html.escape(criterion), height=140 + 46 * len(modes), yaxis_autorange="reversed",
+    readable = any(v is not None for row in rates.values() for v in row.values())
+    title = html.escape(criterion) + ("" if readable else " — no readable verdict")
+    fig.update_layout(title=title, height=140 + 46 * len(modes), yaxis_autorange="reversed",
                       margin=dict(l=10, r=10, t=40, b=10), xaxis_title="against", yaxis_title="win rate of")
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 

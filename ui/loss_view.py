@@ -16,6 +16,8 @@ import streamlit as st
 
 from core.evaluation.loss import LEVELS, STAGE_LABELS, STAGES, funnel, loss_sentence, stage_counts
 
+LEVEL_COLOURS = {"gold": "#64748b", "reached": "#f97316", "selected": "#facc15", "in context": "#86efac",
+                 "top k": "#16a34a"}
 COLOURS = {"found": "#16a34a", "below_k": "#86efac", "over_budget": "#facc15", "not_selected": "#fb923c",
            "not_reached": "#dc2626"}
 
@@ -27,15 +29,24 @@ def counts_by_mode(rows: Sequence[Mapping[str, Any]], qid: str | None = None) ->
                             and (qid is None or r["qid"] == qid)) for m in modes}
 
 
-def funnel_figure(counts: Mapping[str, Mapping[str, int]], title: str) -> go.Figure:
-    """One funnel per mode, side by side: gold items that got at least as far as each level."""
-    fig = go.Figure()
-    for mode, c in counts.items():
-        levels = funnel(c)
-        fig.add_trace(go.Funnel(name=mode, y=list(LEVELS), x=[levels[level] for level in LEVELS],
-                                textinfo="value", hovertemplate=mode + " · %{y}: %{x}<extra></extra>"))
-    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=40, b=10), funnelmode="group",
-                      legend_orientation="h")
+def funnel_figure(counts: Mapping[str, Mapping[str, int]], title: str, per_row: int = 4) -> go.Figure:
+    """A small funnel per mode: gold items that got at least as far as each level."""
+    from plotly.subplots import make_subplots
+
+    modes = list(counts)
+    rows = max(1, -(-len(modes) // per_row))
+    cols = min(per_row, max(len(modes), 1))
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=modes, shared_yaxes=True,
+                        horizontal_spacing=0.03, vertical_spacing=0.12)
+    for i, mode in enumerate(modes):
+        levels = funnel(counts[mode])
+        fig.add_trace(go.Funnel(name=mode, y=list(LEVELS), x=[levels[level] for level in LEVELS], textinfo="value",
+                                marker={"color": [LEVEL_COLOURS[level] for level in LEVELS]},
+                                connector={"fillcolor": "#e5e7eb"}, showlegend=False,
+                                hovertemplate=mode + " · %{y}: %{x}<extra></extra>"),
+                      row=i // cols + 1, col=i % cols + 1)
+    fig.update_layout(title=title, height=80 + 190 * rows, margin=dict(l=10, r=10, t=60, b=10))
+    fig.update_yaxes(automargin=True)
     return fig
 
 
@@ -47,9 +58,10 @@ def stage_share_figure(counts: Mapping[str, Mapping[str, int]], title: str) -> g
         shares = [100 * counts[m][stage] / max(sum(counts[m].values()), 1) for m in modes]
         fig.add_bar(name=STAGE_LABELS[stage], y=modes, x=shares, orientation="h", marker_color=COLOURS[stage],
                     hovertemplate="%{y} · " + STAGE_LABELS[stage] + ": %{x:.0f}%<extra></extra>")
-    fig.update_layout(title=title, barmode="stack", height=120 + 34 * len(modes), xaxis_title="% of gold items",
+    fig.update_layout(title=title, barmode="stack", height=120 + 34 * len(modes), xaxis_title="% of gold documents",
                       margin=dict(l=10, r=10, t=40, b=10), legend_orientation="h", legend_y=-0.3,
                       yaxis_autorange="reversed")
+    fig.update_yaxes(automargin=True)
     return fig
 
 

@@ -62,8 +62,8 @@ def criteria_from_spec(spec: str) -> tuple[str, tuple[Criterion, ...]]:
     names = [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise ValueError(f"unknown criteria {', '.join(unknown) or spec!r}: use lightrag, pathrag or names from "
-                         f"{', '.join(known)}")
+        what = ", ".join(unknown) if unknown else repr(spec)
+        raise ValueError(f"unknown criteria {what}: use lightrag, pathrag or names from {', '.join(known)}")
     return "custom", tuple(known[n] for n in dict.fromkeys(names))
 
 
