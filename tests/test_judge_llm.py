@@ -22,7 +22,7 @@ import pytest
 
 from conftest import MODEL_NAME, ROOT, llm_settings
 from core.evaluation.questions import Question
-from test_llm_faults import FaultProxy, proxy  # noqa: F401 - the proxy fixture is used below
+from test_llm_faults import proxy  # noqa: F401 - the fault-injecting proxy fixture
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -219,3 +219,43 @@ def test_faults_retries_invalid_verdicts_and_a_dead_server(proxy, sample_ws_copy
     proxy.reset()  # healthy again: the run resumes from the cached keywords and answers
     report = run_judge(ws, one, modes, chat(), criteria="overall", judge_max_tokens=120)
     assert report.usage["calls"] == 2 and report.usage["cached"] == 3
+
+
+def test_evaluate_page_estimates_runs_and_shows_the_judge(sample_workspace_dir, tmp_path, monkeypatch, llm_server):
+    import shutil
+
+    from streamlit.testing.v1 import AppTest
+
+    from core.settings import load_settings, save_settings
+
+    folder = tmp_path / "workspaces"
+    shutil.copytree(sample_workspace_dir, folder / "sample")
+    save_settings(folder / "sample", load_settings(folder / "sample").model_copy(
+        update={"max_total_tokens": 1200, "llm_max_tokens": 60, "llm_concurrency": 1}))
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
+    monkeypatch.setenv("RAGSCOPE_LLM_BASE_URL", llm_server)
+    monkeypatch.setenv("RAGSCOPE_LLM_MODEL", MODEL_NAME)
+    at = AppTest.from_file(str(ROOT / "pages" / "evaluate.py"), default_timeout=900)
+    at.session_state["workspace_name"] = "sample"
+    at.run()
+    at.multiselect(key="judge_modes").set_value(["naive", "local"])
+    at.number_input(key="judge_count").set_value(1).run()
+    assert at.button(key="judge_run").disabled  # the estimate comes first
+    at.button(key="judge_estimate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(t.value.startswith("Estimate: 5 LLM call(s) to make and 0 cached") for t in at.text), \
+        [t.value for t in at.text]
+    at.button(key="judge_run").click().run()
+    job = at.session_state["judge_job"]
+    assert job.join(timeout=900) and job.state == "done", job.error_traceback
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    report = at.session_state["judge_last"]["report"]
+    assert [len(q.judgments) for q in report.questions] == [2]
+    heatmaps = [c for c in at.get("plotly_chart") if "win rate of" in c.proto.spec]
+    assert len(heatmaps) == 4  # one per LightRAG criterion
+    cost = next(d.value for d in at.dataframe if "prompt tokens" in d.value.columns)
+    assert list(cost[""]) == ["estimate (before)", "measured (after)"]
+    assert int(cost["calls"].iloc[0]) == 5 and int(cost["calls"].iloc[1]) == report.usage["calls"] <= 5
+    texts = [t.value for t in at.text]
+    assert all(report.questions[0].answers[m] in texts for m in ("naive", "local"))  # side by side

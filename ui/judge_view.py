@@ -28,7 +28,7 @@ from ui.judge_job import JudgeJob
 
 STATE_KEY = "judge_last"
 JOB_KEY = "judge_job"
-ESTIMATE_KEY = "judge_estimate"
+ESTIMATE_KEY = "judge_estimate_result"
 POLL_S = 1.0
 DEFAULT_QUESTIONS = 5
 
