@@ -101,6 +101,8 @@ def test_mark_in_inspect_and_compare_export_and_evaluate(data_dir, tmp_path):
         assert stored.question == QUESTION and stored.answer == "Helena Marsh"
         assert {m.chunk_id for m in stored.relevant} == {first, extra}
         assert [m.chunk_id for m in stored.not_relevant] == [second]
+        modes_of = {m.chunk_id: m.mode.split(",") for m in stored.marks}  # the modes that retrieved each chunk
+        assert "naive" in modes_of[first] and ("local" in modes_of[extra] if local_only else modes_of[extra])
         chunk_doc = {c: ch.doc_id for c, ch in ws.store.chunks_by_id(ws.store.all_chunk_ids()).items()}
         gold = stored.gold_doc_ids
 

@@ -82,9 +82,7 @@ def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult
         marks = {chunk_id: VALUES[choice] for chunk_id, choice in choices.items()}
         modes = {row["chunk_id"]: ",".join(row["modes"]) for row in rows}
         with show_errors("Saving the annotations"):
-            for mode in dict.fromkeys(modes[c] for c in marks):
-                part = {c: v for c, v in marks.items() if modes[c] == mode}
-                stored = save_marks(ws, question, part, mode=mode, answer=answer)
+            stored = save_marks(ws, question, marks, mode=modes, answer=answer)
             st.success(f"Saved: {len(stored.relevant)} relevant and {len(stored.not_relevant)} not relevant chunk(s) "
                        f"for this question ({len(stored.gold_doc_ids)} gold document(s)).")
     elif existing is not None and existing.marks:

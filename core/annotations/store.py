@@ -117,11 +117,12 @@ def prune(conn: sqlite3.Connection) -> int:
                         "(SELECT DISTINCT qid FROM annotations)").rowcount
 
 
-def save_marks(ws: Any, question: str, marks: Mapping[str, Optional[bool]], mode: str = "",
+def save_marks(ws: Any, question: str, marks: Mapping[str, Optional[bool]], mode: str | Mapping[str, str] = "",
                answer: Optional[str] = None) -> AnnotatedQuestion:
-    """Set the marks of one question: ``{chunk_id: True (relevant) | False (not relevant) | None (unmark)}``;
-    ``answer`` (when not None) replaces the expected answer. Unknown chunk ids raise ValueError and
-    nothing is written. Returns the question as stored."""
+    """Set the marks of one question in one transaction: ``{chunk_id: True (relevant) | False (not
+    relevant) | None (unmark)}``; ``mode`` names the mode(s) whose result was read, for all chunks or per
+    chunk id; ``answer`` (when not None) replaces the expected answer. Unknown chunk ids raise ValueError
+    and nothing is written. Returns the question as stored."""
     text = clean_question(question)
     qid = question_id(text)
     now = time.time()
@@ -140,7 +141,8 @@ def save_marks(ws: Any, question: str, marks: Mapping[str, Optional[bool]], mode
                 conn.execute("INSERT INTO annotations(qid, chunk_id, doc_id, relevant, mode, created_at) "
                              "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(qid, chunk_id) DO UPDATE SET "
                              "relevant = excluded.relevant, mode = excluded.mode, created_at = excluded.created_at",
-                             (qid, chunk_id, docs[chunk_id], int(bool(value)), mode, now))
+                             (qid, chunk_id, docs[chunk_id], int(bool(value)),
+                              mode if isinstance(mode, str) else mode.get(chunk_id, ""), now))
         prune(conn)
     return annotation_for(ws, text) or AnnotatedQuestion(qid, text)
 
