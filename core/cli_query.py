@@ -118,3 +118,8 @@ def add_commands(sub, common: argparse.ArgumentParser, command) -> None:
     except ImportError:  # the evaluation package is optional while it is being built
         return
     add_eval_command(sub, common, command)
+    from core.annotations.cli import add_annotations_command
+    from core.judge.cli import add_judge_command
+
+    add_annotations_command(sub, common, command)
+    add_judge_command(sub, common, command)

@@ -2,10 +2,12 @@
 
 Entities and relations left without any source are deleted; the others are re-merged from their
 remaining fragments (and re-embedded when their profile changed). Re-adding a deleted document
-afterwards indexes it again from scratch. The caller holds the workspace write lock.
+afterwards indexes it again from scratch. The analyst's marks on its chunks are dropped in the same
+transaction (``core.annotations``). The caller holds the workspace write lock.
 """
 from __future__ import annotations
 
+from core.annotations.store import drop_document_annotations
 from core.storage import graph_store
 from core.workspace import Workspace
 
@@ -47,6 +49,7 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
                 live = {e.vector_id for e in changed_e} | {r.vector_id for r in changed_r} | {n.vector_id for n in nodes}
                 stale = [v for v in stale if v and v not in live]
             store.delete_document_row(doc_id)
+            drop_document_annotations(store.conn, doc_id)
             store.log("document_deleted", {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
             ws.bump_generation()
         if chunk_ids:

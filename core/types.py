@@ -142,6 +142,11 @@ class RetrievalResult:
     trace: list[str] = field(default_factory=list)
     evidence_chunk_ids: list[str] = field(default_factory=list)
     answer: Optional[Answer] = None
+    # The evidence-loss funnel (core.evaluation.loss): chunks the mode selected before its token budgets
+    # (rank order), and every chunk its search reached (sources of the retrieved entities, relations, path
+    # nodes and edges, tree candidates), a superset of the selected ones. Empty lists: nothing reached.
+    candidate_chunk_ids: list[str] = field(default_factory=list)
+    reached_chunk_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

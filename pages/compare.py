@@ -16,6 +16,7 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 import streamlit as st  # noqa: E402
 
 from core.api import run_modes  # noqa: E402
+from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
@@ -62,6 +63,8 @@ def _render(last: dict, ws) -> None:
     st.plotly_chart(rv.latency_figure(results), key="compare_latency_chart")
     st.subheader("Overlap between modes")
     rv.render_overlaps(results, "compare")
+    with show_errors("Annotations"):
+        annotations_view.render_marking(ws, last["question"], results, "compare")
 
 
 def main() -> None:

@@ -3,7 +3,9 @@
 Recall@k of gold documents over each mode's ranked evidence, all@k, answer-in-context rate,
 answer-in-answer rate (of each mode's offline extractive answer, whole answer and first line),
 context tokens and latency, with a BM25 reference row; bootstrap 95% intervals on the bars;
-a per-question table and downloads.
+a per-question table and downloads; where each mode lost the gold evidence (``ui.loss_view``).
+Below: the LLM judge's pairwise win rates (``ui.judge_view``) and the analyst's annotations
+(``ui.annotations_view``), which are also a question source.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import streamlit as st  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
+from ui import annotations_view, judge_view, loss_view  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 
@@ -87,9 +90,14 @@ def main() -> None:
     from core.retrieval.registry import modes
 
     files = _question_files()
-    source = st.radio("Questions", ["Built-in or shared file", "Upload a file"], key="eval_source", horizontal=True)
+    source = st.radio("Questions", ["Built-in or shared file", "Upload a file", annotations_view.SOURCE_LABEL],
+                      key="eval_source", horizontal=True)
     questions = None
-    if source == "Upload a file":
+    if source == annotations_view.SOURCE_LABEL:
+        questions = annotations_view.questions_from_annotations(ws)
+        if not questions:
+            st.info("No annotations yet: mark retrieved chunks on the Inspect or Compare page.")
+    elif source == "Upload a file":
         upload = st.file_uploader("Question file (.jsonl)", type=["jsonl"], key="eval_upload")
         if upload is not None:
             questions = parse_questions(upload.getvalue().decode("utf-8", errors="replace").splitlines(), upload.name)
@@ -111,16 +119,26 @@ def main() -> None:
         bar.progress(1.0, text="Done")
         st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "report": report}
     last = st.session_state.get(STATE_KEY)
-    if not last or last["workspace"] != current_workspace_name():
-        return
-    report = last["report"]
+    if last and last["workspace"] == current_workspace_name():
+        render_report(last["report"], ws)
+    st.divider()
+    with show_errors("The judge"):
+        judge_view.render_judge(ws, questions, session_settings())
+    st.divider()
+    with show_errors("Annotations"):
+        annotations_view.render_annotation_list(ws)
+
+
+def render_report(report, ws) -> None:
+    """The last evaluation's tables, charts, evidence loss and downloads."""
     for warning in report.warnings:
         st.warning(warning)
     st.subheader(f"{report.questions} questions")
     st.dataframe(_summary_frame(report), hide_index=True, key="eval_summary_table")
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
-    rows = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"])}
+    rows = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"]),
+                          **{k: json.dumps(r[k]) for k in ("evidence_loss", "evidence_loss_chunks") if k in r}}
                          for r in report.rows])
     st.subheader("Per question")
     st.dataframe(rows, hide_index=True, key="eval_rows_table")
@@ -128,6 +146,7 @@ def main() -> None:
                        "application/json", key="eval_dl_summary")
     st.download_button("Download per-question rows (CSV)", rows.to_csv(index=False), "eval_rows.csv", "text/csv",
                        key="eval_dl_rows")
+    loss_view.render_loss(report, ws.doc_names())
 
 
 main()

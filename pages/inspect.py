@@ -22,6 +22,7 @@ import streamlit as st  # noqa: E402
 from core.api import run_modes  # noqa: E402
 from core.settings import Settings  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
+from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
@@ -230,6 +231,8 @@ def main() -> None:
     st.divider()
     render_header(last, result)
     render_tabs(result)
+    with show_errors("Annotations"):
+        annotations_view.render_marking(ws, last["question"], {result.mode: result}, "inspect")
     with show_errors("Drawing the subgraph"):
         render_subgraph(ws, last, result)
     st.download_button("Download the result as JSON", json.dumps(result.to_dict(), indent=2, default=str),

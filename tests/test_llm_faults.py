@@ -2,7 +2,7 @@
 
 A small threading HTTP proxy on 127.0.0.1 forwards to the server and, following a script,
 answers chat-completion requests with 429, 500, a stalled connection (timeout), a truncated body,
-a non-JSON body, 401 or 404 instead. Checks: transient faults are retried and the work finishes;
+a non-JSON body, 401, 404 or a scripted reply ("reply:TEXT") instead. Checks: transient faults are retried and the work finishes;
 retries are bounded (counted at the proxy); configuration errors fail at once with a message
 naming the setting; a document whose calls keep failing is marked failed with a clear reason,
 and indexes once the server is healthy again.
@@ -10,6 +10,7 @@ and indexes once the server is healthy again.
 from __future__ import annotations
 
 import http.client
+import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -75,6 +76,12 @@ class FaultProxy:
                     self._send(404, b'{"error": {"message": "The model does not exist"}}')
                 elif fault == "nonjson":
                     self._send(200, b"<html><body>proxy says hello</body></html>")
+                elif fault.startswith("reply:"):  # a well-formed completion whose text is the rest of the fault
+                    body = json.dumps({"id": "fault", "object": "chat.completion", "created": 0, "model": MODEL_NAME,
+                                       "choices": [{"index": 0, "finish_reason": "stop",
+                                                    "message": {"role": "assistant", "content": fault[6:]}}],
+                                       "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+                    self._send(200, body.encode())
                 elif fault == "timeout":
                     time.sleep(STALL_S)
                     self.close_connection = True

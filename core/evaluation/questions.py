@@ -1,6 +1,7 @@
 """Question files in the shared FORMAT.md layout (JSONL: qid, question, answer, answer_aliases,
 question_type, hops, gold_doc_ids, evidence, meta). ``gold_doc_names`` may replace ``gold_doc_ids``
-(file names, resolved against the workspace's documents)."""
+(file names, resolved against the workspace's documents). Evidence entries that name a ``chunk_id``
+(RAGScope's annotation exports) become chunk-level gold (``gold_chunk_ids``)."""
 from __future__ import annotations
 
 import json
@@ -19,6 +20,7 @@ class Question:
     gold_doc_ids: list[str] = field(default_factory=list)
     gold_doc_names: list[str] = field(default_factory=list)
     evidence_spans: list[str] = field(default_factory=list)  # quoted gold text (evidence[].text), if any
+    gold_chunk_ids: list[str] = field(default_factory=list)
 
 
 def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
@@ -39,7 +41,8 @@ def parse_questions(lines: list[str], source: str = "questions") -> list[Questio
             question_type=str(raw.get("question_type") or ""),
             gold_doc_ids=[str(d) for d in raw.get("gold_doc_ids") or []],
             gold_doc_names=[str(d) for d in raw.get("gold_doc_names") or []],
-            evidence_spans=_spans(raw.get("evidence"))))
+            evidence_spans=_spans(raw.get("evidence")),
+            gold_chunk_ids=_evidence_chunks(raw.get("evidence"))))
     if not out:
         raise ValueError(f"{source} contains no questions")
     return out
@@ -51,6 +54,12 @@ def _spans(evidence: object) -> list[str]:
         return []
     return [" ".join(str(item["text"]).split()) for item in evidence
             if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip()]
+def _evidence_chunks(evidence: object) -> list[str]:
+    """Chunk ids named by the evidence entries (``{doc_id, chunk_id}``), in order, without duplicates."""
+    if not isinstance(evidence, list):
+        return []
+    ids = (str(e.get("chunk_id") or "") for e in evidence if isinstance(e, dict))
+    return list(dict.fromkeys(i for i in ids if i))
 
 
 def load_questions(path: Path) -> list[Question]:

@@ -9,6 +9,7 @@ import numpy as np
 
 from core.evaluation.bm25 import BM25Baseline
 from core.answers import extractive_answer
+from core.evaluation.loss import chunk_loss, document_loss, stage_counts
 from core.evaluation.metrics import (all_at_k, answer_in_answer, answer_in_context, bootstrap_ci, first_line, mean,
                                      ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
@@ -133,6 +134,9 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                 texts = [chunk_text[c] for c in dict.fromkeys(result.evidence_chunk_ids) if c in chunk_text]
                 for k in ks:
                     row[f"span_recall@{k}"] = span_recall_at_k(texts, q.evidence_spans, k)
+            row["evidence_loss"] = document_loss(result, q.gold_doc_ids, chunk_doc, max(ks))
+            if q.gold_chunk_ids:
+                row["evidence_loss_chunks"] = chunk_loss(result, q.gold_chunk_ids, max(ks))
             report.rows.append(row)
             done += 1
             progress(ProgressEvent("eval", done, total, f"{q.qid} · {mode}"))
@@ -160,6 +164,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                            "p95": float(np.percentile(latencies, 95)) if latencies else None},
             "questions_with_gold": sum(1 for r in rows if r["gold"]),
             "llm_calls": sum(int(r["llm_calls"]) for r in rows),
+            "evidence_loss": stage_counts(r["evidence_loss"] for r in rows),
         }
         if with_spans:  # chunk-level: share of quoted gold spans inside the top-k evidence chunks
             summary["span_recall@k"] = {str(k): mean(r.get(f"span_recall@{k}") for r in rows) for k in ks}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result, take_within_budget
+from core.retrieval.funnel import set_funnel
 from core.types import RetrievalResult
 
 
@@ -23,6 +24,7 @@ class NaiveRetriever:
         with clock.stage("context"):
             records = [chunk_record(ctx.ws, h.id, h.score, f"cosine {h.score:.3f} to the question") for h in hits]
             records = fill_chunk_texts(ctx.ws, records)
+            set_funnel(result, [r["chunk_id"] for r in records])
             records, _ = take_within_budget(records, lambda c: c["text"], ctx.settings.max_total_tokens)
             result.chunks = records
             result.trace.append(f"dense top-{ctx.settings.naive_top_k} over {ctx.ws.vectors.count('chunks')} chunks: "

@@ -31,6 +31,7 @@ import networkx as nx
 
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
                                  prefix_within)
+from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
 from core.tokens import count_tokens
@@ -150,6 +151,7 @@ class PathRetriever:
                 build_path_context(ctx, result, kg, paths)
             else:
                 build_node_context(ctx, result, kg, retrieved)
+        path_funnel(result, kg, paths, retrieved)
         return result
 
 

@@ -28,7 +28,7 @@ stored at indexing time, the rendered context then counted exactly and trimmed i
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 import networkx as nx
@@ -37,6 +37,7 @@ import numpy as np
 from core.extraction.query_terms import labelled_query_entities
 from core.extraction.query_terms import name_spans
 from core.retrieval.entity_linking import dictionary_names, link_names
+from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.tokens import count_tokens
@@ -132,6 +133,7 @@ class _Items:
     branch: str
     items: list[tuple[str, dict[str, Any]]]
     note: str
+    considered: list[str] = field(default_factory=list)  # collapsed-tree candidates' leaves (evidence funnel)
 
 
 class TreeRetriever:
@@ -174,6 +176,7 @@ class TreeRetriever:
         result.params["final_h"] = final_h
         with clock.stage("context"):
             build_context(ctx, result, chosen, present, names)
+        set_funnel(result, _evidence(chosen.items), tree_reached(ctx.ws, chosen.considered, present))
         return result
 
 
@@ -308,7 +311,8 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
     filled = {r["chunk_id"] for r in fill_chunk_texts(ctx.ws, [r for kind, r in items if kind == "chunk"])}
     items = [(kind, r) for kind, r in items if kind == "summary" or r["chunk_id"] in filled]
     n_sum = sum(1 for kind, _ in items if kind == "summary")
-    return _Items(branch, items, f"{branch}: {n_sum} summaries, {len(items) - n_sum} chunks")
+    return _Items(branch, items, f"{branch}: {n_sum} summaries, {len(items) - n_sum} chunks",
+                  [leaf for c in cands for leaf in c.leaves])
 
 
 # --- context -----------------------------------------------------------------------------------

@@ -4,7 +4,29 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: annotation tables
+
+# Analyst annotations (core.annotations): questions with an optional expected answer, and chunks marked
+# relevant / not relevant for them. Created with the schema and again, idempotently, before annotations are used.
+ANNOTATION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS annotation_questions (
+    qid TEXT PRIMARY KEY,
+    question TEXT NOT NULL,
+    answer TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotations (
+    qid TEXT NOT NULL,
+    chunk_id TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    relevant INTEGER NOT NULL,         -- 1 relevant, 0 not relevant
+    mode TEXT NOT NULL DEFAULT '',     -- the mode whose result the analyst was reading
+    created_at REAL NOT NULL,
+    PRIMARY KEY (qid, chunk_id)
+);
+CREATE INDEX IF NOT EXISTS annotations_doc ON annotations(doc_id);
+"""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -151,7 +173,7 @@ CREATE TABLE IF NOT EXISTS run_log (
     event TEXT NOT NULL,
     detail TEXT NOT NULL
 );
-"""
+""" + ANNOTATION_SCHEMA
 
 
 # Columns added after version 1: (table, column, declaration). Older workspaces get them on open, with

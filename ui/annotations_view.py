@@ -1,0 +1,140 @@
+"""Annotations in the app: marking retrieved chunks (Inspect, Compare) and the list on Evaluate.
+
+``render_marking`` shows the chunks of one or several results for a question, each with a
+relevant / not relevant choice, plus an optional expected answer, in one form saved to the workspace
+(``core.annotations``). ``render_annotation_list`` lists the annotated questions on Evaluate with an
+export (a question file that ``eval`` and the Evaluate page read as it is), an import and deletion.
+Chunk texts and document names are untrusted: texts go through ``st.text``/``st.dataframe`` and names
+are escaped before they reach Markdown.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+import pandas as pd
+import streamlit as st
+
+from core.annotations import (annotation_for, annotations, delete_questions, export_jsonl, import_records,
+                              question_id, save_marks)
+from core.types import RetrievalResult
+from ui.errors import escape_markdown, show_errors
+
+CHOICES = ("—", "relevant", "not relevant")
+VALUES: dict[str, Optional[bool]] = {"—": None, "relevant": True, "not relevant": False}
+EXCERPT_CHARS = 600
+DEFAULT_SHOWN = 10
+SOURCE_LABEL = "Annotations of this workspace"
+
+
+def chunk_rows(results: Mapping[str, RetrievalResult]) -> list[dict[str, Any]]:
+    """The chunks of several results, once each, in order of their best rank (ties: mode order), with
+    the modes that retrieved them."""
+    rows: dict[str, dict[str, Any]] = {}
+    for m_index, (mode, result) in enumerate(results.items()):
+        for rank, chunk in enumerate(result.chunks):
+            chunk_id = str(chunk.get("chunk_id") or "")
+            if not chunk_id:
+                continue
+            row = rows.setdefault(chunk_id, {"chunk_id": chunk_id, "doc_id": chunk.get("doc_id", ""),
+                                             "doc_name": chunk.get("doc_name") or chunk.get("doc_id", ""),
+                                             "order": int(chunk.get("order", 0)), "text": chunk.get("text", ""),
+                                             "modes": [], "rank": (rank, m_index)})
+            row["modes"].append(mode)
+            row["rank"] = min(row["rank"], (rank, m_index))
+    return sorted(rows.values(), key=lambda r: r["rank"])
+
+
+def _choice(value: Optional[bool]) -> int:
+    return 0 if value is None else (1 if value else 2)
+
+
+def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult], key_prefix: str) -> None:
+    """The annotation form for the chunks of ``results`` (one mode on Inspect, several on Compare)."""
+    st.subheader("Annotate the retrieved chunks")
+    st.caption("Mark chunks relevant or not relevant to this question and, if you know it, the expected answer. "
+               "The marks are kept in the workspace; the Evaluate page lists them and exports them as a question "
+               "file with gold evidence.")
+    rows = chunk_rows(results)
+    if not rows:
+        st.info("No chunk was retrieved: there is nothing to mark (summaries and graph records are not marked).")
+        return
+    existing = None
+    with show_errors("Reading the annotations"):
+        existing = annotation_for(ws, question)
+    current = {m.chunk_id: m.relevant for m in existing.marks} if existing else {}
+    qid = question_id(question)
+    shown = int(st.number_input("Chunks to show", min_value=1, max_value=len(rows), value=min(DEFAULT_SHOWN, len(rows)),
+                                key=f"{key_prefix}_annotate_count"))
+    choices: dict[str, str] = {}
+    with st.form(key=f"{key_prefix}_annotate_form"):
+        for i, row in enumerate(rows[:shown]):
+            by = ", ".join(row["modes"])
+            st.caption(escape_markdown(f"{i + 1}. {row['doc_name']}, chunk {row['order'] + 1} — retrieved by {by}"))
+            text = row["text"]
+            st.text(text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + " …")
+            choices[row["chunk_id"]] = st.radio(
+                "Relevance", CHOICES, index=_choice(current.get(row["chunk_id"])), horizontal=True,
+                key=f"{key_prefix}_mark_{qid}_{row['chunk_id']}", label_visibility="collapsed")
+        answer = st.text_input("Expected answer (optional)", value=existing.answer if existing else "",
+                               key=f"{key_prefix}_answer_{qid}", max_chars=2000)
+        saved = st.form_submit_button("Save annotations", key=f"{key_prefix}_annotate_save")
+    if saved:
+        marks = {chunk_id: VALUES[choice] for chunk_id, choice in choices.items()}
+        modes = {row["chunk_id"]: ",".join(row["modes"]) for row in rows}
+        with show_errors("Saving the annotations"):
+            stored = save_marks(ws, question, marks, mode=modes, answer=answer)
+            st.success(f"Saved: {len(stored.relevant)} relevant and {len(stored.not_relevant)} not relevant chunk(s) "
+                       f"for this question ({len(stored.gold_doc_ids)} gold document(s)).")
+    elif existing is not None and existing.marks:
+        st.caption(f"Stored for this question: {len(existing.relevant)} relevant, {len(existing.not_relevant)} "
+                   "not relevant chunk(s).")
+
+
+def annotations_frame(ws: Any) -> pd.DataFrame:
+    """One row per annotated question."""
+    names = ws.doc_names()
+    rows = [{"qid": q.qid, "question": q.question, "expected answer": q.answer, "relevant": len(q.relevant),
+             "not relevant": len(q.not_relevant),
+             "gold documents": ", ".join(names.get(d, d) for d in q.gold_doc_ids),
+             "modes": ", ".join(sorted({m.mode for m in q.marks if m.mode}))} for q in annotations(ws)]
+    return pd.DataFrame(rows, columns=["qid", "question", "expected answer", "relevant", "not relevant",
+                                       "gold documents", "modes"])
+
+
+def questions_from_annotations(ws: Any) -> list[Any]:
+    """The annotations as evaluation questions, read from the export exactly as a file would be."""
+    from core.evaluation.questions import parse_questions
+
+    text = export_jsonl(ws)
+    return parse_questions(text.splitlines(), "annotations") if text.strip() else []
+
+
+def render_annotation_list(ws: Any) -> None:
+    """The Evaluate page's Annotations section: list, export, import, delete."""
+    st.subheader("Annotations")
+    frame = annotations_frame(ws)
+    if frame.empty:
+        st.caption("No annotations yet: mark retrieved chunks relevant or not relevant on the Inspect or Compare "
+                   "page, or import a file of marks below.")
+    else:
+        st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
+                   f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
+        st.dataframe(frame, hide_index=True, key="annotations_table")
+        st.download_button("Download annotations (JSONL question file)", export_jsonl(ws),
+                           file_name=f"annotations-{getattr(ws, 'name', 'workspace')}.jsonl",
+                           mime="application/jsonl", key="annotations_download", on_click="ignore")
+        doomed = st.multiselect("Delete annotated questions", list(frame["qid"]), key="annotations_delete_pick",
+                                format_func=lambda q: f"{q} — {frame.set_index('qid').loc[q, 'question'][:80]}")
+        if st.button("Delete", key="annotations_delete", disabled=not doomed):
+            with show_errors("Deleting annotations"):
+                st.success(f"Deleted {delete_questions(ws, doomed)} annotated question(s).")
+                st.rerun()
+    upload = st.file_uploader("Import marks from a question file (.jsonl)", type=["jsonl"],
+                              key="annotations_upload")
+    if st.button("Import", key="annotations_import", disabled=upload is None):
+        with show_errors("Importing annotations"):
+            report = import_records(ws, upload.getvalue().decode("utf-8", errors="replace").splitlines(),
+                                    upload.name)
+            st.success(f"Imported {report.questions} question(s) and {report.marks} mark(s).")
+            for reason in report.skipped:
+                st.warning(escape_markdown(f"Skipped {reason}"))
