@@ -1,4 +1,5 @@
-"""Embedders behind one small protocol: local all-MiniLM-L6-v2 (default) or an OpenAI-compatible endpoint.
+"""Embedders behind one small protocol: local all-MiniLM-L6-v2 (default) here, an OpenAI-compatible
+endpoint in ``core.remote_embeddings``.
 
 All vectors are L2-normalised float32 so that a dot product is the cosine similarity.
 """
@@ -89,31 +90,6 @@ class MiniLMEmbedder:
         return _normalise(out)
 
 
-class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint."""
-
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, batch_size: int = 64,
-                 timeout_s: float = 60.0) -> None:
-        from openai import OpenAI
-
-        self.name = f"openai:{model}"
-        self._client = OpenAI(base_url=base_url or None, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
-                              timeout=timeout_s, max_retries=3)
-        self._model = model
-        self._batch_size = batch_size
-        self.dim = len(self.embed(["dimension probe"])[0])
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = [t if t.strip() else " " for t in texts[start : start + self._batch_size]]
-            response = self._client.embeddings.create(model=self._model, input=batch)
-            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
-        if not rows:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        return _normalise(np.array(rows, dtype=np.float32))
-
-
 def local_embedder(batch_size: int = 16) -> MiniLMEmbedder:
     """Process-wide MiniLM instance per batch size (loading takes a few seconds)."""
     return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
@@ -146,9 +122,12 @@ def embed_chunk_texts(embedder: "Embedder", texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
     windows = [chunk_windows(t) for t in texts]
-    flat = [w for ws in windows for w in ws]
-    vectors = embedder.embed(flat)
-    out = np.zeros((len(texts), vectors.shape[1]), dtype=np.float32)
+    return pool_windows(windows, embedder.embed([w for ws in windows for w in ws]))
+
+
+def pool_windows(windows: Sequence[Sequence[str]], vectors: np.ndarray) -> np.ndarray:
+    """Chunk vectors from the vectors of their windows (``vectors`` in the order of the flattened windows)."""
+    out = np.zeros((len(windows), vectors.shape[1]), dtype=np.float32)
     position = 0
     for i, ws in enumerate(windows):
         out[i] = vectors[position : position + len(ws)].mean(axis=0)
