@@ -307,3 +307,17 @@ def submit_chunk_texts(embedder: Any, texts: Sequence[str]) -> "PendingVectors |
         return _Deferred(lambda: embed_chunk_texts(embedder, texts))
     windows = [chunk_windows(t) for t in texts]
     return submit([w for ws in windows for w in ws], lambda vectors: pool_windows(windows, vectors))
+
+
+def test_embedding_server(settings: Any, api_key: Optional[str] = None) -> tuple[bool, str]:
+    """Check that the configured embeddings server answers: (ok, message for the user)."""
+    try:
+        started = time.perf_counter()
+        probe = remote_embedder(settings.with_overrides({"embedding_max_retries": 0}), api_key)
+    except (EmbeddingServerError, ValueError) as exc:
+        return False, str(exc)
+    seconds = time.perf_counter() - started
+    probe.close()
+    served = f" (served as '{probe.served_model}')" if probe.served_model and probe.served_model != probe.model else ""
+    return True, (f"connected to {probe.where}: model '{probe.model}'{served} returned {probe.dim}-d vectors "
+                  f"in {seconds:.2f}s")

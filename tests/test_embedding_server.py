@@ -244,11 +244,15 @@ def processed_count(path: Path) -> int:
 
 
 def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_completes(infinity, sample_ws, tmp_path):
+    corpus = tmp_path / "corpus"  # six of the sample documents, indexed in batches of ~1,500 tokens
+    corpus.mkdir()
+    for source in sorted(SAMPLES.glob("0*.md"))[:6]:
+        shutil.copy(source, corpus / source.name)
     server = EmbeddingServer(infinity)
     path = tmp_path / "ws"
     env = ENV | {"RAGSCOPE_EMBEDDING_BASE_URL": server.url, "RAGSCOPE_EMBEDDING_MODEL": MODEL,
                  "RAGSCOPE_BATCH_TOKENS": "1500"}
-    command = [sys.executable, "-m", "core", "index", "--quiet", "--workspace", str(path), str(SAMPLES)]
+    command = [sys.executable, "-m", "core", "index", "--quiet", "--workspace", str(path), str(corpus)]
     try:
         proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 900
@@ -266,7 +270,7 @@ def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_compl
     finally:
         ws.close()
     assert status["failed"] == 0 and status["processed"] >= 1 and status["pending"] >= 1, status
-    assert status["processed"] + status["pending"] == 12
+    assert status["processed"] + status["pending"] == 6
     print(f"\nafter the kill: {status['processed']} processed, {status['pending']} pending, 0 failed")
 
     restarted = EmbeddingServer(infinity, port=server.port)
@@ -278,10 +282,78 @@ def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_compl
     ws = open_remote(path, server.url)
     try:
         final = ws.status()
-        assert final["processed"] == 12 and final["pending"] == 0 and final["failed"] == 0
+        assert final["processed"] == 6 and final["pending"] == 0 and final["failed"] == 0
         expected = ws.store.expected_vector_ids()
         assert all(ws.vectors.all_ids(c) == expected[c] for c in expected)
-        assert_vectors_match(ws, sample_ws)
+        chunk_ids = sorted(expected["chunks"])
+        assert set(chunk_ids) <= sample_ws.store.expected_vector_ids()["chunks"]  # the same documents' chunks
+        got, want = ws.vectors.get_vectors("chunks", chunk_ids), sample_ws.vectors.get_vectors("chunks", chunk_ids)
+        assert min(float(np.dot(got[i], want[i])) for i in chunk_ids) >= 0.999
     finally:
         ws.close()
 
+
+
+SHORT_DOCUMENT = """The Harwick Observatory stands on a ridge above the town of Lindqvist in northern Norway. It was \
+founded in 1911 by the astronomer Elsa Marrow, who persuaded the shipping company Nordvik Lines to pay for its first \
+telescope. Her assistant Jonas Pell photographed the comet of 1923 every clear night for six weeks.
+"""
+
+
+@pytest.mark.llm
+def test_the_four_processes_of_the_scaling_out_section(embedding_server, llm_server, tmp_path):
+    """CLI + ChromaDB server + embeddings server + LLM server, connected by the README's variables and flags."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    from conftest import MODEL_NAME
+
+    chroma_port = free_port()
+    chroma_url = f"http://127.0.0.1:{chroma_port}"
+    chroma_log = (tmp_path / "chroma.log").open("wb")
+    chroma = subprocess.Popen([shutil.which("chroma") or str(Path(sys.executable).with_name("chroma")), "run",
+                               "--path", str(tmp_path / "chroma-server"), "--host", "127.0.0.1", "--port",
+                               str(chroma_port)], env=ENV, stdout=chroma_log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(chroma_url + "/api/v2/heartbeat", timeout=2):
+                    break
+            except OSError:
+                assert chroma.poll() is None and time.monotonic() < deadline, "chroma run did not start"
+                time.sleep(0.3)
+        (tmp_path / "docs").mkdir()
+        (tmp_path / "docs" / "harwick.txt").write_text(SHORT_DOCUMENT, encoding="utf-8")
+        workspace = tmp_path / "ws"
+        servers = ENV | {"RAGSCOPE_CHROMA_URL": chroma_url, "RAGSCOPE_EMBEDDING_BASE_URL": embedding_server.url,
+                         "RAGSCOPE_EMBEDDING_MODEL": MODEL, "RAGSCOPE_LLM_BASE_URL": llm_server,
+                         "RAGSCOPE_LLM_MODEL": MODEL_NAME}
+        index = cli("index", "--quiet", "--workspace", str(workspace), str(tmp_path / "docs"), env=servers)
+        assert index.returncode == 0, index.stderr[-3000:]
+        status = json.loads(cli("status", "--json", "--workspace", str(workspace), env=servers).stdout)
+        assert status["processed"] == 1 and status["extractor"] == f"llm:{MODEL_NAME}"
+        assert status["embedder"]["kind"] == "openai" and status["embedder"]["dimension"] == 384
+        assert status["llm_usage"]["extraction"]["calls"] >= 1
+        assert not (workspace / "chroma").exists(), "the vectors live on the Chroma server"
+        client = chromadb.HttpClient(host="127.0.0.1", port=chroma_port,
+                                     settings=ChromaSettings(anonymized_telemetry=False))
+        namespace = status_namespace(workspace)
+        assert client.get_collection(f"{namespace}_chunks").count() == status["chunks"] >= 1
+        query = cli("query", "--mode", "mix", "--json", "--workspace", str(workspace), "--chroma-url", chroma_url,
+                    *flags(embedding_server.url), "--llm-base-url", llm_server, "--llm-model", MODEL_NAME,
+                    "Who founded the Harwick Observatory?")
+        assert query.returncode == 0, query.stderr[-3000:]
+        result = json.loads(query.stdout)
+        assert result["answer"]["kind"] == "llm" and result["chunks"], result["answer"]
+    finally:
+        stop_process(chroma, timeout_s=30)
+        chroma_log.close()
+
+
+def status_namespace(workspace: Path) -> str:
+    conn = sqlite3.connect(f"file:{workspace / 'ragscope.sqlite3'}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT value FROM meta WHERE key='namespace'").fetchone()[0]
+    finally:
+        conn.close()

@@ -335,3 +335,31 @@ def test_reembed_switches_embedders_and_resumes_after_a_failure(server, tmp_path
         assert not any(n.startswith(old_namespace) for n in names), "the old collections are dropped"
     finally:
         ws.close()
+
+
+def test_the_settings_page_tests_the_embeddings_server(server, tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(tmp_path))
+    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "RAGSCOPE_EMBEDDING_BASE_URL",
+                 "RAGSCOPE_EMBEDDING_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=300)
+    at.run()
+    at.switch_page("pages/settings.py")
+    at.run()
+    assert not at.exception
+    at.selectbox(key="set::default::embedder").set_value("openai")
+    at.text_input(key="set::default::embedding_base_url").input(server.url)
+    at.text_input(key="set::default::embedding_model").input(server.model)
+    at.button(key="settings_test").click().run()
+    assert not at.exception
+    shown = [s.value.replace("\\", "") for s in at.success]  # the page escapes Markdown
+    assert any(f"connected to {server.url}" in s and "8-d vectors" in s for s in shown), shown
+    server.always = "500"
+    at.number_input(key="set::default::embedding_max_retries").set_value(0)
+    at.button(key="settings_test").click().run()
+    errors = [e.value.replace("\\", "") for e in at.error]
+    assert any("Embeddings:" in e and "HTTP 500" in e and server.url in e for e in errors), errors
