@@ -51,9 +51,11 @@ def mismatch_message(name: str, recorded: str, wanted: str) -> str:
     if recorded.startswith("openai:"):
         back = (f"point at a server with that model again (--embedding-base-url URL --embedding-model "
                 f"{recorded[len('openai:'):]}, RAGSCOPE_EMBEDDING_BASE_URL/_MODEL or Settings → embeddings)")
-    else:
+    elif recorded == "all-MiniLM-L6-v2":
         back = ("select the local MiniLM again (Settings → embedder = local-minilm; no --embedding-* flags or "
                 "RAGSCOPE_EMBEDDING_* variables)")
+    else:
+        back = f"open it with the embedder '{recorded}' again"
     return (f"workspace '{name}' was indexed with the embedder '{recorded}' but the settings select '{wanted}'. "
             f"Vectors of different embedders cannot be mixed: {back}, or re-embed every vector with the new "
             f"embedder: python -m core repair --reembed --workspace PATH (with the same embedder flags)")
@@ -293,4 +295,6 @@ class Workspace:
         ]
 
     def close(self) -> None:
+        if getattr(self._embedder, "remote", False):  # a server client of this workspace: its request threads
+            self._embedder.close()
         self.store.close()
