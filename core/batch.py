@@ -3,17 +3,19 @@ from __future__ import annotations
 
 import inspect
 import re
+import threading
 import time
 import traceback
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from core.embeddings import chunk_windows, embed_chunk_windows, window_records
+from core.embeddings import chunk_windows, window_records
 from core.extraction.aliases import resolve_document
 from core.storage import graph_store
 from core.storage.store import DocumentRow
-from core.types import Chunk, ProgressCallback
+from core.types import Cancelled, Chunk, ProgressCallback
 
 if TYPE_CHECKING:
     from core.pipeline import Extractor, IndexReport
@@ -60,6 +62,17 @@ def extract_with_titles(extractor: "Extractor", chunks: list[Chunk], names: dict
     return extractor.extract(texts, titles=titles)
 
 
+@dataclass
+class PreparedBatch:
+    """A batch chunked and extracted (``BatchIndexer.prepare``); ``chunk_vectors()`` gives the chunk vectors."""
+
+    doc_chunks: dict[str, list[Chunk]]
+    all_chunks: list[Chunk]
+    extractions: list
+    chunk_vectors: Any  # .result() -> the chunk vectors; .cancel() drops requests not yet sent
+    timings: dict[str, float] = field(default_factory=dict)
+
+
 class BatchIndexer:
     """Runs the pipeline steps for a list of documents; ``run`` is all-or-nothing."""
 
@@ -93,37 +106,67 @@ class BatchIndexer:
         self.ws.store.conn.commit()
         self.report.failed.append({"name": doc.name, "reason": reason[:500]})
 
-    def run(self, docs: list[DocumentRow]) -> None:
-        from core.pipeline import chunk_document, merge_touched, new_tree
+    def prepare(self, docs: list[DocumentRow], texts: dict[str, str],
+                stop: Optional[threading.Event] = None) -> PreparedBatch:
+        """Chunk, start the chunk embeddings (a remote embedder sends them now), extract, merge aliases.
+        No database access: ``core.prefetch`` runs this for the next batch while this one is written
+        (and sets ``stop`` when that batch will not be used)."""
+        from core.pipeline import chunk_document
+        from core.remote_embeddings import submit_chunk_texts
+
+        t = time.perf_counter()
+        doc_chunks: dict[str, list[Chunk]] = {}
+        for doc in docs:
+            chunks = chunk_document(self.ws, doc.doc_id, texts[doc.doc_id])
+            if chunks:
+                doc_chunks[doc.doc_id] = chunks
+        all_chunks = [c for d in docs for c in doc_chunks.get(d.doc_id, [])]
+        if stop is not None and stop.is_set():
+            raise Cancelled("batch preparation stopped")
+        windows = self.ws.settings.chunk_vector_windows
+        if windows:
+            for chunk in all_chunks:
+                chunk.windows = len(chunk_windows(chunk.text))
+        chunk_vectors = submit_chunk_texts(self.ws.embedder, [c.text for c in all_chunks], windows)
+        timings = {"chunk": time.perf_counter() - t}
+        t = time.perf_counter()
+        try:
+            extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in docs}) \
+                if all_chunks else []
+        except BaseException:
+            chunk_vectors.cancel()
+            raise
+        if stop is not None and stop.is_set():
+            chunk_vectors.cancel()
+            raise Cancelled("batch preparation stopped")
+        for doc_id in doc_chunks:  # alias merging sees a whole document (a document never spans two batches)
+            positions = [i for i, c in enumerate(all_chunks) if c.doc_id == doc_id]
+            resolve_document([extractions[i] for i in positions])
+        timings["extract"] = time.perf_counter() - t
+        return PreparedBatch(doc_chunks, all_chunks, extractions, chunk_vectors, timings)
+
+    def run(self, docs: list[DocumentRow], prepared: Optional[PreparedBatch] = None) -> None:
+        """Index ``docs`` in one transaction (``prepared``: their chunks and extractions made beforehand)."""
+        from core.pipeline import merge_touched, new_tree
 
         ws, store = self.ws, self.ws.store
         started = time.perf_counter()
         with store.transaction():
             for doc in docs:
                 store.set_status(doc.doc_id, "processing")
-        t = time.perf_counter()
-        doc_chunks: dict[str, list[Chunk]] = {}
+        if prepared is None:
+            self._emit("extract", 0, len(docs), f"extracting {len(docs)} document(s)")
+            prepared = self.prepare(docs, {d.doc_id: store.document_text(d.doc_id) for d in docs})
+        for stage, seconds in prepared.timings.items():
+            self.report.timings_s[stage] += seconds
         for doc in docs:
-            text = store.document_text(doc.doc_id)
-            chunks = chunk_document(ws, doc.doc_id, text)
-            if not chunks:
+            if doc.doc_id not in prepared.doc_chunks:
                 self.fail(doc, "the document is empty after loading")
-                continue
-            doc_chunks[doc.doc_id] = chunks
-        live = [d for d in docs if d.doc_id in doc_chunks]
+        live = [d for d in docs if d.doc_id in prepared.doc_chunks]
         if not live:
             return
-        all_chunks = [c for d in live for c in doc_chunks[d.doc_id]]
-        if ws.settings.chunk_vector_windows:
-            for chunk in all_chunks:
-                chunk.windows = len(chunk_windows(chunk.text))
-        t = self._timed("chunk", t)
-        self._emit("extract", 0, len(all_chunks), f"extracting {len(all_chunks)} chunk(s)")
-        extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in live})
-        for doc in live:  # alias merging sees a whole document (a document never spans two batches)
-            positions = [i for i, c in enumerate(all_chunks) if c.doc_id == doc.doc_id]
-            resolve_document([extractions[i] for i in positions])
-        t = self._timed("extract", t)
+        doc_chunks, all_chunks, extractions = prepared.doc_chunks, prepared.all_chunks, prepared.extractions
+        t = time.perf_counter()
         self._emit("extract", len(all_chunks), len(all_chunks))
 
         with store.transaction():
@@ -151,8 +194,14 @@ class BatchIndexer:
             t = self._timed("tree", t)
             self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
             texts = ([e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes])
-            per_chunk = embed_chunk_windows(ws.embedder, [c.text for c in all_chunks], ws.settings.chunk_vector_windows)
-            vectors = ws.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+            try:
+                vectors = ws.embedder.embed(texts) if texts else None
+                per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
+            except BaseException:
+                prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
+                raise
+            if vectors is None:
+                vectors = np.zeros((0, per_chunk[0].shape[1] if per_chunk else 1), dtype=np.float32)
             t = self._timed("embed", t)
             a, b = len(entities), len(entities) + len(relations)
             vs = ws.vectors

@@ -55,18 +55,23 @@ class StderrProgress:
             bar.close()
 
 
-def open_workspace(args: argparse.Namespace) -> Workspace:
-    from core.settings import load_settings
+def cli_settings(args: argparse.Namespace) -> Any:
+    """The workspace's settings with the environment over them and the command's flags over both
+    (--chroma-url, --embedding-base-url, --embedding-model)."""
+    from core.settings import Settings, apply_environment, check_embedding_server, load_settings, with_embedding_server
 
     path = Path(args.workspace)
-    settings = load_settings(path) if path.exists() else None
-    if settings is not None and getattr(args, "chroma_url", None):
+    settings = load_settings(path) if path.exists() else apply_environment(Settings())
+    if getattr(args, "chroma_url", None):
         settings = settings.with_overrides({"chroma_url": args.chroma_url})
-    elif getattr(args, "chroma_url", None):
-        from core.settings import Settings, apply_environment
+    settings = with_embedding_server(settings, getattr(args, "embedding_base_url", None),
+                                     getattr(args, "embedding_model", None))
+    check_embedding_server(settings)
+    return settings
 
-        settings = apply_environment(Settings()).with_overrides({"chroma_url": args.chroma_url})
-    return Workspace(path, settings=settings)
+
+def open_workspace(args: argparse.Namespace) -> Workspace:
+    return Workspace(Path(args.workspace), settings=cli_settings(args))
 
 
 def emit_json(data: Any) -> None:
@@ -146,6 +151,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     elapsed = time.perf_counter() - started
     summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
                                   "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}
+    stats = getattr(ws.loaded_embedder, "stats", None)  # the embeddings server's client-side cost
+    if stats is not None:
+        summary["embedding_server"] = cost = stats.snapshot()
+        print(f"embeddings server: {cost['requests']} requests ({cost['retries']} retries), {cost['texts']} texts, "
+              f"{cost['request_bytes'] / 1e6:.1f} MB sent, {cost['response_bytes'] / 1e6:.1f} MB received, "
+              f"{cost['wait_s']:.1f}s waiting", file=sys.stderr)
     if args.json:
         emit_json(summary)
     for fail in report.failed:
@@ -224,6 +235,11 @@ def cmd_retry(args: argparse.Namespace) -> int:
 def cmd_repair(args: argparse.Namespace) -> int:
     from core.reconcile import reconcile
 
+    if args.reembed:
+        from core.reembed import reembed
+
+        emit_json({"reembedded": reembed(Path(args.workspace), cli_settings(args), wait=args.wait)})
+        return 0
     ws = open_workspace(args)
     with ws.writer(wait=args.wait):
         ws.record_embedder()
@@ -263,18 +279,23 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     common.add_argument("--wait", action="store_true", help="wait for another writer instead of failing")
     sub = parser.add_subparsers(dest="command", required=True)
-    from core.cli_query import add_provider_flags
+    from core.cli_query import add_embedding_flags, add_provider_flags
 
     p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
     p.add_argument("paths", nargs="+")
     add_provider_flags(p)
+    add_embedding_flags(p)
     sub.add_parser("status", parents=[common], help="workspace counts")
     sub.add_parser("docs", parents=[common], help="list documents")
     p = sub.add_parser("delete", parents=[common], help="delete documents by id")
     p.add_argument("doc_ids", nargs="+")
     p = sub.add_parser("retry", parents=[common], help="re-index failed (and resume pending) documents")
     add_provider_flags(p)
-    sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
+    add_embedding_flags(p)
+    p = sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
+    p.add_argument("--reembed", action="store_true",
+                   help="embed every vector again with the configured embedder and switch the workspace to it")
+    add_embedding_flags(p)
     sub.add_parser("graph-quality", parents=[common],
                    help="entity names by suspicious rule, alias merges, type conflicts, relations per entity")
     p = sub.add_parser("export", parents=[common], help="export the knowledge graph")
@@ -295,7 +316,10 @@ def main(argv: list[str] | None = None) -> int:
     from core.storage.schema import CorruptWorkspaceError
     from core.workspace import WorkspaceBusyError
 
-    known: tuple = (WorkspaceBusyError, EmbedderMismatchError, SettingsError, CorruptWorkspaceError, ValueError)
+    from core.remote_embeddings import EmbeddingServerError
+
+    known: tuple = (WorkspaceBusyError, EmbedderMismatchError, SettingsError, CorruptWorkspaceError, ValueError,
+                    EmbeddingServerError)
     try:
         from core.llm.client import LLMError
 

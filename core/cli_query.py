@@ -100,17 +100,27 @@ def add_provider_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offline", action="store_true", help="force the offline path even if an LLM is configured")
 
 
+def add_embedding_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--embedding-base-url", default=None,
+                        help="OpenAI-compatible embeddings server, e.g. http://127.0.0.1:7997 "
+                             "(env RAGSCOPE_EMBEDDING_BASE_URL; selects embedder=openai)")
+    parser.add_argument("--embedding-model", default=None,
+                        help="embedding model name on that server (env RAGSCOPE_EMBEDDING_MODEL)")
+
+
 def add_commands(sub, common: argparse.ArgumentParser, command) -> None:
     p = sub.add_parser("query", parents=[common], help="run one retrieval mode on a question")
     p.add_argument("--mode", default="hybrid")
     p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
     add_provider_flags(p)
+    add_embedding_flags(p)
     p.add_argument("question")
     command("query")(cmd_query)
     p = sub.add_parser("compare", parents=[common], help="run several modes on one question")
     p.add_argument("--modes", default="all", help="'all' or a comma-separated list")
     p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
     add_provider_flags(p)
+    add_embedding_flags(p)
     p.add_argument("question")
     command("compare")(cmd_compare)
     try:

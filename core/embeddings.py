@@ -1,4 +1,5 @@
-"""Embedders behind one small protocol: local all-MiniLM-L6-v2 (default) or an OpenAI-compatible endpoint.
+"""Embedders behind one small protocol: local all-MiniLM-L6-v2 (default) here, an OpenAI-compatible
+endpoint in ``core.remote_embeddings``.
 
 All vectors are L2-normalised float32 so that a dot product is the cosine similarity.
 """
@@ -89,31 +90,6 @@ class MiniLMEmbedder:
         return _normalise(out)
 
 
-class OpenAIEmbedder:
-    """Embeddings from an OpenAI-compatible ``/embeddings`` endpoint."""
-
-    def __init__(self, base_url: str, model: str, api_key: str | None = None, batch_size: int = 64,
-                 timeout_s: float = 60.0) -> None:
-        from openai import OpenAI
-
-        self.name = f"openai:{model}"
-        self._client = OpenAI(base_url=base_url or None, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
-                              timeout=timeout_s, max_retries=3)
-        self._model = model
-        self._batch_size = batch_size
-        self.dim = len(self.embed(["dimension probe"])[0])
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        rows: list[list[float]] = []
-        for start in range(0, len(texts), self._batch_size):
-            batch = [t if t.strip() else " " for t in texts[start : start + self._batch_size]]
-            response = self._client.embeddings.create(model=self._model, input=batch)
-            rows.extend(item.embedding for item in sorted(response.data, key=lambda d: d.index))
-        if not rows:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        return _normalise(np.array(rows, dtype=np.float32))
-
-
 def local_embedder(batch_size: int = 16) -> MiniLMEmbedder:
     """Process-wide MiniLM instance per batch size (loading takes a few seconds)."""
     return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
@@ -151,12 +127,22 @@ def chunk_of_window(vector_id: str) -> str:
     return vector_id.split("#w", 1)[0]
 
 
+def chunk_pieces(texts: Sequence[str], windows: bool = True) -> list[list[str]]:
+    """The texts embedded for each chunk: its windows, or (``windows`` False) the whole text as one input,
+    which a 256-wordpiece model truncates to its start."""
+    return [chunk_windows(t) if windows else [t] for t in texts]
+
+
 def embed_chunk_windows(embedder: "Embedder", texts: Sequence[str], windows: bool = True) -> list[np.ndarray]:
-    """Per chunk text, its window vectors as an (n, dim) array (``windows`` False: one vector of the
-    text as a single input, which a 256-wordpiece model truncates to its start)."""
-    pieces = [chunk_windows(t) if windows else [t] for t in texts]
+    """Per chunk text, its window vectors as an (n, dim) array (see ``chunk_pieces``)."""
+    pieces = chunk_pieces(texts, windows)
     flat = [w for ws in pieces for w in ws]
     vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
+    return split_windows(pieces, vectors)
+
+
+def split_windows(pieces: Sequence[Sequence[str]], vectors: np.ndarray) -> list[np.ndarray]:
+    """Per chunk, the rows of ``vectors`` (in the order of the flattened pieces) that belong to it."""
     out: list[np.ndarray] = []
     position = 0
     for ws in pieces:

@@ -118,6 +118,12 @@ def vote_type(fragments: Sequence[EntityFragment]) -> tuple[str, dict[str, int]]
     return next(t for t, n in named if n == best), dict(votes)
 
 
+def embedded_aliases(key: str, name: str, fragments: list[EntityFragment]) -> list[str]:
+    """The aliases named in an entity's embedded text: merged short forms and acronyms (not case variants)."""
+    aliases = dict.fromkeys(a for f in fragments for a in f.aliases if a != name)
+    return [a for a in aliases if normalize_name(a) != key]
+
+
 def merge_entity(key: str, fragments: list[EntityFragment], settings: Settings,
                  summarizer: Optional[ProfileSummarizer] = None) -> MergedEntity:
     name = _most_common([f.name for f in fragments])
@@ -125,7 +131,7 @@ def merge_entity(key: str, fragments: list[EntityFragment], settings: Settings,
     description = _merge_descriptions("entity", name, [f.description for f in fragments], settings, summarizer)
     sources = list(dict.fromkeys(f.chunk_id for f in fragments))
     aliases = list(dict.fromkeys(a for f in fragments for a in f.aliases if a != name))
-    merged_keys = [a for a in aliases if normalize_name(a) != key]  # short forms, acronyms (not case variants)
+    merged_keys = embedded_aliases(key, name, fragments)
     aliases += [f.name for f in fragments if f.name != name and f.name not in aliases]
     vector_text = entity_vector_text(name, description, merged_keys)
     return MergedEntity(key, name, etype, description, sources, vector_text, entity_vector_id(key, vector_text),

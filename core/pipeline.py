@@ -26,7 +26,8 @@ from core.storage import graph_store
 from core.summarize import extractive_summary
 from core.tokens import count_tokens
 from core.tree import SummaryTree
-from core.types import Cancelled, ChunkExtraction, LoadFailure, ProgressCallback, SourceDocument, no_progress
+from core.types import (Cancelled, ChunkExtraction, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument,
+                        no_progress)
 from core.workspace import Workspace
 
 
@@ -136,13 +137,16 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
                     batch_tokens: Optional[int] = None, report: Optional[IndexReport] = None,
                     profile_summarizer=None, tree_summarizer=None,
-                    cancel: Optional[threading.Event] = None) -> IndexReport:
+                    cancel: Optional[threading.Event] = None, overlap: Optional[bool] = None) -> IndexReport:
     """Index every pending (or interrupted) document, batch by batch.
 
     ``extractor`` defaults to spaCy; ``profile_summarizer(kind, name, fragments)`` and
     ``tree_summarizer(texts)`` default to the extractive summaries (LLM ones plug in here).
     ``cancel`` is checked before every batch; when it is set (or the LLM client raises
-    ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'.
+    ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'; so do
+    they when the embeddings server fails (``ServiceUnavailable``, re-raised).
+    ``overlap`` prepares the next batch while the current one embeds (``core.prefetch``); None = when the
+    embedder is remote.
     """
     from core.reconcile import reconcile
 
@@ -167,20 +171,39 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
     done = 0
     progress_event(progress, "index", 0, total, f"{total} document(s) to index")
-    batch: list = []
-    batch_size = 0
-    for doc in pending:
-        batch.append(doc)
-        batch_size += doc.tokens
-        if batch_size >= batch_tokens:
+    batches = split_batches(pending, batch_tokens)
+    if overlap is None:
+        overlap = bool(getattr(ws.embedder, "remote", False))
+    prefetch = None
+    if overlap and len(batches) > 1:
+        from core.prefetch import Prefetcher
+
+        prefetch = Prefetcher(ws, extractor, report)
+    try:
+        for i, batch in enumerate(batches):
             _check_cancel(cancel, done, total)
-            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
-            batch, batch_size = [], 0
-    if batch:
-        _check_cancel(cancel, done, total)
-        done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers)
+            prepared = prefetch.take(batch) if prefetch else None
+            if prefetch and i + 1 < len(batches):
+                prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared)
+    finally:
+        if prefetch:
+            prefetch.close()
     progress_event(progress, "index", done, total, "done")
     return report
+
+
+def split_batches(docs: list, batch_tokens: int) -> list[list]:
+    """Consecutive documents grouped until a group reaches ``batch_tokens`` tokens (the last may be smaller)."""
+    batches: list[list] = [[]]
+    size = 0
+    for doc in docs:
+        batches[-1].append(doc)
+        size += doc.tokens
+        if size >= batch_tokens:
+            batches.append([])
+            size = 0
+    return [b for b in batches if b]
 
 
 def progress_event(progress: ProgressCallback, step: str, done: int, total: int, message: str = "") -> None:
@@ -209,13 +232,14 @@ def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
 
 
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
-                   progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None)) -> int:
+                   progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None),
+                   prepared=None) -> int:
     from core.batch import BatchIndexer
 
     indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
     try:
-        indexer.run(docs)
-    except (Cancelled, KeyboardInterrupt) as exc:  # a resumable stop, not a document failure
+        indexer.run(docs, prepared)
+    except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:  # a resumable stop, not a document failure
         back_to_pending(ws, [d.doc_id for d in docs], str(exc) or type(exc).__name__)
         raise
     except Exception:  # noqa: BLE001 - isolate the failing document by retrying one at a time
@@ -226,7 +250,7 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
                 single = BatchIndexer(ws, extractor, report, progress, *summarizers)
                 try:
                     single.run([doc])
-                except (Cancelled, KeyboardInterrupt) as exc:
+                except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:
                     back_to_pending(ws, [d.doc_id for d in docs[i:]], str(exc) or type(exc).__name__)
                     raise
                 except Exception:  # noqa: BLE001

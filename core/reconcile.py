@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from core.embeddings import chunk_of_window, embed_chunk_windows, window_records
-from core.merge import entity_vector_text, relation_vector_text
+from core.merge import embedded_aliases, entity_vector_text, relation_vector_text
+from core.storage import graph_store
 from core.workspace import Workspace
 
 
@@ -50,10 +51,13 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
             ws.vectors.upsert(collection, *records)
         return
     elif collection == "entities":
-        for key, name, desc, vid, aliases in conn.execute(
-                "SELECT entity_key, name, description, vector_id, aliases FROM entities"):
-            if vid in wanted:
-                rows.append((vid, entity_vector_text(name, desc, json.loads(aliases or "[]")), {"key": key}))
+        found = [(key, name, desc, vid) for key, name, desc, vid in conn.execute(
+            "SELECT entity_key, name, description, vector_id FROM entities") if vid in wanted]
+        # the embedded text names only some aliases (merge.embedded_aliases): the same text as at indexing
+        fragments = graph_store.entity_fragments(conn, sorted(key for key, *_ in found))
+        for key, name, desc, vid in found:
+            text = entity_vector_text(name, desc, embedded_aliases(key, name, fragments.get(key, [])))
+            rows.append((vid, text, {"key": key}))
     elif collection == "relations":
         names = dict(conn.execute("SELECT entity_key, name FROM entities").fetchall())
         for src, tgt, kws, desc, vid in conn.execute(

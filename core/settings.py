@@ -45,9 +45,12 @@ class Settings(BaseModel):
         "local-minilm",
         description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d); 'openai' = an OpenAI-compatible embeddings endpoint.",
     )
-    embedding_base_url: str = Field("", description="Base URL of the embeddings endpoint (embedder = openai).")
-    embedding_model: str = Field("", description="Embedding model name (embedder = openai).")
-    embedding_batch_size: int = Field(16, ge=1, le=1024, description="Texts per embedding batch (local MiniLM: 16 measured fastest on 2 cores, 1.5x faster than 64 on chunks; a remote endpoint may prefer more).")
+    embedding_base_url: str = Field("", description="Base URL of the OpenAI-compatible embeddings server (embedder = openai), e.g. http://127.0.0.1:7997 for Infinity or http://HOST:8000/v1 for vLLM; empty = the OpenAI API.")
+    embedding_model: str = Field("", description="Embedding model name sent to the server (embedder = openai); the workspace records it and refuses another.")
+    embedding_batch_size: int = Field(16, ge=1, le=1024, description="Texts per embedding batch (local MiniLM: 16 measured fastest on 2 cores, 1.5x faster than 64 on chunks); for an embeddings server, texts per request.")
+    embedding_concurrency: int = Field(4, ge=1, le=64, description="Embeddings server: requests kept in flight at once (indexing also overlaps them with the extraction of the next batch).")
+    embedding_timeout_s: float = Field(60.0, gt=0, description="Embeddings server: timeout of one request, in seconds.")
+    embedding_max_retries: int = Field(4, ge=0, le=10, description="Embeddings server: retries on timeouts, 429 and 5xx (exponential backoff).")
     chroma_url: str = Field(
         "",
         description="Empty = embedded ChromaDB in the workspace folder; http://HOST:PORT = a ChromaDB server started with `chroma run`.",
@@ -165,7 +168,8 @@ def load_settings(workspace_dir: Path) -> Settings:
 
 
 def apply_environment(settings: Settings) -> Settings:
-    """Let RAGSCOPE_* environment variables select the providers (they win over the file)."""
+    """Let RAGSCOPE_* environment variables select the providers (they win over the file): the LLM,
+    the ChromaDB server and the embeddings server (RAGSCOPE_EMBEDDING_BASE_URL / _MODEL)."""
     overrides: dict[str, object] = {}
     base_url = os.environ.get("RAGSCOPE_LLM_BASE_URL") or ""
     model = os.environ.get("RAGSCOPE_LLM_MODEL") or ""
@@ -178,7 +182,34 @@ def apply_environment(settings: Settings) -> Settings:
     chroma = os.environ.get("RAGSCOPE_CHROMA_URL") or ""
     if chroma:
         overrides["chroma_url"] = chroma
-    return settings.with_overrides(overrides) if overrides else settings
+    settings = settings.with_overrides(overrides) if overrides else settings
+    return with_embedding_server(settings, os.environ.get("RAGSCOPE_EMBEDDING_BASE_URL"),
+                                 os.environ.get("RAGSCOPE_EMBEDDING_MODEL"))
+
+
+def with_embedding_server(settings: Settings, base_url: str | None = None, model: str | None = None) -> Settings:
+    """Select an OpenAI-compatible embeddings server when a URL or a model is given (CLI flags, or the
+    RAGSCOPE_EMBEDDING_* variables); what is not given keeps the settings' value."""
+    overrides: dict[str, object] = {}
+    if base_url:
+        overrides["embedding_base_url"] = base_url
+    if model:
+        overrides["embedding_model"] = model
+    if not overrides:
+        return settings
+    return settings.with_overrides(overrides | {"embedder": "openai"})
+
+
+def check_embedding_server(settings: Settings) -> None:
+    """Raise ValueError (naming the fix) when the embedder is 'openai' but half-configured."""
+    if settings.embedder != "openai":
+        return
+    if not settings.embedding_model:
+        raise ValueError("an embeddings server is configured but no model is named: pass --embedding-model, set "
+                         "RAGSCOPE_EMBEDDING_MODEL or Settings → embedding model")
+    if not settings.embedding_base_url and not os.environ.get("OPENAI_API_KEY"):
+        raise ValueError("an embeddings server is configured but no URL is named: pass --embedding-base-url, set "
+                         "RAGSCOPE_EMBEDDING_BASE_URL or Settings → embedding base URL")
 
 
 def save_settings(workspace_dir: Path, settings: Settings) -> None:

@@ -113,6 +113,15 @@ class Cancelled(Exception):
     """
 
 
+class ServiceUnavailable(Exception):
+    """A server that indexing depends on (the embeddings server) stopped answering or is misconfigured.
+
+    A resumable stop like ``Cancelled`` (the batch's documents go back to 'pending', nothing of it is
+    committed), but reported as an error whose message names the server and the fix.
+    ``core.remote_embeddings.EmbeddingUnavailableError`` is one.
+    """
+
+
 @dataclass
 class Answer:
     text: str

@@ -30,6 +30,11 @@ LOCK_FILE = "write.lock"
 LOCK_INFO = "write.lock.json"
 
 
+def new_namespace(name: str) -> str:
+    """A fresh prefix for a workspace's Chroma collections (unique per workspace, also on a shared server)."""
+    return "ws_" + re.sub(r"[^A-Za-z0-9]", "_", name)[:40] + "_" + os.urandom(3).hex()
+
+
 class WorkspaceBusyError(RuntimeError):
     """Another process is writing to this workspace."""
 
@@ -41,11 +46,27 @@ def embedder_identity(settings: Settings) -> str:
     return "all-MiniLM-L6-v2"
 
 
+def mismatch_message(name: str, recorded: str, wanted: str) -> str:
+    """Why a workspace refuses an embedder, how to select its own again, and how to re-embed it."""
+    if recorded.startswith("openai:"):
+        back = (f"point at a server with that model again (--embedding-base-url URL --embedding-model "
+                f"{recorded[len('openai:'):]}, RAGSCOPE_EMBEDDING_BASE_URL/_MODEL or Settings → embeddings)")
+    elif recorded == "all-MiniLM-L6-v2":
+        back = ("select the local MiniLM again (Settings → embedder = local-minilm; no --embedding-* flags or "
+                "RAGSCOPE_EMBEDDING_* variables)")
+    else:
+        back = f"open it with the embedder '{recorded}' again"
+    return (f"workspace '{name}' was indexed with the embedder '{recorded}' but the settings select '{wanted}'. "
+            f"Vectors of different embedders cannot be mixed: {back}, or re-embed every vector with the new "
+            f"embedder: python -m core repair --reembed --workspace PATH (with the same embedder flags)")
+
+
 class Workspace:
     """Open (or create) the workspace folder ``path``."""
 
     def __init__(self, path: Path | str = DEFAULT_WORKSPACE, settings: Optional[Settings] = None,
-                 embedder: Optional[Embedder] = None, api_key: Optional[str] = None) -> None:
+                 embedder: Optional[Embedder] = None, api_key: Optional[str] = None,
+                 check_embedder: bool = True) -> None:
         self.path = Path(path).resolve()
         self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings(self.path)
@@ -56,7 +77,8 @@ class Workspace:
         self._open_lock = threading.RLock()
         self._cache: dict[str, Any] = {}
         self._cache_generation = -1
-        self._check_embedder_name()
+        if check_embedder:  # False only for `repair --reembed`, which replaces the vectors
+            self._check_embedder_name()
 
     # --- identity / settings ----------------------------------------------------------------
     @property
@@ -71,22 +93,24 @@ class Workspace:
         recorded = self.store.get_meta("embedder_name")
         wanted = self._embedder.name if self._embedder is not None else embedder_identity(self.settings)
         if recorded and recorded != wanted:
-            raise EmbedderMismatchError(
-                f"workspace '{self.name}' was indexed with the embedder '{recorded}' but the settings select "
-                f"'{wanted}'. Vectors of different embedders cannot be mixed: switch the embedder back in the settings, "
-                f"or re-index the documents into a new workspace."
-            )
+            raise EmbedderMismatchError(mismatch_message(self.name, recorded, wanted))
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             if self.settings.embedder == "openai":
-                from core.embeddings import OpenAIEmbedder
+                from core.remote_embeddings import remote_embedder
 
-                self._embedder = OpenAIEmbedder(self.settings.embedding_base_url, self.settings.embedding_model,
-                                                api_key=self.api_key, batch_size=self.settings.embedding_batch_size)
+                recorded = self.store.get_meta("embedder_dim")
+                self._embedder = remote_embedder(self.settings, self.api_key,
+                                                 expected_dim=int(recorded) if recorded else None)
             else:
                 self._embedder = local_embedder(self.settings.embedding_batch_size)
+        return self._embedder
+
+    @property
+    def loaded_embedder(self) -> Optional[Embedder]:
+        """The embedder if it was already built (None: nothing needed it yet); never loads it."""
         return self._embedder
 
     def record_embedder(self) -> None:
@@ -96,7 +120,8 @@ class Workspace:
         if dim and int(dim) != embedder.dim:
             raise EmbedderMismatchError(
                 f"workspace '{self.name}' holds {dim}-d vectors but the embedder '{embedder.name}' gives "
-                f"{embedder.dim}-d vectors; re-index into a new workspace")
+                f"{embedder.dim}-d vectors; select the embedder it was built with, or re-embed it: "
+                f"python -m core repair --reembed --workspace PATH")
         if not dim:
             self.store.set_meta("embedder_name", embedder.name)
             self.store.set_meta("embedder_dim", str(embedder.dim))
@@ -111,11 +136,16 @@ class Workspace:
         if self._vectors is None:
             namespace = self.store.get_meta("namespace")
             if not namespace:
-                namespace = "ws_" + re.sub(r"[^A-Za-z0-9]", "_", self.name)[:40] + "_" + os.urandom(3).hex()
+                namespace = new_namespace(self.name)
                 self.store.set_meta("namespace", namespace)
                 self.store.conn.commit()
             self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
         return self._vectors
+
+    def use_namespace(self, namespace: str) -> None:
+        """Point the vectors at another set of collections (``core.reembed`` fills new ones, then switches)."""
+        with self._open_lock:
+            self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
 
     # --- locking ---------------------------------------------------------------------------
     @contextmanager
@@ -213,11 +243,21 @@ class Workspace:
             "mention_edges": s.count("mention_edges"),
             "tree_nodes": s.count("tree_nodes"),
             "tokens": int(s.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0]),
-            "embedder": s.get_meta("embedder_name") or embedder_identity(self.settings),
+            "embedder": self.embedder_info(),
             "extractor": s.get_meta("extractor") or "spacy",
             "dropped_records": sum(r["dropped"] for r in self.dropped_records().values()),
             "llm_usage": self.llm_usage(),
         }
+
+    def embedder_info(self) -> dict[str, Any]:
+        """The workspace's embedder (recorded at the first write, else the configured one) without loading it:
+        kind ('local-minilm', 'openai' or 'custom'), model, dimension (None before the first write), base_url."""
+        name = self.store.get_meta("embedder_name") or embedder_identity(self.settings)
+        dim = self.store.get_meta("embedder_dim")
+        kind = "openai" if name.startswith("openai:") else "local-minilm" if name == "all-MiniLM-L6-v2" else "custom"
+        return {"kind": kind, "model": name.split(":", 1)[1] if kind == "openai" else name,
+                "dimension": int(dim) if dim else None,
+                "base_url": self.settings.embedding_base_url if kind == "openai" else ""}
 
     def dropped_records(self) -> dict[str, dict[str, Any]]:
         """Per indexed document, what the extraction parser dropped at its last indexing: ``dropped``
@@ -255,4 +295,6 @@ class Workspace:
         ]
 
     def close(self) -> None:
+        if getattr(self._embedder, "remote", False):  # a server client of this workspace: its request threads
+            self._embedder.close()
         self.store.close()

@@ -22,6 +22,7 @@ GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fi
         ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
                               "llm_timeout_s", "llm_max_retries", "llm_concurrency"]),
         ("Embeddings and vectors", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
+                                    "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
                                     "chroma_url"]),
     ],
     "Indexing": [
@@ -115,7 +116,9 @@ def collect(current: Settings) -> dict[str, Any]:
         with tab:
             if group == "Providers":
                 st.caption("Offline = spaCy extraction and extractive answers (no LLM). OpenAI-compatible = "
-                           "OpenAI, Ollama, vLLM, LM Studio, llama.cpp server…")
+                           "OpenAI, Ollama, vLLM, LM Studio, llama.cpp server… Embeddings: the local MiniLM, or an "
+                           "OpenAI-compatible embeddings server (Infinity, TEI, vLLM, Ollama, OpenAI); *Test "
+                           "connection* checks both. RAGSCOPE_EMBEDDING_BASE_URL / _MODEL override these fields.")
             for title, fields in sections:
                 st.subheader(title)
                 row = list(fields)
@@ -163,6 +166,12 @@ def save(candidate: Settings) -> None:
 
 
 def test_connection(candidate: Settings) -> None:
+    if candidate.embedder == "openai":
+        from core.remote_embeddings import test_embedding_server
+
+        with st.spinner("Contacting the embeddings server…"):
+            ok, message = test_embedding_server(candidate, state.api_key())
+        (st.success if ok else st.error)(escape_markdown("Embeddings: " + message))
     try:
         from core.llm.provider import test_connection as probe
     except ImportError:

@@ -43,6 +43,8 @@ def test_status_json_has_the_contract_keys(cli_ws):
         assert isinstance(status[key], int), key
     assert status["processed"] == 2 and status["failed"] == 1
     assert status["entities"] > 0 and status["relations"] > 0 and status["tree_nodes"] > 0
+    assert status["embedder"] == {"kind": "local-minilm", "model": "all-MiniLM-L6-v2", "dimension": 384,
+                                  "base_url": ""}
 
 
 def test_docs_json_lists_documents_with_errors(cli_ws):

@@ -178,7 +178,7 @@ def test_a_workspace_made_with_another_embedder_is_refused(foreign_workspace):
         Workspace(foreign_workspace)  # default settings select MiniLM
     message = str(info.value)
     assert "tiny-test-embedder" in message and "all-MiniLM-L6-v2" in message
-    assert "re-index" in message
+    assert "repair --reembed" in message
     assert "reset-vectors" not in message  # only commands that exist are suggested
     # same name but another dimension: refused before anything is written
     ws = Workspace(foreign_workspace, embedder=TinyEmbedder(dim=16))
@@ -199,7 +199,7 @@ def test_a_workspace_made_with_another_embedder_is_refused(foreign_workspace):
 def test_the_cli_reports_an_embedder_mismatch_without_a_traceback(foreign_workspace):
     line = assert_clean_error(cli("index", "--workspace", str(foreign_workspace),
                                   str(ROOT / "data" / "samples" / "02-port-sallow.md")),
-                              "tiny-test-embedder", "all-MiniLM-L6-v2", "re-index")
+                              "tiny-test-embedder", "all-MiniLM-L6-v2", "repair --reembed")
     assert "reset-vectors" not in line
 
 

@@ -149,7 +149,7 @@ def test_reconcile_reembeds_missing_vectors(sample_ws_copy):
 def test_workspace_refuses_another_embedder(sample_workspace_dir):
     from core.settings import Settings
 
-    with pytest.raises(EmbedderMismatchError, match="re-index"):
+    with pytest.raises(EmbedderMismatchError, match="repair --reembed"):
         Workspace(sample_workspace_dir, settings=Settings(embedder="openai", embedding_model="text-embedding-3-small"))
 
 

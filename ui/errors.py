@@ -38,6 +38,7 @@ def known_error_types() -> tuple[type[BaseException], ...]:
         ("core.embeddings", "EmbedderMismatchError"),
         ("core.settings", "SettingsError"),
         ("core.storage.schema", "CorruptWorkspaceError"),
+        ("core.remote_embeddings", "EmbeddingServerError"),
     ):
         try:
             mod = __import__(module, fromlist=[name])

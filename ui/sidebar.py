@@ -107,6 +107,8 @@ def render_sidebar() -> None:
         with show_errors("Settings"):
             settings = state.session_settings()
             st.text(provider_line(settings, bool(state.api_key())))
-            st.text(f"Embedder: {settings.embedder}")
+            server = (f" ({settings.embedding_model} at {settings.embedding_base_url or 'the OpenAI API'})"
+                      if settings.embedder == "openai" else "")
+            st.text(f"Embedder: {settings.embedder}{server}")
         with show_errors("Workspace"):
             _counts(state.workspace())

@@ -82,9 +82,10 @@ def add_eval_command(sub, common: argparse.ArgumentParser, command) -> None:
     p.add_argument("--per-question", default="", help="write per-question rows to this .csv or .json file")
     p.add_argument("--param", action="append", default=[], help="setting override key=value (repeatable)")
     try:
-        from core.cli_query import add_provider_flags
+        from core.cli_query import add_embedding_flags, add_provider_flags
 
         add_provider_flags(p)
+        add_embedding_flags(p)
     except ImportError:
         pass
     command("eval")(cmd_eval)
