@@ -117,3 +117,15 @@ def test_tree_query_entities_are_linked_names(sample_ws):
     assert "ship" in paper_terms and "fleet" in paper_terms
     result = TreeRetriever().retrieve(ctx)
     assert any("nouns left out" in line for line in result.trace)
+
+
+def test_inspect_path_table_says_why_each_path_was_kept(sample_ws):
+    from ui.results_view import paths_frame
+
+    result = PathRetriever().retrieve(QueryContext(sample_ws, "How is Margaret Thorne related to the Velmora "
+                                                              "Maritime Museum?"))
+    frame = paths_frame(result)
+    assert len(frame) == len(result.paths) > 0
+    assert all(isinstance(w, str) and w for w in frame["why kept"])
+    assert frame["why kept"].iloc[0].startswith("connects question entities")
+    assert frame["question entities"].iloc[0] == 2

@@ -187,8 +187,10 @@ def summaries_frame(result: RetrievalResult) -> pd.DataFrame:
 
 def paths_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "reliability": p.get("score"), "edges": max(len(p.get("nodes") or []) - 1, 0),
-             "path": " → ".join(str(n) for n in p.get("nodes") or [])} for i, p in enumerate(result.paths)]
-    return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "path"])
+             "question entities": p.get("question_entities"),
+             "path": " → ".join(str(n) for n in p.get("nodes") or []), "why kept": p.get("why") or ""}
+            for i, p in enumerate(result.paths)]
+    return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "question entities", "path", "why kept"])
 
 
 def table_height(rows: int) -> int:
@@ -286,6 +288,8 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
     for i, path in enumerate(result.paths):
         label = f"Path {i + 1} · reliability {float(path.get('score') or 0):.3f} · {len(path.get('nodes') or [])} nodes"
         with st.expander(label, expanded=i < expanded):
+            if path.get("why"):
+                st.text(f"Why kept: {path['why']}")  # st.text never interprets the names as markup
             st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
             if path.get("relations"):
                 st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in dict(r).items()} if isinstance(r, Mapping)
