@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from core.evaluation.questions import question_records
 from core.annotations.store import (MAX_ANSWER_CHARS, chunk_docs, clean_question, connection, prune,
                                     upsert_question, annotations, question_id)
 
@@ -94,15 +95,7 @@ def _chunk_ids(entries: Any, where: str) -> list[str]:
 def parse_records(lines: Iterable[str], source: str = "annotations") -> list[_Parsed]:
     """Check every line; a malformed one raises ValueError naming the line (nothing is written)."""
     parsed: list[_Parsed] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{source} line {number}: not valid JSON ({exc.msg})") from None
-        if not isinstance(raw, dict) or not str(raw.get("question") or "").strip():
-            raise ValueError(f"{source} line {number}: needs a non-empty \"question\" field")
+    for number, raw in question_records(lines, source):
         try:
             question = clean_question(str(raw["question"]))
         except ValueError as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Iterator, Optional
 
 
 @dataclass
@@ -23,9 +23,9 @@ class Question:
     gold_chunk_ids: list[str] = field(default_factory=list)
 
 
-def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
-    """Parse JSONL lines; a malformed line raises ValueError naming the line."""
-    out: list[Question] = []
+def question_records(lines: Iterable[str], source: str = "questions") -> Iterator[tuple[int, dict]]:
+    """(line number, object) for each non-blank JSONL line; a line that is not a JSON object with a
+    non-empty "question" raises ValueError naming the line."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -35,6 +35,13 @@ def parse_questions(lines: list[str], source: str = "questions") -> list[Questio
             raise ValueError(f"{source} line {number}: not valid JSON ({exc.msg})") from None
         if not isinstance(raw, dict) or not str(raw.get("question") or "").strip():
             raise ValueError(f"{source} line {number}: needs a non-empty \"question\" field")
+        yield number, raw
+
+
+def parse_questions(lines: list[str], source: str = "questions") -> list[Question]:
+    """Parse JSONL lines; a malformed line raises ValueError naming the line."""
+    out: list[Question] = []
+    for number, raw in question_records(lines, source):
         out.append(Question(
             qid=str(raw.get("qid") or f"q{number}"), question=str(raw["question"]),
             answer=raw.get("answer"), aliases=[str(a) for a in raw.get("answer_aliases") or []],
