@@ -22,10 +22,6 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 
-class DocumentError(ValueError):
-    """A document-level problem with a message meant for the user."""
-
-
 _LABEL = re.compile(r"^(?:extraction|gleaning \d+):\s*")
 MAX_DROPPED_EXAMPLES = 5
 

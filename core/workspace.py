@@ -18,13 +18,14 @@ from typing import Any, Iterator, Optional
 import networkx as nx
 from filelock import FileLock, Timeout
 
-from core.embeddings import Embedder, EmbedderMismatchError, local_embedder
-from core.settings import Settings, load_settings, save_settings
+from core.embeddings import Embedder, local_embedder
+from core.errors import EmbedderMismatchError, WorkspaceBusyError
+from core.config import default_workspace, load_settings
+from core.settings import Settings, save_settings
 from core.storage import graph_store
 from core.storage.store import Store
 from core.storage.vectors import VectorStore
 
-DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "data" / "workspaces" / "default"
 DB_FILE = "ragscope.sqlite3"
 LOCK_FILE = "write.lock"
 LOCK_INFO = "write.lock.json"
@@ -33,10 +34,6 @@ LOCK_INFO = "write.lock.json"
 def new_namespace(name: str) -> str:
     """A fresh prefix for a workspace's Chroma collections (unique per workspace, also on a shared server)."""
     return "ws_" + re.sub(r"[^A-Za-z0-9]", "_", name)[:40] + "_" + os.urandom(3).hex()
-
-
-class WorkspaceBusyError(RuntimeError):
-    """Another process is writing to this workspace."""
 
 
 def embedder_identity(settings: Settings) -> str:
@@ -64,10 +61,10 @@ def mismatch_message(name: str, recorded: str, wanted: str) -> str:
 class Workspace:
     """Open (or create) the workspace folder ``path``."""
 
-    def __init__(self, path: Path | str = DEFAULT_WORKSPACE, settings: Optional[Settings] = None,
+    def __init__(self, path: Path | str | None = None, settings: Optional[Settings] = None,
                  embedder: Optional[Embedder] = None, api_key: Optional[str] = None,
                  check_embedder: bool = True) -> None:
-        self.path = Path(path).resolve()
+        self.path = Path(path if path is not None else default_workspace()).resolve()
         self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings(self.path)
         self.api_key = api_key  # kept in memory only, never written

@@ -13,7 +13,8 @@ import annotated_types
 import streamlit as st
 from pydantic import ValidationError
 
-from core.settings import DEFAULT_ENTITY_TYPES, Settings, apply_environment
+from core.config import apply_environment
+from core.settings import DEFAULT_ENTITY_TYPES, Settings
 from ui import state
 from ui.errors import escape_markdown, show_errors
 
@@ -172,11 +173,8 @@ def test_connection(candidate: Settings) -> None:
         with st.spinner("Contacting the embeddings server…"):
             ok, message = test_embedding_server(candidate, state.api_key())
         (st.success if ok else st.error)(escape_markdown("Embeddings: " + message))
-    try:
-        from core.llm.provider import test_connection as probe
-    except ImportError:
-        st.warning("LLM support not installed yet.")
-        return
+    from core.llm.provider import test_connection as probe
+
     if candidate.provider == "offline":
         st.info("The provider is 'offline': no LLM is used. Choose 'openai' to test a server.")
         return

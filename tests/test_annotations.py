@@ -149,7 +149,7 @@ def test_an_older_workspace_gets_the_annotation_tables(sample_workspace_dir, tmp
 
 
 def test_cli_export_import_and_list(sample_ws_copy, tmp_path, capsys):
-    from core.cli import main
+    from core.cli.main import main
 
     ws = sample_ws_copy
     chunk = _chunks_of(ws, "05-kestrel-point-lighthouse.md")[0]

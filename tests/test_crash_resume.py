@@ -52,7 +52,7 @@ KILL_AFTER_UPSERT = textwrap.dedent("""
             if seen[0] == target:
                 os.kill(os.getpid(), signal.SIGKILL)
     vectors.VectorStore.upsert = upsert
-    from core.cli import main
+    from core.cli.main import main
     sys.exit(main(sys.argv[2:]))
 """)
 

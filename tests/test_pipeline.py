@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.embeddings import EmbedderMismatchError
+from core.errors import EmbedderMismatchError
 from core.pipeline import IndexReport, SpacyExtractor, process_pending, register_documents
 from core.reconcile import reconcile
 from core.types import SourceDocument
@@ -154,7 +154,7 @@ def test_workspace_refuses_another_embedder(sample_workspace_dir):
 
 
 def test_second_writer_gets_a_busy_message(sample_ws_copy):
-    from core.workspace import WorkspaceBusyError
+    from core.errors import WorkspaceBusyError
 
     ws = sample_ws_copy
     other = Workspace(ws.path)

@@ -188,7 +188,8 @@ def test_configuration_errors_fail_at_once_naming_the_fix(server):
 
 
 def test_flags_win_over_environment_over_settings(tmp_path, monkeypatch):
-    from core.cli import build_parser, cli_settings
+    from core.cli.base import cli_settings
+    from core.cli.main import build_parser
     from core.settings import Settings, save_settings
 
     path = tmp_path / "ws"
@@ -299,7 +300,7 @@ def test_a_server_failing_mid_index_leaves_documents_pending(server, tmp_path):
 
 
 def test_another_embedder_is_refused_with_how_to_reembed(server, tmp_path):
-    from core.embeddings import EmbedderMismatchError
+    from core.errors import EmbedderMismatchError
     from core.settings import Settings
     from core.workspace import Workspace
 

@@ -1,6 +1,6 @@
 """Analyst annotations that become gold: chunks marked relevant / not relevant for a question (and an
 optional expected answer), stored in the workspace database (``store``), exported as and imported from
-question files in the shared FORMAT.md layout (``exchange``), and the ``annotations`` CLI (``cli``)."""
+question files in the shared FORMAT.md layout (``exchange``); the command is ``core.cli.annotations``."""
 from core.annotations.exchange import ImportReport, export_jsonl, export_records, import_file, import_records, write_export
 from core.annotations.store import (AnnotatedQuestion, Mark, annotation_for, annotations, delete_questions,
                                     drop_document_annotations, question_id, save_marks)

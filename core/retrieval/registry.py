@@ -6,8 +6,6 @@ from typing import Optional
 from core.retrieval.base import QueryContext, Retriever
 from core.types import RetrievalResult
 
-DESIGN_MODES = ["naive", "local", "global", "hybrid", "tree", "path"]
-
 
 def _registry() -> dict[str, Retriever]:
     from core.retrieval.global_search import GlobalRetriever
