@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from core.loaders import load_bytes, load_path
-from core.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import parse_modes, retrieve
 from core.settings import Settings
@@ -92,7 +92,7 @@ def index_samples(ws: Workspace, progress: ProgressCallback = no_progress, **opt
 
 def delete(ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, int]:
     """Delete documents (and everything derived from them) under the write lock; counts removed."""
-    from core.deletion import delete_documents
+    from core.indexing.deletion import delete_documents
 
     with ws.writer(wait=wait):
         return delete_documents(ws, doc_ids)

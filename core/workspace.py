@@ -140,7 +140,7 @@ class Workspace:
         return self._vectors
 
     def use_namespace(self, namespace: str) -> None:
-        """Point the vectors at another set of collections (``core.reembed`` fills new ones, then switches)."""
+        """Point the vectors at another set of collections (``core.indexing.reembed`` fills new ones, then switches)."""
         with self._open_lock:
             self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
 

@@ -107,7 +107,7 @@ def test_import_round_trip_and_skipped_chunks(sample_ws_copy, sample_workspace_d
 
 
 def test_deleting_a_document_drops_its_marks_cleanly(sample_ws_copy):
-    from core.deletion import delete_documents
+    from core.indexing.deletion import delete_documents
 
     ws = sample_ws_copy
     institute = _chunks_of(ws, "04-velmora-marine-institute.md")

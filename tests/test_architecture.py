@@ -126,16 +126,8 @@ def test_ui_never_imports_pages() -> None:
     assert bad == []
 
 
-# Cycles not yet untangled (each entry is a strongly connected component). Must match exactly, so a
-# new cycle fails and a fixed one must be removed from here.
-KNOWN_CYCLES: list[list[str]] = [
-    # pipeline <-> batch <-> deletion (to become core/indexing/)
-    ["core.batch", "core.deletion", "core.pipeline", "core.prefetch"],
-]
-
-
 def test_no_import_cycles_inside_core() -> None:
-    assert sorted(_cycles(_internal_graph())) == sorted(KNOWN_CYCLES)
+    assert _cycles(_internal_graph()) == []
 
 
 def test_cycle_finder_finds_a_cycle() -> None:

@@ -37,7 +37,7 @@ def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
 
 def registered_workspace(path: Path, n: int = 40) -> Path:
     """A workspace whose database holds ``n`` registered documents (no models needed)."""
-    from core.pipeline import register_documents
+    from core.indexing.pipeline import register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 
@@ -103,7 +103,7 @@ def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, samp
     # queries work again and find what the untouched workspace finds
     ws = Workspace(path)
     try:
-        from core.reconcile import reconcile
+        from core.indexing.reconcile import reconcile
 
         assert reconcile(ws) == {}  # nothing left to repair
         got = run_modes(ws, QUESTION, ["naive"], with_answers=False)["naive"]
@@ -155,7 +155,7 @@ class TinyEmbedder:
 @pytest.fixture()
 def foreign_workspace(tmp_path) -> Path:
     """A workspace indexed with another (8-d) embedder."""
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 

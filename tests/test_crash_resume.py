@@ -275,7 +275,7 @@ class HashEmbedder:
 
 
 def _index_in_batches(path: Path, batch_tokens: int):
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 

@@ -88,7 +88,7 @@ def test_counts_funnel_and_sentence():
 # --- each stage forced once on a tiny real workspace ---------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_ws(tmp_path_factory):
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 

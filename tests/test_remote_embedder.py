@@ -224,7 +224,7 @@ def remote_settings(server: FakeEmbeddingServer, **extra):
 
 def index_samples(path, settings, **options):
     from core.loaders import load_path
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.workspace import Workspace
 
     ws = Workspace(path, settings=settings)
@@ -312,7 +312,7 @@ def test_another_embedder_is_refused_with_how_to_reembed(server, tmp_path):
 
 
 def test_reembed_switches_embedders_and_resumes_after_a_failure(server, tmp_path):
-    from core.reembed import reembed
+    from core.indexing.reembed import reembed
     from core.remote_embeddings import EmbeddingUnavailableError
     from core.workspace import Workspace
 

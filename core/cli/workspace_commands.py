@@ -35,7 +35,7 @@ def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., A
 
 def cmd_index(args: argparse.Namespace) -> int:
     from core.loaders import load_paths
-    from core.pipeline import IndexReport
+    from core.indexing.pipeline import IndexReport
 
     started = time.perf_counter()
     ws = open_workspace(args)
@@ -100,7 +100,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
-    from core.pipeline import IndexReport, retry_failed
+    from core.indexing.pipeline import IndexReport, retry_failed
 
     ws = open_workspace(args)
     report = IndexReport()
@@ -120,10 +120,10 @@ def cmd_retry(args: argparse.Namespace) -> int:
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
-    from core.reconcile import reconcile
+    from core.indexing.reconcile import reconcile
 
     if args.reembed:
-        from core.reembed import reembed
+        from core.indexing.reembed import reembed
 
         emit_json({"reembedded": reembed(Path(args.workspace), cli_settings(args), wait=args.wait)})
         return 0

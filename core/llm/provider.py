@@ -3,7 +3,7 @@
 * ``providers(ws, settings)`` → (chat model or None, keyword extractor or None) for the resolved
   settings of a run (``core.config.resolve_settings`` decides flags > environment > settings).
 * ``chat_from_settings(settings, api_key, conn)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
-* ``index_components(ws, chat)`` → keyword arguments of ``core.pipeline.process_pending``.
+* ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
 API keys come from the argument (the app session), ``ws.api_key`` or ``OPENAI_API_KEY``; they are
