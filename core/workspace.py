@@ -226,7 +226,7 @@ class Workspace:
     # --- reports ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         s = self.store
-        counts = dict(s.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+        counts = s.status_counts()
         return {
             "workspace": str(self.path),
             "documents": s.count("documents"),
@@ -239,7 +239,7 @@ class Workspace:
             "mention_nodes": s.mention_node_count(),
             "mention_edges": s.count("mention_edges"),
             "tree_nodes": s.count("tree_nodes"),
-            "tokens": int(s.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0]),
+            "tokens": s.total_tokens(),
             "embedder": self.embedder_info(),
             "extractor": s.get_meta("extractor") or "spacy",
             "dropped_records": sum(r["dropped"] for r in self.dropped_records().values()),
@@ -260,8 +260,7 @@ class Workspace:
         """Per indexed document, what the extraction parser dropped at its last indexing: ``dropped``
         (count), ``reasons`` {reason: count}, a few ``examples``, ``extractor`` and ``chunks``."""
         latest: dict[str, dict[str, Any]] = {}
-        for (detail,) in self.store.conn.execute(
-                "SELECT detail FROM run_log WHERE event='extraction_dropped' ORDER BY id"):
+        for detail in self.store.log_details("extraction_dropped"):
             try:
                 record = json.loads(detail)
                 latest[str(record["doc_id"])] = record
@@ -271,16 +270,12 @@ class Workspace:
         return {doc_id: record for doc_id, record in latest.items() if doc_id in live}
 
     def llm_usage(self) -> dict[str, dict[str, float]]:
-        rows = self.store.conn.execute(
-            "SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds FROM llm_usage ORDER BY stage")
+        rows = self.store.llm_usage_rows()
         return {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
                        "seconds": round(r[5], 3)} for r in rows}
 
     def documents_table(self) -> list[dict[str, Any]]:
-        conn = self.store.conn
-        chunk_counts = dict(conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
-        entity_counts = dict(conn.execute(
-            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+        chunk_counts, entity_counts = self.store.chunks_per_document(), self.store.entities_per_document()
         dropped = self.dropped_records()
         return [
             {"doc_id": d.doc_id, "name": d.name, "status": d.status, "chunks": int(chunk_counts.get(d.doc_id, 0)),

@@ -5,6 +5,8 @@
   ones inside functions (a function-level import still ties the two modules together), except
   imports under ``if TYPE_CHECKING:`` which never run.
 * No Python file in ``core/``, ``ui/``, ``pages/`` or ``app.py`` exceeds 400 lines.
+* SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls), except
+  the LLM cache (``core/llm/cache.py``), which keeps its own table access on the storage connection.
 """
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
+SQL_CALLS = {"execute", "executemany", "executescript"}
+SQL_ALLOWED = {"core/llm/cache.py"}  # its own cache table, on the workspace's storage connection (issue 14)
 
 
 def _files(*folders: str) -> list[Path]:
@@ -140,3 +144,16 @@ def test_no_file_over_400_lines() -> None:
     long = {str(p.relative_to(ROOT)): n for p in _files("core", "ui", "pages", "app.py")
             if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def _sql_calls(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS]
+
+
+def test_sql_only_in_storage() -> None:
+    outside = {rel: lines for p in _files("core", "ui", "pages", "app.py")
+               if not (rel := str(p.relative_to(ROOT))).startswith("core/storage/") and rel not in SQL_ALLOWED
+               and (lines := _sql_calls(p))}
+    assert outside == {}

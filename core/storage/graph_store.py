@@ -199,6 +199,11 @@ def relation_vector_rows(conn: sqlite3.Connection) -> list[tuple[str, str, list[
         "SELECT source_key, target_key, keywords, description, vector_id FROM relations")]
 
 
+def fragment_type_votes(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(entity key, type, type votes JSON) of every entity fragment."""
+    return conn.execute("SELECT entity_key, type, type_votes FROM entity_fragments").fetchall()
+
+
 def load_knowledge_graph(conn: sqlite3.Connection) -> nx.Graph:
     """The merged knowledge graph as an undirected networkx view."""
     graph = nx.Graph()

@@ -234,6 +234,30 @@ class Store:
     def delete_doc_root(self, doc_id: str) -> None:
         self.conn.execute("DELETE FROM doc_roots WHERE doc_id=?", (doc_id,))
 
+    # --- reports ---------------------------------------------------------------------------
+    def status_counts(self) -> dict[str, int]:
+        """Documents per status."""
+        return dict(self.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+
+    def total_tokens(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0])
+
+    def log_details(self, event: str) -> list[str]:
+        """The JSON details of the run-log entries of ``event``, oldest first."""
+        return [r[0] for r in self.conn.execute("SELECT detail FROM run_log WHERE event=? ORDER BY id", (event,))]
+
+    def llm_usage_rows(self) -> list[tuple]:
+        """(stage, calls, cached, prompt_tokens, completion_tokens, seconds) per LLM stage."""
+        return self.conn.execute("SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds "
+                                 "FROM llm_usage ORDER BY stage").fetchall()
+
+    def chunks_per_document(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
+
+    def entities_per_document(self) -> dict[str, int]:
+        return dict(self.conn.execute(
+            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+
     # --- expected vector ids (for reconciliation) -----------------------------------------
     def expected_vector_ids(self) -> dict[str, set[str]]:
         return {
