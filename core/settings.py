@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -135,6 +135,21 @@ class Settings(BaseModel):
             raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
         data.update(overrides)
         return Settings.model_validate(data)
+
+
+def field_bounds(name: str) -> tuple[Optional[float], Optional[float]]:
+    """(lowest, highest) value of a numeric settings field from its ``ge``/``gt``/``le``/``lt``
+    constraints (None: unbounded); the Settings and Inspect pages' number inputs use it."""
+    low = high = None
+    for meta in Settings.model_fields[name].metadata:
+        low = getattr(meta, "ge", getattr(meta, "gt", low))
+        high = getattr(meta, "le", getattr(meta, "lt", high))
+    return low, high
+
+
+def is_numeric_field(name: str) -> bool:
+    """True for int and float settings (not bool: a bool is not a number input)."""
+    return Settings.model_fields[name].annotation in (int, float)
 
 
 def read_settings(workspace_dir: Path) -> Settings:

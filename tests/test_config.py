@@ -74,3 +74,24 @@ def test_resolving_does_not_write_the_settings_file(clean_env, tmp_path):
     before = (tmp_path / "settings.json").read_text()
     resolve_settings(tmp_path, Flags(llm=True, llm_model="m", llm_base_url="http://x/v1", chroma_url="http://c:1"))
     assert (tmp_path / "settings.json").read_text() == before
+
+
+def test_every_mode_declares_the_settings_it_reads():
+    from core.retrieval.registry import mode_params, modes
+
+    for mode in modes():
+        names = mode_params(mode)
+        assert names and set(names) <= set(Settings.model_fields), mode
+        assert "max_total_tokens" in names, mode
+    assert mode_params("naive") == ["naive_top_k", "max_total_tokens"]
+    assert set(mode_params("mix")) == set(mode_params("hybrid")) | {"naive_top_k"}
+    with pytest.raises(ValueError, match="unknown mode"):
+        mode_params("nope")
+
+
+def test_field_bounds_read_the_settings_constraints():
+    from core.settings import field_bounds, is_numeric_field
+
+    assert field_bounds("path_alpha") == (0.0, 1.0)  # gt=0, le=1
+    assert field_bounds("llm_timeout_s") == (0, None)
+    assert is_numeric_field("tree_top_k") and not is_numeric_field("paper_strict")

@@ -26,7 +26,11 @@ class KeywordExtractor(Protocol):
 
 
 class Retriever(Protocol):
+    """A retrieval mode. ``params``: the settings it reads, recorded in ``RetrievalResult.params`` and
+    exposed by ``core.retrieval.registry.mode_params`` (the Inspect page builds its controls from them)."""
+
     name: str
+    params: Sequence[str]
 
     def retrieve(self, ctx: "QueryContext") -> RetrievalResult:
         ...

@@ -51,9 +51,10 @@ class HybridRetriever(LightRAGRetriever):
 
 class MixRetriever:
     name = "mix"
+    params = (*LIGHTRAG_PARAMS, "naive_top_k")
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS + ["naive_top_k"])
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         gathered = HybridRetriever().gather(ctx, result, clock)
         k = ctx.settings.naive_top_k

@@ -197,12 +197,13 @@ class LightRAGRetriever:
     """A LightRAG mode: ``gather`` ranks entities, relations and chunks; ``retrieve`` budgets them."""
 
     name = ""
+    params = tuple(LIGHTRAG_PARAMS)
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
         raise NotImplementedError
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS)
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         return assemble(ctx, result, clock, self.gather(ctx, result, clock))
 

@@ -13,9 +13,10 @@ def render_chunks(chunks: list[dict]) -> str:
 
 class NaiveRetriever:
     name = "naive"
+    params = ("naive_top_k", "max_total_tokens")
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, ["naive_top_k", "max_total_tokens"])
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         with clock.stage("embed_query"):
             vector = ctx.embed(ctx.question)

@@ -102,10 +102,11 @@ class PathRetriever:
     """PathRAG: node retrieval, flow-based pruning, paths in ascending reliability."""
 
     name = "path"
+    params = tuple(PARAMS)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         s = ctx.settings
-        result = new_result(ctx, self.name, PARAMS)
+        result = new_result(ctx, self.name, self.params)
         result.params["sources_per_edge"] = SOURCES_PER_EDGE
         clock = Stopwatch(result)
         with clock.stage("keywords"):

@@ -36,6 +36,13 @@ def modes() -> list[str]:
     return [m for m in order if m in registry()]
 
 
+def mode_params(mode: str) -> list[str]:
+    """The settings ``mode`` reads (its retriever's declared ``params``)."""
+    if mode not in registry():
+        raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
+    return list(registry()[mode].params)
+
+
 def parse_modes(spec: str) -> list[str]:
     """'all' or a comma-separated list of modes; unknown names raise ValueError."""
     if spec.strip() in ("", "all"):

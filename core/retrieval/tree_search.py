@@ -140,11 +140,12 @@ class TreeRetriever:
     """E2GraphRAG: local (entity pairs + h-loop) or global (collapsed tree) retrieval."""
 
     name = "tree"
+    params = tuple(PARAMS)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         settings = ctx.settings
         k, h = settings.tree_top_k, settings.tree_hops
-        result = new_result(ctx, self.name, PARAMS)
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         with clock.stage("keywords"):
             graph = ctx.ws.mention_graph()
