@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import networkx as nx
 
-from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
-                                 prefix_within)
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.context import prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
@@ -285,7 +285,7 @@ class _Sizer:
         body = self.chunks.get(record["chunk_id"])
         if body is None:
             body = count_tokens(record["text"])
-        return self.text(_source_block(99, record).split("\n", 1)[0]) + body + 2
+        return self.text(source_block(record, 99).split("\n", 1)[0]) + body + 2
 
     def sources(self, ctx: QueryContext, candidates: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
         """Source chunk records with texts, cut to the budget."""
@@ -295,14 +295,10 @@ class _Sizer:
         return prefix_within(records, self.source, max(budget, 0))[0]
 
 
-def _source_block(i: int, c: dict[str, Any]) -> str:
-    return f"[{i}] ({c['doc_name']}, chunk {c['order'] + 1})\n{c['text']}"
-
-
 def _sources_section(chunks: list[dict[str, Any]]) -> list[str]:
     if not chunks:
         return []
-    return [SOURCES_HEADER + "\n" + "\n\n".join(_source_block(i, c) for i, c in enumerate(chunks, 1))]
+    return [SOURCES_HEADER + "\n" + sources_text(chunks)]
 
 
 Render = Callable[[list[Any], list[dict[str, Any]]], str]

@@ -1,0 +1,33 @@
+"""Building a mode's context text: the one source-block renderer and the one budget helper every
+mode uses (naive, the LightRAG modes, path)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def source_block(chunk: dict[str, Any], index: int) -> str:
+    """A chunk as the answer model sees it in the Sources section, numbered from 1:
+    ``[index] (document, chunk n)`` then its text."""
+    source = chunk.get("doc_name") or chunk.get("doc_id", "")
+    return f"[{index}] ({source}, chunk {int(chunk.get('order', 0)) + 1})\n{chunk.get('text', '')}"
+
+
+def sources_text(chunks: Sequence[dict[str, Any]]) -> str:
+    """The numbered source blocks of ``chunks`` in rank order, separated by blank lines."""
+    return "\n\n".join(source_block(c, i) for i, c in enumerate(chunks, 1))
+
+
+def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
+    """The longest prefix of ``items`` whose summed costs fit in ``budget``, and its cost (lists are
+    truncated, never skipped over, as LightRAG and PathRAG do)."""
+    kept: list[T] = []
+    used = 0
+    for item in items:
+        c = cost(item)
+        if used + c > budget:
+            break
+        kept.append(item)
+        used += c
+    return kept, used
