@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from core.loaders import load_bytes, load_path
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.loaders import load_bytes
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import parse_modes, retrieve
 from core.settings import Settings
@@ -77,17 +77,6 @@ def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback =
 def sample_paths() -> list[Path]:
     """The sample corpus's articles (``data/samples``; ``data/README.md`` describes them)."""
     return sorted(p for p in SAMPLES_DIR.glob("*.md") if p.name.lower() != "readme.md")
-
-
-def index_samples(ws: Workspace, progress: ProgressCallback = no_progress, **options: Any) -> IndexReport:
-    """Index the built-in sample corpus, its articles only (``options`` as for ``index_sources``)."""
-    sources: list[SourceDocument] = []
-    failures: list[LoadFailure] = []
-    for path in sample_paths():
-        docs, fails = load_path(path)
-        sources += docs
-        failures += fails
-    return index_sources(ws, sources, failures, progress, **options)
 
 
 def delete(ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, int]:

@@ -1,5 +1,6 @@
-"""Building a mode's context text: the one source-block renderer and the one budget helper every
-mode uses (naive, the LightRAG modes, path)."""
+"""Building a mode's context: the one source-block renderer, the one budget helper and the one way
+to add the keyword extraction's LLM usage, shared by every mode that needs them (naive, the LightRAG
+modes, path)."""
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
@@ -17,6 +18,14 @@ def source_block(chunk: dict[str, Any], index: int) -> str:
 def sources_text(chunks: Sequence[dict[str, Any]]) -> str:
     """The numbered source blocks of ``chunks`` in rank order, separated by blank lines."""
     return "\n\n".join(source_block(c, i) for i, c in enumerate(chunks, 1))
+
+
+def add_keyword_usage(result: Any, usage: dict[str, int]) -> None:
+    """Add the question's keyword extraction cost (``QueryContext.keyword_usage``: LLM calls and
+    tokens, zero offline) to a mode's result."""
+    result.llm_calls += int(usage.get("llm_calls", 0))
+    result.prompt_tokens += int(usage.get("prompt_tokens", 0))
+    result.completion_tokens += int(usage.get("completion_tokens", 0))
 
 
 def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:

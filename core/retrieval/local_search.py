@@ -14,6 +14,7 @@ from core.extraction.query_terms import name_spans
 from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, edge_count, fill_chunk_texts, finish,
                                  new_result)
 from core.retrieval.entity_linking import Seed, cosine_rows, dictionary_names, question_seeds
+from core.retrieval.context import add_keyword_usage
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, local_expand, pick_reason, render_within,
                                              renumber, select_chunks)
@@ -96,10 +97,7 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
         result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)
         result.chunks = renumber(fit.chunks)
         lightrag_funnel(result, gathered.entities, gathered.relations, chunks)
-    usage = ctx.keyword_usage
-    result.llm_calls += int(usage.get("llm_calls", 0))
-    result.prompt_tokens += int(usage.get("prompt_tokens", 0))
-    result.completion_tokens += int(usage.get("completion_tokens", 0))
+    add_keyword_usage(result, ctx.keyword_usage)
     return result
 
 

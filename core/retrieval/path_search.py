@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Optional
 import networkx as nx
 
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
-from core.retrieval.context import prefix_within, source_block, sources_text
+from core.retrieval.context import add_keyword_usage, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
@@ -112,8 +112,7 @@ class PathRetriever:
         with clock.stage("keywords"):
             low, high = ctx.keywords()
             result.keywords = {"low": list(low), "high": list(high)}
-            for field in ("llm_calls", "prompt_tokens", "completion_tokens"):
-                setattr(result, field, getattr(result, field) + int(ctx.keyword_usage.get(field, 0)))
+            add_keyword_usage(result, ctx.keyword_usage)
             query_text = ", ".join(low) if low else ctx.question
         kg = ctx.ws.knowledge_graph()
         question: set[str] = set()
