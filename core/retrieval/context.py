@@ -28,6 +28,21 @@ def add_keyword_usage(result: Any, usage: dict[str, int]) -> None:
     result.completion_tokens += int(usage.get("completion_tokens", 0))
 
 
+def fit_to_budget(lists: Sequence[list[Any]], measure: Callable[[], int], budget: int) -> int:
+    """The one trimming loop: ``measure()`` renders the current lists and returns their exact token
+    count; while it exceeds ``budget``, drop the last item of the first non-empty list (``lists`` in
+    dropping order; changed in place) and measure again. Stops when every list is empty. Returns the
+    number of items dropped."""
+    dropped = 0
+    while measure() > budget:
+        victim = next((items for items in lists if items), None)
+        if victim is None:
+            break
+        victim.pop()
+        dropped += 1
+    return dropped
+
+
 def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
     """The longest prefix of ``items`` whose summed costs fit in ``budget``, and its cost (lists are
     truncated, never skipped over, as LightRAG and PathRAG do)."""

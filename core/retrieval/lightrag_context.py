@@ -21,7 +21,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 import networkx as nx
 
 from core.retrieval.base import csv_table
-from core.retrieval.context import prefix_within, source_block, sources_text
+from core.retrieval.context import fit_to_budget, prefix_within, source_block, sources_text
 from core.tokens import count_tokens
 
 T = TypeVar("T")
@@ -330,17 +330,17 @@ def render_within(budgeted: Budgeted, max_total_tokens: int,
     """Render the budgeted lists; while the exact token count exceeds ``max_total_tokens`` drop the last
     chunk (then relation, then entity); "" when not even the headers fit. Returns (context, its tokens,
     records dropped)."""
-    dropped = 0
-    while True:
-        text = render_context(budgeted.entities, budgeted.relations, budgeted.chunks)
-        tokens = counter(text)
-        lists = [x for x in (budgeted.chunks, budgeted.relations, budgeted.entities) if x]
-        if tokens <= max_total_tokens:
-            return text, tokens, dropped
-        if not lists:  # not even the empty section headers fit
-            return "", counter(""), dropped
-        lists[0].pop()
-        dropped += 1
+    rendered: dict[str, Any] = {}
+
+    def measure() -> int:
+        rendered["text"] = render_context(budgeted.entities, budgeted.relations, budgeted.chunks)
+        rendered["tokens"] = counter(rendered["text"])
+        return rendered["tokens"]
+
+    dropped = fit_to_budget((budgeted.chunks, budgeted.relations, budgeted.entities), measure, max_total_tokens)
+    if rendered["tokens"] > max_total_tokens:  # not even the empty section headers fit
+        return "", counter(""), dropped
+    return rendered["text"], rendered["tokens"], dropped
 
 
 # --- merging -----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Optional
 import networkx as nx
 
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
-from core.retrieval.context import add_keyword_usage, prefix_within, source_block, sources_text
+from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
@@ -307,14 +307,10 @@ Evidence = Callable[[list[Any], list[dict[str, Any]]], list[str]]
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
                    blocks: list[Any], sources: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """Render and count exactly; while over budget drop the last source, then the last block."""
-    while True:
-        finish(result, render(blocks, sources), evidence(blocks, sources))
-        if result.context_tokens <= budget or not (blocks or sources):
-            return blocks, sources
-        if sources:
-            sources = sources[:-1]
-        else:
-            blocks = blocks[:-1]
+    blocks, sources = list(blocks), list(sources)
+    fit_to_budget((sources, blocks),
+                  lambda: finish(result, render(blocks, sources), evidence(blocks, sources)).context_tokens, budget)
+    return blocks, sources
 
 
 def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, paths: list[ScoredPath]) -> None:
