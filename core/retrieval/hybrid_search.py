@@ -8,7 +8,8 @@ from typing import Any, Callable, Hashable, Sequence
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, new_result
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.lightrag_context import Gathered, chunk_key, entity_key, relation_key, round_robin
-from core.retrieval.local_search import LIGHTRAG_PARAMS, LightRAGRetriever, LocalRetriever, assemble
+from core.retrieval.lightrag_retrieval import LIGHTRAG_PARAMS, LightRAGRetriever, assemble
+from core.retrieval.local_search import LocalRetriever
 from core.types import RetrievalResult
 
 

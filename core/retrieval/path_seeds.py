@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from core.retrieval.anchoring import anchored_relations
 from core.retrieval.base import QueryContext, Stopwatch
-from core.retrieval.local_search import seeds_for
+from core.retrieval.lightrag_retrieval import seeds_for
 from core.retrieval.path_flow import ScoredPath, flow_paths
 from core.types import RetrievalResult
 
