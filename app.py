@@ -1,20 +1,12 @@
 """RAGScope: build graph-based RAG indexes offline and see what each retrieval mode retrieves.
 
-Run with ``streamlit run app.py``. Pages live under ``pages/`` (only those present are listed,
-so the app runs while pages are still being written); the sidebar is in ``ui/sidebar.py``.
+Run with ``streamlit run app.py``. Pages live under ``pages/``; the sidebar is in ``ui/sidebar.py``.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import core  # noqa: F401 - first: sets the process environment (core.config) before streamlit starts
+import streamlit as st
 
-for _name, _value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("ANONYMIZED_TELEMETRY", "False"),
-                      ("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")):
-    os.environ.setdefault(_name, _value)
-
-import streamlit as st  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent
 PAGES = [
     ("pages/documents.py", "Documents", ":material/description:"),
     ("pages/knowledge_graph.py", "Knowledge graph", ":material/hub:"),
@@ -26,17 +18,13 @@ PAGES = [
 ]
 
 
-def available_pages() -> list:
-    """st.Page objects for the page files that exist (Documents is the default page)."""
-    pages = []
-    for path, title, icon in PAGES:
-        if (ROOT / path).exists():
-            pages.append(st.Page(path, title=title, icon=icon, default=not pages))
-    return pages
+def app_pages() -> list:
+    """st.Page objects of the pages (Documents is the default page)."""
+    return [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)]
 
 
 st.set_page_config(page_title="RAGScope", layout="wide")
-navigation = st.navigation(available_pages())  # before the heavier imports, so the first paint has our pages
+navigation = st.navigation(app_pages())  # before the heavier imports, so the first paint has our pages
 
 from ui.sidebar import render_sidebar  # noqa: E402
 

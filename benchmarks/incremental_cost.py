@@ -35,7 +35,7 @@ def probe_document(target_tokens: int) -> str:
 
 
 def add_once(folder: Path, text: str) -> dict:
-    from core.pipeline import IndexReport, process_pending, register_documents
+    from core.indexing.pipeline import IndexReport, process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 

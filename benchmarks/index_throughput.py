@@ -65,7 +65,7 @@ def main() -> None:
     from core.embeddings import local_embedder
     from core.extraction.nlp import load_nlp
     from core.loaders import load_paths
-    from core.pipeline import IndexReport, process_pending, register_documents
+    from core.indexing.pipeline import IndexReport, process_pending, register_documents
     from core.settings import Settings
     from core.workspace import Workspace
 

@@ -1,10 +1,9 @@
 """RAGScope core library: graph-based RAG indexes (LightRAG, E2GraphRAG, PathRAG) and their retrieval modes.
 
-Plain Python, no Streamlit. Entry points: ``core.workspace.Workspace`` and ``python -m core``.
+Plain Python, no Streamlit. Entry points: ``core.api`` (one call per user action),
+``core.workspace.Workspace`` and ``python -m core``. Importing ``core`` sets the process
+environment once (``core.config.apply_process_environment``: offline models, no telemetry).
 """
-import os as _os
+from core.config import apply_process_environment as _apply_process_environment
 
-_os.environ.setdefault("HF_HUB_OFFLINE", "1")
-_os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-_os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-_os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+_apply_process_environment()

@@ -7,8 +7,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from core.loaders import load_bytes, load_path
-from core.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.loaders import load_bytes
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import parse_modes, retrieve
 from core.settings import Settings
@@ -16,14 +16,14 @@ from core.types import LoadFailure, ProgressCallback, RetrievalResult, SourceDoc
 from core.workspace import Workspace
 
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
-WORKSPACES_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
 
 
-def _index(ws: Workspace, progress: ProgressCallback, report: Optional[IndexReport], llm: Any,
-           cancel: Optional[threading.Event], wait: bool, before: Optional[Callable[[IndexReport], Any]] = None
-           ) -> IndexReport:
+def index_pending(ws: Workspace, progress: ProgressCallback = no_progress, report: Optional[IndexReport] = None,
+                  llm: Any = None, cancel: Optional[threading.Event] = None, wait: bool = False,
+                  before: Optional[Callable[[IndexReport], Any]] = None) -> IndexReport:
     """Run ``before(report)`` then ``process_pending`` under the write lock, with the LLM's extractor
-    and summarizers when ``llm`` is given (its cache and usage rows are flushed afterwards)."""
+    and summarizers when ``llm`` is given (its cache and usage rows are flushed afterwards). Every
+    indexing action (app and CLI) goes through here."""
     report = report if report is not None else IndexReport()
     options: dict[str, Any] = {"cancel": cancel if cancel is not None else getattr(llm, "cancel_event", None)}
     if llm is not None:
@@ -49,8 +49,8 @@ def index_sources(ws: Workspace, sources: list[SourceDocument], failures: list[L
     profile and tree summaries to the LLM, as the CLI does. ``cancel`` (default: the LLM client's
     cancel event) stops the run with ``core.types.Cancelled``: unfinished documents stay pending and
     ``report`` (when given) holds what was done before the stop."""
-    return _index(ws, progress, report, llm, cancel, wait,
-                  lambda rep: register_documents(ws, sources, failures, rep))
+    return index_pending(ws, progress, report, llm, cancel, wait,
+                         lambda rep: register_documents(ws, sources, failures, rep))
 
 
 def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress,
@@ -79,34 +79,24 @@ def sample_paths() -> list[Path]:
     return sorted(p for p in SAMPLES_DIR.glob("*.md") if p.name.lower() != "readme.md")
 
 
-def index_samples(ws: Workspace, progress: ProgressCallback = no_progress, **options: Any) -> IndexReport:
-    """Index the built-in sample corpus, its articles only (``options`` as for ``index_sources``)."""
-    sources: list[SourceDocument] = []
-    failures: list[LoadFailure] = []
-    for path in sample_paths():
-        docs, fails = load_path(path)
-        sources += docs
-        failures += fails
-    return index_sources(ws, sources, failures, progress, **options)
+def delete(ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, int]:
+    """Delete documents (and everything derived from them) under the write lock; counts removed."""
+    from core.indexing.deletion import delete_documents
 
-
-def delete(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
-    from core.deletion import delete_documents
-
-    with ws.writer():
+    with ws.writer(wait=wait):
         return delete_documents(ws, doc_ids)
 
 
 def retry(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
           cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Set failed documents back to pending and index every pending one (with ``llm`` if given)."""
-    return _index(ws, progress, report, llm, cancel, False, lambda _rep: retry_failed(ws))
+    return index_pending(ws, progress, report, llm, cancel, False, lambda _rep: retry_failed(ws))
 
 
 def resume(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
            cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Index the pending documents (those a cancelled or interrupted run left)."""
-    return _index(ws, progress, report, llm, cancel, False)
+    return index_pending(ws, progress, report, llm, cancel, False)
 
 
 def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
@@ -142,8 +132,3 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
         results = [one(m) for m in mode_list]
     return dict(zip(mode_list, results))
 
-
-def list_workspaces() -> list[str]:
-    if not WORKSPACES_DIR.exists():
-        return []
-    return sorted(p.name for p in WORKSPACES_DIR.iterdir() if p.is_dir() and not p.name.startswith("."))

@@ -12,11 +12,6 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 
 class Embedder(Protocol):
     name: str
@@ -166,5 +161,3 @@ def window_records(chunk_ids: Sequence[str], per_chunk: Sequence[np.ndarray], me
     return ids, (np.stack(rows) if rows else np.zeros((0, dim), dtype=np.float32)), out_metas
 
 
-class EmbedderMismatchError(RuntimeError):
-    """The workspace was built with another embedder; its vectors cannot be mixed."""

@@ -14,6 +14,7 @@ import statistics
 from typing import Any
 
 from core.extraction.nlp import normalize_name
+from core.storage import graph_store
 from core.workspace import Workspace
 
 EXAMPLES = 5
@@ -111,7 +112,7 @@ def graph_quality(ws: Workspace) -> dict[str, Any]:
 def _type_votes(ws: Workspace) -> dict[str, dict[str, int]]:
     """Entity key → summed type votes over all its fragments."""
     votes: dict[str, dict[str, int]] = {}
-    for key, etype, raw in ws.store.conn.execute("SELECT entity_key, type, type_votes FROM entity_fragments"):
+    for key, etype, raw in graph_store.fragment_type_votes(ws.store.conn):
         try:
             parsed = json.loads(raw or "{}")
         except ValueError:

@@ -33,14 +33,11 @@ import numpy as np
 import openai
 
 from core.embeddings import _normalise, chunk_pieces, embed_chunk_windows, split_windows
+from core.errors import EmbeddingServerError
 from core.types import ServiceUnavailable
 
 log = logging.getLogger("core.embeddings")
 NO_KEY = "no-key-needed"  # local servers ignore the key; the client insists on one
-
-
-class EmbeddingServerError(RuntimeError):
-    """An embeddings request failed; the message (naming the URL) is meant for the user."""
 
 
 class EmbeddingRequestError(EmbeddingServerError):
@@ -276,7 +273,7 @@ def remote_embedder(settings: Any, api_key: Optional[str] = None, expected_dim: 
                     ) -> RemoteEmbedder:
     """The embeddings server of ``settings`` (``embedding_base_url``, ``embedding_model``, batch size,
     concurrency, timeout, retries); ``expected_dim`` = the dimension the workspace already holds."""
-    from core.settings import check_embedding_server
+    from core.config import check_embedding_server
 
     check_embedding_server(settings)
     return RemoteEmbedder(settings.embedding_base_url, settings.embedding_model, api_key,

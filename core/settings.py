@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from core.errors import SettingsError
 
 SETTINGS_VERSION = 1
 SETTINGS_FILE = "settings.json"
@@ -135,12 +137,24 @@ class Settings(BaseModel):
         return Settings.model_validate(data)
 
 
-class SettingsError(ValueError):
-    """Raised when a settings file cannot be used."""
+def field_bounds(name: str) -> tuple[Optional[float], Optional[float]]:
+    """(lowest, highest) value of a numeric settings field from its ``ge``/``gt``/``le``/``lt``
+    constraints (None: unbounded); the Settings and Inspect pages' number inputs use it."""
+    low = high = None
+    for meta in Settings.model_fields[name].metadata:
+        low = getattr(meta, "ge", getattr(meta, "gt", low))
+        high = getattr(meta, "le", getattr(meta, "lt", high))
+    return low, high
 
 
-def load_settings(workspace_dir: Path) -> Settings:
-    """Read the workspace's settings file, or defaults when absent; env vars override providers."""
+def is_numeric_field(name: str) -> bool:
+    """True for int and float settings (not bool: a bool is not a number input)."""
+    return Settings.model_fields[name].annotation in (int, float)
+
+
+def read_settings(workspace_dir: Path) -> Settings:
+    """Read the workspace's settings file, or defaults when absent (``core.config.load_settings`` puts
+    the environment over it)."""
     path = Path(workspace_dir) / SETTINGS_FILE
     settings = Settings()
     if path.exists():
@@ -164,52 +178,7 @@ def load_settings(workspace_dir: Path) -> Settings:
                 f"settings file {path} was written by a newer RAGScope (version {raw.get('version')}, "
                 f"this one understands {SETTINGS_VERSION}); upgrade RAGScope or delete the file"
             )
-    return apply_environment(settings)
-
-
-def apply_environment(settings: Settings) -> Settings:
-    """Let RAGSCOPE_* environment variables select the providers (they win over the file): the LLM,
-    the ChromaDB server and the embeddings server (RAGSCOPE_EMBEDDING_BASE_URL / _MODEL)."""
-    overrides: dict[str, object] = {}
-    base_url = os.environ.get("RAGSCOPE_LLM_BASE_URL") or ""
-    model = os.environ.get("RAGSCOPE_LLM_MODEL") or ""
-    if base_url:
-        overrides["llm_base_url"] = base_url
-    if model:
-        overrides["llm_model"] = model
-    if base_url and model:
-        overrides["provider"] = "openai"
-    chroma = os.environ.get("RAGSCOPE_CHROMA_URL") or ""
-    if chroma:
-        overrides["chroma_url"] = chroma
-    settings = settings.with_overrides(overrides) if overrides else settings
-    return with_embedding_server(settings, os.environ.get("RAGSCOPE_EMBEDDING_BASE_URL"),
-                                 os.environ.get("RAGSCOPE_EMBEDDING_MODEL"))
-
-
-def with_embedding_server(settings: Settings, base_url: str | None = None, model: str | None = None) -> Settings:
-    """Select an OpenAI-compatible embeddings server when a URL or a model is given (CLI flags, or the
-    RAGSCOPE_EMBEDDING_* variables); what is not given keeps the settings' value."""
-    overrides: dict[str, object] = {}
-    if base_url:
-        overrides["embedding_base_url"] = base_url
-    if model:
-        overrides["embedding_model"] = model
-    if not overrides:
-        return settings
-    return settings.with_overrides(overrides | {"embedder": "openai"})
-
-
-def check_embedding_server(settings: Settings) -> None:
-    """Raise ValueError (naming the fix) when the embedder is 'openai' but half-configured."""
-    if settings.embedder != "openai":
-        return
-    if not settings.embedding_model:
-        raise ValueError("an embeddings server is configured but no model is named: pass --embedding-model, set "
-                         "RAGSCOPE_EMBEDDING_MODEL or Settings → embedding model")
-    if not settings.embedding_base_url and not os.environ.get("OPENAI_API_KEY"):
-        raise ValueError("an embeddings server is configured but no URL is named: pass --embedding-base-url, set "
-                         "RAGSCOPE_EMBEDDING_BASE_URL or Settings → embedding base URL")
+    return settings
 
 
 def save_settings(workspace_dir: Path, settings: Settings) -> None:

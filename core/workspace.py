@@ -18,13 +18,14 @@ from typing import Any, Iterator, Optional
 import networkx as nx
 from filelock import FileLock, Timeout
 
-from core.embeddings import Embedder, EmbedderMismatchError, local_embedder
-from core.settings import Settings, load_settings, save_settings
+from core.embeddings import Embedder, local_embedder
+from core.errors import EmbedderMismatchError, WorkspaceBusyError
+from core.config import default_workspace, load_settings
+from core.settings import Settings, save_settings
 from core.storage import graph_store
 from core.storage.store import Store
 from core.storage.vectors import VectorStore
 
-DEFAULT_WORKSPACE = Path(__file__).resolve().parent.parent / "data" / "workspaces" / "default"
 DB_FILE = "ragscope.sqlite3"
 LOCK_FILE = "write.lock"
 LOCK_INFO = "write.lock.json"
@@ -33,10 +34,6 @@ LOCK_INFO = "write.lock.json"
 def new_namespace(name: str) -> str:
     """A fresh prefix for a workspace's Chroma collections (unique per workspace, also on a shared server)."""
     return "ws_" + re.sub(r"[^A-Za-z0-9]", "_", name)[:40] + "_" + os.urandom(3).hex()
-
-
-class WorkspaceBusyError(RuntimeError):
-    """Another process is writing to this workspace."""
 
 
 def embedder_identity(settings: Settings) -> str:
@@ -64,10 +61,10 @@ def mismatch_message(name: str, recorded: str, wanted: str) -> str:
 class Workspace:
     """Open (or create) the workspace folder ``path``."""
 
-    def __init__(self, path: Path | str = DEFAULT_WORKSPACE, settings: Optional[Settings] = None,
+    def __init__(self, path: Path | str | None = None, settings: Optional[Settings] = None,
                  embedder: Optional[Embedder] = None, api_key: Optional[str] = None,
                  check_embedder: bool = True) -> None:
-        self.path = Path(path).resolve()
+        self.path = Path(path if path is not None else default_workspace()).resolve()
         self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings(self.path)
         self.api_key = api_key  # kept in memory only, never written
@@ -143,7 +140,7 @@ class Workspace:
         return self._vectors
 
     def use_namespace(self, namespace: str) -> None:
-        """Point the vectors at another set of collections (``core.reembed`` fills new ones, then switches)."""
+        """Point the vectors at another set of collections (``core.indexing.reembed`` fills new ones, then switches)."""
         with self._open_lock:
             self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
 
@@ -229,7 +226,7 @@ class Workspace:
     # --- reports ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
         s = self.store
-        counts = dict(s.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+        counts = s.status_counts()
         return {
             "workspace": str(self.path),
             "documents": s.count("documents"),
@@ -242,7 +239,7 @@ class Workspace:
             "mention_nodes": s.mention_node_count(),
             "mention_edges": s.count("mention_edges"),
             "tree_nodes": s.count("tree_nodes"),
-            "tokens": int(s.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0]),
+            "tokens": s.total_tokens(),
             "embedder": self.embedder_info(),
             "extractor": s.get_meta("extractor") or "spacy",
             "dropped_records": sum(r["dropped"] for r in self.dropped_records().values()),
@@ -263,8 +260,7 @@ class Workspace:
         """Per indexed document, what the extraction parser dropped at its last indexing: ``dropped``
         (count), ``reasons`` {reason: count}, a few ``examples``, ``extractor`` and ``chunks``."""
         latest: dict[str, dict[str, Any]] = {}
-        for (detail,) in self.store.conn.execute(
-                "SELECT detail FROM run_log WHERE event='extraction_dropped' ORDER BY id"):
+        for detail in self.store.log_details("extraction_dropped"):
             try:
                 record = json.loads(detail)
                 latest[str(record["doc_id"])] = record
@@ -274,16 +270,12 @@ class Workspace:
         return {doc_id: record for doc_id, record in latest.items() if doc_id in live}
 
     def llm_usage(self) -> dict[str, dict[str, float]]:
-        rows = self.store.conn.execute(
-            "SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds FROM llm_usage ORDER BY stage")
+        rows = self.store.llm_usage_rows()
         return {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
                        "seconds": round(r[5], 3)} for r in rows}
 
     def documents_table(self) -> list[dict[str, Any]]:
-        conn = self.store.conn
-        chunk_counts = dict(conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
-        entity_counts = dict(conn.execute(
-            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+        chunk_counts, entity_counts = self.store.chunks_per_document(), self.store.entities_per_document()
         dropped = self.dropped_records()
         return [
             {"doc_id": d.doc_id, "name": d.name, "status": d.status, "chunks": int(chunk_counts.get(d.doc_id, 0)),

@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 ROOT = str(Path(__file__).resolve().parent.parent)
 if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `streamlit run pages/…`)
@@ -20,7 +20,8 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 import streamlit as st  # noqa: E402
 
 from core.api import run_modes  # noqa: E402
-from core.settings import Settings  # noqa: E402
+from core.retrieval.registry import mode_params  # noqa: E402
+from core.settings import Settings, field_bounds, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
@@ -32,36 +33,18 @@ MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
 GRAPH_HEIGHT = 560
 STATE_KEY = "inspect_last"
-_LIGHTRAG = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens", "max_relation_tokens",
-             "max_total_tokens"]
-MODE_PARAMS: dict[str, list[str]] = {
-    "naive": ["naive_top_k", "max_total_tokens"],
-    "local": _LIGHTRAG, "global": _LIGHTRAG, "hybrid": _LIGHTRAG, "mix": _LIGHTRAG + ["naive_top_k"],
-    "tree": ["tree_top_k", "tree_hops", "max_total_tokens"],
-    "path": ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
-             "path_max_expansions", "cosine_threshold", "max_total_tokens"],
-}
-
-
-def _bounds(name: str) -> tuple[Optional[float], Optional[float]]:
-    """(min, max) of a settings field from its ``ge``/``le`` constraints."""
-    low = high = None
-    for item in Settings.model_fields[name].metadata:
-        low = getattr(item, "ge", low)
-        high = getattr(item, "le", high)
-    return low, high
 
 
 def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
     """Number inputs for the mode's parameters; returns the values that differ from the settings."""
-    names = MODE_PARAMS.get(mode, [])
+    names = [name for name in mode_params(mode) if is_numeric_field(name)]  # what the mode declares it reads
     helps = Settings.field_help()
     overrides: dict[str, Any] = {}
     with st.expander(f"Parameters of {mode} (overrides for this page only)", expanded=False):
         cols = st.columns(3)
         for i, name in enumerate(names):
             current = getattr(settings, name)
-            low, high = _bounds(name)
+            low, high = field_bounds(name)
             is_float = isinstance(current, float)
             with cols[i % 3]:
                 value = st.number_input(

@@ -9,11 +9,11 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-import annotated_types
 import streamlit as st
 from pydantic import ValidationError
 
-from core.settings import DEFAULT_ENTITY_TYPES, Settings, apply_environment
+from core.config import apply_environment
+from core.settings import DEFAULT_ENTITY_TYPES, Settings, field_bounds
 from ui import state
 from ui.errors import escape_markdown, show_errors
 
@@ -47,16 +47,6 @@ def widget_key(field: str) -> str:
     return f"set::{state.current_workspace_name()}::{field}"
 
 
-def _bounds(field: str) -> tuple[Any, Any]:
-    low = high = None
-    for meta in Settings.model_fields[field].metadata:
-        if isinstance(meta, (annotated_types.Ge, annotated_types.Gt)):
-            low = getattr(meta, "ge", getattr(meta, "gt", None))
-        if isinstance(meta, (annotated_types.Le, annotated_types.Lt)):
-            high = getattr(meta, "le", getattr(meta, "lt", None))
-    return low, high
-
-
 def field_widget(field: str, current: Settings, help_text: dict[str, str]) -> Any:
     """One widget for one settings field, keyed per workspace, initialised from the current settings."""
     info = Settings.model_fields[field]
@@ -72,10 +62,10 @@ def field_widget(field: str, current: Settings, help_text: dict[str, str]) -> An
     if annotation is bool:
         return st.checkbox(label, key=key, help=help_)
     if annotation is int:
-        low, high = _bounds(field)
+        low, high = field_bounds(field)
         return st.number_input(label, min_value=low, max_value=high, step=1, key=key, help=help_)
     if annotation is float:
-        low, high = _bounds(field)
+        low, high = field_bounds(field)
         low = float(low) if low is not None else None
         high = float(high) if high is not None else None
         if field in {"llm_temperature", "path_alpha", "path_theta", "cosine_threshold"}:
@@ -172,11 +162,8 @@ def test_connection(candidate: Settings) -> None:
         with st.spinner("Contacting the embeddings server…"):
             ok, message = test_embedding_server(candidate, state.api_key())
         (st.success if ok else st.error)(escape_markdown("Embeddings: " + message))
-    try:
-        from core.llm.provider import test_connection as probe
-    except ImportError:
-        st.warning("LLM support not installed yet.")
-        return
+    from core.llm.provider import test_connection as probe
+
     if candidate.provider == "offline":
         st.info("The provider is 'offline': no LLM is used. Choose 'openai' to test a server.")
         return

@@ -53,7 +53,7 @@ def sample_sources():
 @pytest.fixture(scope="session")
 def sample_workspace_dir(tmp_path_factory) -> Path:
     """A workspace with the built-in sample corpus, indexed once (offline)."""
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.workspace import Workspace
 
     path = tmp_path_factory.mktemp("sample_ws") / "ws"
@@ -189,7 +189,7 @@ def llm_settings(url: str, **overrides):
 def index_document(ws, chat, text: str, name: str):
     """Register and index one document with the LLM extractor and summaries of ``chat``; flush its cache."""
     from core.llm.provider import index_components
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
 
     with ws.writer():

@@ -107,7 +107,7 @@ def test_import_round_trip_and_skipped_chunks(sample_ws_copy, sample_workspace_d
 
 
 def test_deleting_a_document_drops_its_marks_cleanly(sample_ws_copy):
-    from core.deletion import delete_documents
+    from core.indexing.deletion import delete_documents
 
     ws = sample_ws_copy
     institute = _chunks_of(ws, "04-velmora-marine-institute.md")
@@ -149,7 +149,7 @@ def test_an_older_workspace_gets_the_annotation_tables(sample_workspace_dir, tmp
 
 
 def test_cli_export_import_and_list(sample_ws_copy, tmp_path, capsys):
-    from core.cli import main
+    from core.cli.main import main
 
     ws = sample_ws_copy
     chunk = _chunks_of(ws, "05-kestrel-point-lighthouse.md")[0]

@@ -56,7 +56,7 @@ def _workspace(data_dir):
 
 def test_mark_in_inspect_and_compare_export_and_evaluate(data_dir, tmp_path):
     from core.annotations import annotations, write_export
-    from core.cli import main
+    from core.cli.main import main
     from core.evaluation.metrics import ranked_documents
 
     # Inspect: naive on the question, first chunk relevant, second not relevant, an expected answer

@@ -308,7 +308,7 @@ import sys
 sys.path.insert(0, {str(ROOT)!r})
 import streamlit as st
 from ui.errors import show_errors
-from core.workspace import WorkspaceBusyError
+from core.errors import WorkspaceBusyError
 
 with show_errors():
     raise ValueError("bad *input* [x](y)")

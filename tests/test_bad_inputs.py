@@ -176,7 +176,7 @@ def test_the_rest_of_the_workspace_is_intact(uploaded):
     sample = {d.doc_id: d.status for d in ws.store.documents() if d.doc_id in uploaded["sample_docs"]}
     assert len(sample) == len(uploaded["sample_docs"]) and set(sample.values()) == {"processed"}
     # vectors agree with the database: nothing to repair
-    from core.reconcile import reconcile
+    from core.indexing.reconcile import reconcile
 
     assert reconcile(ws) == {}
     # failed documents own no chunks, graph fragments or tree nodes

@@ -18,7 +18,7 @@ import pytest
 from core.llm.cache import CachedChat, UsageCounter
 from core.llm.client import Completion, LLMCancelled
 from core.llm.provider import index_components
-from core.pipeline import process_pending, register_documents
+from core.indexing.pipeline import process_pending, register_documents
 from core.settings import Settings
 from core.types import Cancelled, SourceDocument
 from core.workspace import Workspace

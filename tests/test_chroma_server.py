@@ -77,7 +77,7 @@ def server_workspace(chroma_server, tmp_path_factory) -> Path:
 
 
 def open_server_ws(path: Path, url: str):
-    from core.settings import load_settings
+    from core.config import load_settings
     from core.workspace import Workspace
 
     return Workspace(path, settings=load_settings(path).with_overrides({"chroma_url": url}))

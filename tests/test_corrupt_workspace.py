@@ -37,7 +37,7 @@ def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
 
 def registered_workspace(path: Path, n: int = 40) -> Path:
     """A workspace whose database holds ``n`` registered documents (no models needed)."""
-    from core.pipeline import register_documents
+    from core.indexing.pipeline import register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 
@@ -52,7 +52,7 @@ def registered_workspace(path: Path, n: int = 40) -> Path:
 # --------------------------------------------------------------------------- truncated / foreign database
 @pytest.mark.parametrize("keep", [0.5, 0.02])
 def test_a_truncated_database_raises_corrupt_workspace_error(tmp_path, keep):
-    from core.storage.schema import CorruptWorkspaceError
+    from core.errors import CorruptWorkspaceError
     from core.workspace import DB_FILE, Workspace
 
     path = registered_workspace(tmp_path / "ws")
@@ -103,7 +103,7 @@ def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, samp
     # queries work again and find what the untouched workspace finds
     ws = Workspace(path)
     try:
-        from core.reconcile import reconcile
+        from core.indexing.reconcile import reconcile
 
         assert reconcile(ws) == {}  # nothing left to repair
         got = run_modes(ws, QUESTION, ["naive"], with_answers=False)["naive"]
@@ -155,7 +155,7 @@ class TinyEmbedder:
 @pytest.fixture()
 def foreign_workspace(tmp_path) -> Path:
     """A workspace indexed with another (8-d) embedder."""
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 
@@ -171,7 +171,7 @@ def foreign_workspace(tmp_path) -> Path:
 
 
 def test_a_workspace_made_with_another_embedder_is_refused(foreign_workspace):
-    from core.embeddings import EmbedderMismatchError
+    from core.errors import EmbedderMismatchError
     from core.workspace import Workspace
 
     with pytest.raises(EmbedderMismatchError) as info:
@@ -215,7 +215,8 @@ NEWER = {"version": 99, "naive_top_k": 5, "a_setting_from_the_future": True}
     (json.dumps({"version": 1, "chunk_tokens": "lots", "path_alpha": 7}), "has invalid values (chunk_tokens: "),
 ])
 def test_unusable_settings_raise_settings_error(tmp_path, content, needle):
-    from core.settings import SETTINGS_FILE, SettingsError
+    from core.errors import SettingsError
+    from core.settings import SETTINGS_FILE
     from core.workspace import Workspace
 
     path = tmp_path / "ws"

@@ -52,7 +52,7 @@ KILL_AFTER_UPSERT = textwrap.dedent("""
             if seen[0] == target:
                 os.kill(os.getpid(), signal.SIGKILL)
     vectors.VectorStore.upsert = upsert
-    from core.cli import main
+    from core.cli.main import main
     sys.exit(main(sys.argv[2:]))
 """)
 
@@ -275,7 +275,7 @@ class HashEmbedder:
 
 
 def _index_in_batches(path: Path, batch_tokens: int):
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 

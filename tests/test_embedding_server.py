@@ -126,7 +126,7 @@ def remote_workspace(embedding_server, tmp_path_factory) -> Path:
 
 
 def open_remote(path: Path, url: str):
-    from core.settings import load_settings, with_embedding_server
+    from core.config import load_settings, with_embedding_server
     from core.workspace import Workspace
 
     return Workspace(path, settings=with_embedding_server(load_settings(path), url, MODEL))

@@ -88,7 +88,7 @@ def test_counts_funnel_and_sentence():
 # --- each stage forced once on a tiny real workspace ---------------------------------------------
 @pytest.fixture(scope="module")
 def tiny_ws(tmp_path_factory):
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
     from core.workspace import Workspace
 
@@ -155,7 +155,7 @@ def test_every_mode_reports_its_funnel(tiny_ws, mode):
 
 @pytest.mark.slow
 def test_eval_cli_per_question_rows_carry_evidence_loss(tiny_ws, tmp_path):
-    from core.cli import main
+    from core.cli.main import main
 
     names = {doc_id: name for doc_id, name in tiny_ws.doc_names().items()}
     gold = [d for d, n in names.items() if n in ("boat.txt", "garden.txt")]

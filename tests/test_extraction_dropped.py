@@ -1,7 +1,7 @@
 """What the extraction parser drops is recorded per document and reported (status, documents table, CLI)."""
 from __future__ import annotations
 
-from core.deletion import delete_documents
+from core.indexing.deletion import delete_documents
 from core.llm.client import Completion
 from core.workspace import Workspace
 
@@ -46,7 +46,7 @@ def test_dropped_records_are_kept_per_document_and_reported(tmp_path):
 
 
 def test_offline_extraction_drops_nothing_on_ordinary_text(tmp_path):
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.types import SourceDocument
 
     ws = Workspace(tmp_path / "ws")

@@ -226,7 +226,8 @@ def test_evaluate_page_estimates_runs_and_shows_the_judge(sample_workspace_dir, 
 
     from streamlit.testing.v1 import AppTest
 
-    from core.settings import load_settings, save_settings
+    from core.config import load_settings
+    from core.settings import save_settings
 
     folder = tmp_path / "workspaces"
     shutil.copytree(sample_workspace_dir, folder / "sample")

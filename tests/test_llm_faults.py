@@ -211,7 +211,7 @@ def test_indexing_survives_intermittent_faults(proxy, tmp_path):
 
 
 def test_a_document_fails_with_a_clear_reason_and_recovers(proxy, tmp_path):
-    from core.pipeline import process_pending, retry_failed
+    from core.indexing.pipeline import process_pending, retry_failed
     from core.llm.provider import index_components
     from core.workspace import Workspace
 

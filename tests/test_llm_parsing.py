@@ -232,7 +232,7 @@ def test_llm_extractor_gleans_and_keeps_spacy_mentions():
 
 
 def test_provider_resolution(monkeypatch):
-    from core.llm.provider import resolve_llm
+    from core.config import resolve_llm
     from core.settings import Settings
 
     for var in ("RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "OPENAI_API_KEY"):
@@ -248,11 +248,13 @@ def test_provider_resolution(monkeypatch):
         resolve_llm(Settings(), base_url="http://s/v1")
 
 
-def test_providers_from_args_offline_flag(tmp_path):
-    from core.llm.provider import providers_from_args
+def test_providers_offline_flag(tmp_path):
+    from core.cli.base import providers
+    from core.settings import Settings
 
-    ws = SimpleNamespace(settings=None, store=SimpleNamespace(conn=sqlite3.connect(":memory:")))
-    assert providers_from_args(ws, SimpleNamespace(offline=True, llm_base_url="http://x", llm_model="m")) == (None, None)
+    configured = Settings(provider="openai", llm_base_url="http://x", llm_model="m")
+    ws = SimpleNamespace(settings=configured, store=SimpleNamespace(conn=sqlite3.connect(":memory:")))
+    assert providers(ws, SimpleNamespace(offline=True)) == (None, None)
 
 
 def test_fields_in_the_wrong_place():

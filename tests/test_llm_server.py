@@ -142,7 +142,7 @@ def test_streamed_answer(indexed):
 
 
 def test_reindex_after_delete_is_served_from_the_cache(indexed):
-    from core.deletion import delete_documents
+    from core.indexing.deletion import delete_documents
     from core.llm.provider import chat_from_settings
 
     ws, chat, _, _ = indexed

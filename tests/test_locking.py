@@ -47,7 +47,7 @@ PAUSING_CLI = textwrap.dedent("""
                 time.sleep(0.05)
         return original(self, *args, **kwargs)
     vectors.VectorStore.upsert = paused_upsert
-    from core.cli import main
+    from core.cli.main import main
     sys.exit(main(sys.argv[3:]))
 """)
 
@@ -168,7 +168,8 @@ def test_a_lock_left_by_a_killed_process_is_recovered(tmp_path, small_doc):
 @pytest.mark.slow
 def test_readers_work_while_an_indexing_process_is_writing(sample_ws_copy, tmp_path, small_doc):
     from core.api import run_modes
-    from core.workspace import Workspace, WorkspaceBusyError
+    from core.errors import WorkspaceBusyError
+    from core.workspace import Workspace
 
     path = sample_ws_copy.path
     before = sample_ws_copy.status()

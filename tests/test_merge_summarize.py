@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.merge import merge_entity, merge_relation
+from core.indexing.merge import merge_entity, merge_relation
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
-from core.summarize import extractive_summary, lexrank_scores, merge_fragments, split_sentences
+from core.indexing.summarize import extractive_summary, lexrank_scores, merge_fragments, split_sentences
 
 
 def frag(chunk, name, etype, desc):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.embeddings import EmbedderMismatchError
-from core.pipeline import IndexReport, SpacyExtractor, process_pending, register_documents
-from core.reconcile import reconcile
+from core.errors import EmbedderMismatchError
+from core.indexing.pipeline import IndexReport, SpacyExtractor, process_pending, register_documents
+from core.indexing.reconcile import reconcile
 from core.types import SourceDocument
 from core.workspace import Workspace
 
@@ -66,7 +66,7 @@ def test_adding_one_document_processes_only_its_chunks_and_the_right_most_path(s
 
 
 def test_delete_then_readd_restores_the_same_counts(sample_ws_copy):
-    from core.deletion import delete_documents
+    from core.indexing.deletion import delete_documents
 
     ws = sample_ws_copy
     before = counts(ws)
@@ -154,7 +154,7 @@ def test_workspace_refuses_another_embedder(sample_workspace_dir):
 
 
 def test_second_writer_gets_a_busy_message(sample_ws_copy):
-    from core.workspace import WorkspaceBusyError
+    from core.errors import WorkspaceBusyError
 
     ws = sample_ws_copy
     other = Workspace(ws.path)

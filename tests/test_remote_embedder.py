@@ -188,7 +188,8 @@ def test_configuration_errors_fail_at_once_naming_the_fix(server):
 
 
 def test_flags_win_over_environment_over_settings(tmp_path, monkeypatch):
-    from core.cli import build_parser, cli_settings
+    from core.cli.base import cli_settings
+    from core.cli.main import build_parser
     from core.settings import Settings, save_settings
 
     path = tmp_path / "ws"
@@ -223,7 +224,7 @@ def remote_settings(server: FakeEmbeddingServer, **extra):
 
 def index_samples(path, settings, **options):
     from core.loaders import load_path
-    from core.pipeline import process_pending, register_documents
+    from core.indexing.pipeline import process_pending, register_documents
     from core.workspace import Workspace
 
     ws = Workspace(path, settings=settings)
@@ -299,7 +300,7 @@ def test_a_server_failing_mid_index_leaves_documents_pending(server, tmp_path):
 
 
 def test_another_embedder_is_refused_with_how_to_reembed(server, tmp_path):
-    from core.embeddings import EmbedderMismatchError
+    from core.errors import EmbedderMismatchError
     from core.settings import Settings
     from core.workspace import Workspace
 
@@ -311,7 +312,7 @@ def test_another_embedder_is_refused_with_how_to_reembed(server, tmp_path):
 
 
 def test_reembed_switches_embedders_and_resumes_after_a_failure(server, tmp_path):
-    from core.reembed import reembed
+    from core.indexing.reembed import reembed
     from core.remote_embeddings import EmbeddingUnavailableError
     from core.workspace import Workspace
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from core.chunking import chunk_text
 from core.storage.store import Store
-from core.tree import SummaryTree
+from core.indexing.tree import SummaryTree
 
 
 def joined(texts: list[str]) -> str:

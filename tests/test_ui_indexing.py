@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 
 from core.llm.client import LLMCancelled
-from core.pipeline import IndexReport
+from core.indexing.pipeline import IndexReport
 from core.types import ProgressEvent
 from ui.indexing import IndexJob, progress_bars
 

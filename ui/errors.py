@@ -10,8 +10,8 @@ or as a decorator on a page's ``main()``::
     @show_errors()
     def main() -> None: ...
 
-Known, user-facing errors (busy workspace, embedder mismatch, bad settings, corrupt workspace,
-``ValueError``) show their message only. Anything else shows "Something went wrong: <type>: <msg>"
+Known, user-facing errors (``core.errors.KNOWN_ERRORS``, the same tuple as the CLI's: every
+``RAGScopeError`` and ``ValueError``) show their message only. Anything else shows "Something went wrong: <type>: <msg>"
 plus the traceback text in a collapsed expander (as plain text, never Markdown). Streamlit's own
 control-flow exceptions (``st.rerun``, ``st.stop``, ``st.switch_page``) derive from
 ``BaseException`` and pass through untouched.
@@ -26,26 +26,10 @@ from typing import Any, Callable, Optional, TypeVar
 
 import streamlit as st
 
+from core.errors import KNOWN_ERRORS
+
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_MESSAGE_CHARS = 1500
-
-
-def known_error_types() -> tuple[type[BaseException], ...]:
-    """Exception classes whose message is meant for the user (imported lazily, tolerant of absence)."""
-    types: list[type[BaseException]] = [ValueError]
-    for module, name in (
-        ("core.workspace", "WorkspaceBusyError"),
-        ("core.embeddings", "EmbedderMismatchError"),
-        ("core.settings", "SettingsError"),
-        ("core.storage.schema", "CorruptWorkspaceError"),
-        ("core.remote_embeddings", "EmbeddingServerError"),
-    ):
-        try:
-            mod = __import__(module, fromlist=[name])
-            types.append(getattr(mod, name))
-        except (ImportError, AttributeError):  # pragma: no cover - core always ships them
-            continue
-    return tuple(types)
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
@@ -64,7 +48,7 @@ def _short(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
 def describe(exc: BaseException) -> tuple[str, Optional[str]]:
     """(message, traceback text or None) for an exception, as shown to the user."""
     message = _short(str(exc)) or type(exc).__name__
-    if isinstance(exc, known_error_types()):
+    if isinstance(exc, KNOWN_ERRORS):
         return message, None
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return f"Something went wrong: {type(exc).__name__}: {message}", details

@@ -16,7 +16,7 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
-from core.pipeline import IndexReport
+from core.indexing.pipeline import IndexReport
 from core.types import Cancelled, ProgressEvent
 
 STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",

@@ -1,6 +1,6 @@
 """Session state of the app: data folder, current workspace (cached resource), settings, LLM key.
 
-The data folder is ``RAGSCOPE_DATA_DIR`` (default ``data/workspaces``). Workspaces are cached
+The data folder is ``core.config.data_dir()`` (``RAGSCOPE_DATA_DIR``, default ``data/workspaces``). Workspaces are cached
 with ``st.cache_resource`` keyed by path; derived tables use ``st.cache_data`` keyed by the
 workspace's generation, so they refresh after every write.
 """
@@ -14,22 +14,23 @@ from typing import Optional
 
 import streamlit as st
 
-from core.settings import Settings, load_settings
+from core.config import data_dir as configured_data_dir
+from core.config import default_workspace_name, list_workspaces, load_settings
+from core.settings import Settings
 from core.workspace import Workspace
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
 _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 def data_dir() -> Path:
-    path = Path(os.environ.get("RAGSCOPE_DATA_DIR") or DEFAULT_DATA_DIR)
+    path = configured_data_dir()
     path.mkdir(parents=True, exist_ok=True)
     return path
 
 
 def workspace_names() -> list[str]:
-    names = sorted(p.name for p in data_dir().iterdir() if p.is_dir() and not p.name.startswith("."))
-    return names or ["default"]
+    data_dir()  # created on first use
+    return list_workspaces() or ["default"]
 
 
 def valid_workspace_name(name: str) -> bool:
@@ -37,7 +38,7 @@ def valid_workspace_name(name: str) -> bool:
 
 
 def current_workspace_name() -> str:
-    name = st.session_state.get("workspace_name") or os.environ.get("RAGSCOPE_WORKSPACE") or "default"
+    name = st.session_state.get("workspace_name") or default_workspace_name()
     st.session_state["workspace_name"] = name
     return name
 

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from core.evaluation.questions import question_records
-from core.annotations.store import (MAX_ANSWER_CHARS, chunk_docs, clean_question, connection, prune,
-                                    upsert_question, annotations, question_id)
+from core.storage.annotations import (MAX_ANSWER_CHARS, annotations, chunk_docs, clean_question, connection, prune,
+                                      question_id, upsert_question, write_mark)
 
 QUESTION_TYPE = "annotation"
 SOURCE = "RAGScope annotations"
@@ -136,10 +136,7 @@ def import_records(ws: Any, lines: Iterable[str], source: str = "annotations") -
             qid = question_id(p.question)
             upsert_question(conn, qid, p.question, p.answer, now)
             for chunk_id, relevant in kept.items():
-                conn.execute("INSERT INTO annotations(qid, chunk_id, doc_id, relevant, mode, created_at) "
-                             "VALUES (?, ?, ?, ?, 'import', ?) ON CONFLICT(qid, chunk_id) DO UPDATE SET "
-                             "relevant = excluded.relevant, created_at = excluded.created_at",
-                             (qid, chunk_id, docs[chunk_id], int(relevant), now))
+                write_mark(conn, qid, chunk_id, docs[chunk_id], bool(relevant), "import", now, keep_mode=True)
             report.questions += 1
             report.marks += len(kept)
         prune(conn)

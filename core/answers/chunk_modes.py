@@ -47,7 +47,7 @@ def _norm(text: str) -> str:
 
 def summary_sentences(inp: AnswerInputs, summary: dict[str, Any]) -> list[Sentence]:
     """A summary's sentences, each the stored record of a leaf sentence when one matches."""
-    from core.summarize import split_sentences
+    from core.indexing.summarize import split_sentences
 
     leaves = inp.closest_chunks(summary.get("leaf_chunk_ids") or [], SUMMARY_LEAVES)
     stored = {_norm(s.text): s for s in inp.bank.sentences(leaves)}

@@ -26,7 +26,7 @@ from core.answers.sentences import Sentence, SentenceBank, sentence_bank
 
 def question_names(ws: Any, question: str, paper_strict: bool = False) -> list[str]:
     """The names of the question that entity linking looks up offline: the graph's own names found
-    verbatim in it, then its name spans (as ``core.retrieval.local_search.link_names_of``)."""
+    verbatim in it, then its name spans (as ``core.retrieval.lightrag_retrieval.link_names_of``)."""
     from core.extraction.query_terms import name_spans
     from core.retrieval.entity_linking import dictionary_names
 

@@ -137,7 +137,7 @@ class SentenceBank:
             stored = rows.get(chunk_id)
             if stored is None:  # indexed before sentence records existed: plain sentences, no mentions
                 from core.extraction.markup import plain_text
-                from core.summarize import split_sentences
+                from core.indexing.summarize import split_sentences
 
                 stored = [(s, []) for s in split_sentences(plain_text(chunk.text))]
             self.by_chunk[chunk_id] = build_sentences(chunk_id, cite, stored, self.graph, self.aliases)

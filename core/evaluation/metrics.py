@@ -7,6 +7,7 @@ import string
 from typing import Iterable, Optional, Sequence
 
 import numpy as np
+from scipy import stats
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 
@@ -69,14 +70,17 @@ def mean(values: Iterable[Optional[float]]) -> Optional[float]:
 
 def bootstrap_ci(values: Sequence[Optional[float]], resamples: int = 1000, seed: int = 0,
                  level: float = 0.95) -> tuple[Optional[float], Optional[float]]:
-    """Percentile bootstrap interval of the mean (deterministic for a seed)."""
+    """Percentile bootstrap interval of the mean (``scipy.stats.bootstrap``, deterministic for a seed).
+    A constant sample (every question scored the same, or a single one) has the point interval
+    (value, value): there is nothing to resample."""
     kept = np.array([v for v in values if v is not None], dtype=float)
     if len(kept) == 0:
         return None, None
-    rng = np.random.default_rng(seed)
-    means = kept[rng.integers(0, len(kept), size=(resamples, len(kept)))].mean(axis=1)
-    low, high = np.percentile(means, [(1 - level) / 2 * 100, (1 + level) / 2 * 100])
-    return float(low), float(high)
+    if np.all(kept == kept[0]):
+        return float(kept[0]), float(kept[0])
+    result = stats.bootstrap((kept,), np.mean, n_resamples=resamples, confidence_level=level,
+                             method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def span_recall_at_k(ranked_chunk_texts: Sequence[str], spans: Sequence[str], k: int) -> Optional[float]:

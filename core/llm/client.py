@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 import openai
 
+from core.errors import LLMError
 from core.types import Cancelled
 
 log = logging.getLogger("core.llm")
@@ -52,10 +53,6 @@ class ChatModel(Protocol):
     def complete(self, messages: Sequence[Message], *, stage: str, json_mode: bool = False,
                  max_tokens: Optional[int] = None) -> Completion:
         ...
-
-
-class LLMError(RuntimeError):
-    """An LLM call failed; the message is meant for the user."""
 
 
 class LLMConfigError(LLMError):

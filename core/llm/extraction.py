@@ -78,7 +78,7 @@ def extraction_messages(text: str, entity_types: list[str]) -> list[Message]:
 
 
 class LLMExtractor:
-    """The ``Extractor`` of ``core.pipeline`` backed by a chat model (name ``llm:<model>``)."""
+    """The ``Extractor`` of ``core.indexing.pipeline`` backed by a chat model (name ``llm:<model>``)."""
 
     def __init__(self, chat: ChatModel, settings: Settings, max_tokens: Optional[int] = None) -> None:
         self.chat = chat

@@ -1,12 +1,9 @@
 """Choosing and building the LLM provider for the CLI and the app.
 
-* ``resolve_llm(settings, base_url=None, model=None)`` — which server and model to use: explicit
-  values (CLI flags) win over ``RAGSCOPE_LLM_BASE_URL``/``RAGSCOPE_LLM_MODEL``, which win over the
-  settings (used when ``settings.provider == "openai"`` or when a flag/variable asked for an LLM).
-* ``providers_from_args(ws, args)`` → (chat model or None, keyword extractor or None);
-  ``--offline`` forces (None, None).
+* ``providers(ws, settings)`` → (chat model or None, keyword extractor or None) for the resolved
+  settings of a run (``core.config.resolve_settings`` decides flags > environment > settings).
 * ``chat_from_settings(settings, api_key, conn)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
-* ``index_components(ws, chat)`` → keyword arguments of ``core.pipeline.process_pending``.
+* ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
 API keys come from the argument (the app session), ``ws.api_key`` or ``OPENAI_API_KEY``; they are
@@ -14,7 +11,6 @@ passed to the ``openai`` client only.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from typing import Any, Optional
@@ -22,28 +18,6 @@ from typing import Any, Optional
 from core.llm.cache import CachedChat, UsageCounter
 from core.llm.client import LLMError, OpenAIChat
 from core.settings import Settings
-
-
-def resolve_llm(settings: Settings, base_url: Optional[str] = None, model: Optional[str] = None
-                ) -> Optional[tuple[str, str]]:
-    """(base_url, model) of the configured LLM, or None for the offline path.
-
-    Raises ValueError when an LLM is asked for but half-configured (the message names the fix).
-    """
-    env_url = os.environ.get("RAGSCOPE_LLM_BASE_URL") or ""
-    env_model = os.environ.get("RAGSCOPE_LLM_MODEL") or ""
-    requested = bool(base_url or model or env_url or env_model) or settings.provider == "openai"
-    if not requested:
-        return None
-    url = base_url or env_url or settings.llm_base_url
-    name = model or env_model or settings.llm_model
-    if not name:
-        raise ValueError("an LLM is configured but no model is named: pass --llm-model, set RAGSCOPE_LLM_MODEL "
-                         "or Settings → LLM model (or use --offline)")
-    if not url and not os.environ.get("OPENAI_API_KEY"):
-        raise ValueError("an LLM is configured but no server is named: pass --llm-base-url, set "
-                         "RAGSCOPE_LLM_BASE_URL or Settings → LLM base URL (or use --offline)")
-    return url, name
 
 
 def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: Any = None,
@@ -55,20 +29,16 @@ def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: 
     return UsageCounter(CachedChat(inner, conn), conn)
 
 
-def providers_from_args(ws: Any, args: Any, cancel_event: Optional[threading.Event] = None
-                        ) -> tuple[Optional[UsageCounter], Optional[Any]]:
-    """(chat model, keyword extractor) for a CLI command, or (None, None) for the offline path.
-    Setting ``cancel_event`` cancels the model's calls (``LLMCancelled``)."""
+def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Event] = None
+              ) -> tuple[Optional[UsageCounter], Optional[Any]]:
+    """(chat model, keyword extractor) of ``settings`` (already resolved: flags > environment >
+    settings), or (None, None) when the provider is 'offline'. The chat's cache and usage rows go to
+    the workspace; setting ``cancel_event`` cancels its calls (``LLMCancelled``)."""
     from core.llm.keywords import LLMKeywords
 
-    if getattr(args, "offline", False):
+    if settings.provider != "openai":
         return None, None
-    resolved = resolve_llm(ws.settings, getattr(args, "llm_base_url", None), getattr(args, "llm_model", None))
-    if resolved is None:
-        return None, None
-    url, model = resolved
-    ws.settings = ws.settings.with_overrides({"provider": "openai", "llm_base_url": url, "llm_model": model})
-    chat = chat_from_settings(ws.settings, getattr(ws, "api_key", None), ws.store.conn, cancel_event=cancel_event)
+    chat = chat_from_settings(settings, getattr(ws, "api_key", None), ws.store.conn, cancel_event=cancel_event)
     return chat, LLMKeywords(chat)
 
 

@@ -1,11 +1,11 @@
 """LLM summaries for the index: merged entity/relation profiles and summary-tree nodes.
 
 * ``llm_profile_summarizer(chat, settings)`` → ``(kind, name, fragments) -> str`` for
-  ``core.merge``: called when a profile is over budget (≥ ``profile_max_fragments`` fragments or
+  ``core.indexing.merge``: called when a profile is over budget (≥ ``profile_max_fragments`` fragments or
   ≥ ``profile_max_tokens`` tokens). Map-reduce: fragments are packed into groups that fit
   ``profile_max_tokens``, each group is summarised, and the partial summaries are reduced the same
   way until one summary of about ``profile_summary_tokens`` remains.
-* ``llm_tree_summarizer(chat, settings)`` → ``texts -> str`` for ``core.tree``: one summary of
+* ``llm_tree_summarizer(chat, settings)`` → ``texts -> str`` for ``core.indexing.tree``: one summary of
   the g children of a summary-tree node, about ``summary_tokens`` long.
 
 An empty reply falls back to the extractive result, so a weak model never leaves a blank profile.
@@ -74,7 +74,7 @@ def pack_groups(fragments: list[str], max_tokens: int) -> list[list[str]]:
 
 
 def llm_profile_summarizer(chat: ChatModel, settings: Settings) -> Callable[[str, str, list[str]], str]:
-    """The ``ProfileSummarizer`` of ``core.merge`` backed by ``chat`` (stage 'summaries')."""
+    """The ``ProfileSummarizer`` of ``core.indexing.merge`` backed by ``chat`` (stage 'summaries')."""
     target = settings.profile_summary_tokens
     max_tokens = _reply_budget(settings, target)
 
@@ -87,7 +87,7 @@ def llm_profile_summarizer(chat: ChatModel, settings: Settings) -> Callable[[str
         return clean_reply(chat.complete(messages, stage="summaries", max_tokens=max_tokens).text)
 
     def summarize(kind: str, name: str, fragments: list[str]) -> str:
-        from core.summarize import merge_fragments
+        from core.indexing.summarize import merge_fragments
 
         current = [f.strip() for f in fragments if f and f.strip()]
         if not current:
@@ -105,7 +105,7 @@ def llm_profile_summarizer(chat: ChatModel, settings: Settings) -> Callable[[str
 
 
 def llm_tree_summarizer(chat: ChatModel, settings: Settings) -> Callable[[list[str]], str]:
-    """The summary-tree ``Summarizer`` of ``core.tree`` backed by ``chat`` (stage 'summaries')."""
+    """The summary-tree ``Summarizer`` of ``core.indexing.tree`` backed by ``chat`` (stage 'summaries')."""
     target = settings.summary_tokens
     max_tokens = _reply_budget(settings, target)
 

@@ -6,7 +6,7 @@ import time
 import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence, TypeVar
+from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -26,7 +26,11 @@ class KeywordExtractor(Protocol):
 
 
 class Retriever(Protocol):
+    """A retrieval mode. ``params``: the settings it reads, recorded in ``RetrievalResult.params`` and
+    exposed by ``core.retrieval.registry.mode_params`` (the Inspect page builds its controls from them)."""
+
     name: str
+    params: Sequence[str]
 
     def retrieve(self, ctx: "QueryContext") -> RetrievalResult:
         ...
@@ -115,19 +119,6 @@ def fill_chunk_texts(ws: Workspace, records: list[dict[str, Any]]) -> list[dict[
     return out
 
 
-def take_within_budget(items: Iterable[Any], render, max_tokens: int) -> tuple[list[Any], int]:
-    """Keep items in order while their rendered texts fit in ``max_tokens``."""
-    kept: list[Any] = []
-    used = 0
-    for item in items:
-        cost = count_tokens(render(item))
-        if used + cost > max_tokens:
-            break
-        kept.append(item)
-        used += cost
-    return kept, used
-
-
 def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str]) -> RetrievalResult:
     """Set the rendered context, its token count and the ordered, de-duplicated evidence chunk ids."""
     result.context_text = context_text
@@ -146,22 +137,7 @@ def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-T = TypeVar("T")
 _EDGE_COUNTS: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
-
-
-def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
-    """The longest prefix of ``items`` whose summed costs fit in ``budget``, and its cost (lists are
-    truncated, never skipped over, as LightRAG and PathRAG do)."""
-    kept: list[T] = []
-    used = 0
-    for item in items:
-        c = cost(item)
-        if used + c > budget:
-            break
-        kept.append(item)
-        used += c
-    return kept, used
 
 
 def edge_count(graph: Any) -> int:

@@ -14,8 +14,8 @@ from typing import Any
 from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations
 from core.retrieval.base import QueryContext, Stopwatch, edge_count
 from core.retrieval.lightrag_context import Gathered, global_expand
-from core.retrieval.local_search import (LightRAGRetriever, search_terms, seeds_for, trace_hits, vector_hits,
-                                         with_chunks)
+from core.retrieval.lightrag_retrieval import (LightRAGRetriever, search_terms, seeds_for, trace_hits,
+                                               vector_hits, with_chunks)
 from core.types import RetrievalResult
 
 

@@ -8,7 +8,8 @@ from typing import Any, Callable, Hashable, Sequence
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, new_result
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.lightrag_context import Gathered, chunk_key, entity_key, relation_key, round_robin
-from core.retrieval.local_search import LIGHTRAG_PARAMS, LightRAGRetriever, LocalRetriever, assemble
+from core.retrieval.lightrag_retrieval import LIGHTRAG_PARAMS, LightRAGRetriever, assemble
+from core.retrieval.local_search import LocalRetriever
 from core.types import RetrievalResult
 
 
@@ -51,9 +52,10 @@ class HybridRetriever(LightRAGRetriever):
 
 class MixRetriever:
     name = "mix"
+    params = (*LIGHTRAG_PARAMS, "naive_top_k")
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
-        result = new_result(ctx, self.name, LIGHTRAG_PARAMS + ["naive_top_k"])
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         gathered = HybridRetriever().gather(ctx, result, clock)
         k = ctx.settings.naive_top_k

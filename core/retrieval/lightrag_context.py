@@ -20,7 +20,8 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 
-from core.retrieval.base import csv_table, prefix_within
+from core.retrieval.base import csv_table
+from core.retrieval.context import fit_to_budget, prefix_within, source_block, sources_text
 from core.tokens import count_tokens
 
 T = TypeVar("T")
@@ -273,18 +274,12 @@ def _table(header: Sequence[str], lines: Iterable[str]) -> str:
     return "\n".join([",".join(header), *lines])
 
 
-def chunk_block(chunk: dict[str, Any], index: int) -> str:
-    """A chunk as it appears in the Sources section (numbered from 1)."""
-    source = chunk.get("doc_name") or chunk.get("doc_id", "")
-    return f"[{index}] ({source}, chunk {int(chunk.get('order', 0)) + 1})\n{chunk.get('text', '')}"
-
-
 def render_context(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
                    chunks: Sequence[dict[str, Any]]) -> str:
     """The LightRAG-style context: entity and relation CSV tables, then the numbered source chunks."""
     entity_table = _table(ENTITY_HEADER, (csv_line(entity_row(e, i + 1)) for i, e in enumerate(entities)))
     relation_table = _table(RELATION_HEADER, (csv_line(relation_row(r, i + 1)) for i, r in enumerate(relations)))
-    sources = "\n\n".join(chunk_block(c, i + 1) for i, c in enumerate(chunks))
+    sources = sources_text(chunks)
     return (f"-----Entities-----\n```csv\n{entity_table}\n```\n\n"
             f"-----Relationships-----\n```csv\n{relation_table}\n```\n\n"
             f"-----Sources-----\n{sources}\n")
@@ -308,7 +303,7 @@ def relation_cost(relation: dict[str, Any]) -> int:
 
 def chunk_cost(chunk: dict[str, Any]) -> int:
     """Tokens a chunk's Sources block adds (the block and the blank line after it)."""
-    return text_tokens(chunk_block(chunk, 1) + "\n\n")
+    return text_tokens(source_block(chunk, 1) + "\n\n")
 
 
 def apply_budgets(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
@@ -335,17 +330,17 @@ def render_within(budgeted: Budgeted, max_total_tokens: int,
     """Render the budgeted lists; while the exact token count exceeds ``max_total_tokens`` drop the last
     chunk (then relation, then entity); "" when not even the headers fit. Returns (context, its tokens,
     records dropped)."""
-    dropped = 0
-    while True:
-        text = render_context(budgeted.entities, budgeted.relations, budgeted.chunks)
-        tokens = counter(text)
-        lists = [x for x in (budgeted.chunks, budgeted.relations, budgeted.entities) if x]
-        if tokens <= max_total_tokens:
-            return text, tokens, dropped
-        if not lists:  # not even the empty section headers fit
-            return "", counter(""), dropped
-        lists[0].pop()
-        dropped += 1
+    rendered: dict[str, Any] = {}
+
+    def measure() -> int:
+        rendered["text"] = render_context(budgeted.entities, budgeted.relations, budgeted.chunks)
+        rendered["tokens"] = counter(rendered["text"])
+        return rendered["tokens"]
+
+    dropped = fit_to_budget((budgeted.chunks, budgeted.relations, budgeted.entities), measure, max_total_tokens)
+    if rendered["tokens"] > max_total_tokens:  # not even the empty section headers fit
+        return "", counter(""), dropped
+    return rendered["text"], rendered["tokens"], dropped
 
 
 # --- merging -----------------------------------------------------------------------------------

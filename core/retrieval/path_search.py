@@ -29,8 +29,8 @@ from typing import Any, Callable, Iterable, Optional
 
 import networkx as nx
 
-from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result,
-                                 prefix_within)
+from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
@@ -102,17 +102,17 @@ class PathRetriever:
     """PathRAG: node retrieval, flow-based pruning, paths in ascending reliability."""
 
     name = "path"
+    params = tuple(PARAMS)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         s = ctx.settings
-        result = new_result(ctx, self.name, PARAMS)
+        result = new_result(ctx, self.name, self.params)
         result.params["sources_per_edge"] = SOURCES_PER_EDGE
         clock = Stopwatch(result)
         with clock.stage("keywords"):
             low, high = ctx.keywords()
             result.keywords = {"low": list(low), "high": list(high)}
-            for field in ("llm_calls", "prompt_tokens", "completion_tokens"):
-                setattr(result, field, getattr(result, field) + int(ctx.keyword_usage.get(field, 0)))
+            add_keyword_usage(result, ctx.keyword_usage)
             query_text = ", ".join(low) if low else ctx.question
         kg = ctx.ws.knowledge_graph()
         question: set[str] = set()
@@ -130,8 +130,8 @@ class PathRetriever:
             paths, stats = top_paths(kg, keys, alpha=s.path_alpha, theta=s.path_theta, max_hops=s.path_max_hops,
                                      top_k=s.path_top_paths, max_expansions=s.path_max_expansions,
                                      priority=None if s.paper_strict else question_priority(question))
-            if not s.paper_strict and len(question) > 1:
-                paths, notes = connect_question_pairs(kg, question, paths, s)
+            if not s.paper_strict and question:
+                paths, notes = connect_question_pairs(kg, question, paths, s, keys)
                 result.trace.extend(notes)
             trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths)
         with clock.stage("ranking"):
@@ -284,7 +284,7 @@ class _Sizer:
         body = self.chunks.get(record["chunk_id"])
         if body is None:
             body = count_tokens(record["text"])
-        return self.text(_source_block(99, record).split("\n", 1)[0]) + body + 2
+        return self.text(source_block(record, 99).split("\n", 1)[0]) + body + 2
 
     def sources(self, ctx: QueryContext, candidates: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
         """Source chunk records with texts, cut to the budget."""
@@ -294,14 +294,10 @@ class _Sizer:
         return prefix_within(records, self.source, max(budget, 0))[0]
 
 
-def _source_block(i: int, c: dict[str, Any]) -> str:
-    return f"[{i}] ({c['doc_name']}, chunk {c['order'] + 1})\n{c['text']}"
-
-
 def _sources_section(chunks: list[dict[str, Any]]) -> list[str]:
     if not chunks:
         return []
-    return [SOURCES_HEADER + "\n" + "\n\n".join(_source_block(i, c) for i, c in enumerate(chunks, 1))]
+    return [SOURCES_HEADER + "\n" + sources_text(chunks)]
 
 
 Render = Callable[[list[Any], list[dict[str, Any]]], str]
@@ -311,14 +307,10 @@ Evidence = Callable[[list[Any], list[dict[str, Any]]], list[str]]
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
                    blocks: list[Any], sources: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
     """Render and count exactly; while over budget drop the last source, then the last block."""
-    while True:
-        finish(result, render(blocks, sources), evidence(blocks, sources))
-        if result.context_tokens <= budget or not (blocks or sources):
-            return blocks, sources
-        if sources:
-            sources = sources[:-1]
-        else:
-            blocks = blocks[:-1]
+    blocks, sources = list(blocks), list(sources)
+    fit_to_budget((sources, blocks),
+                  lambda: finish(result, render(blocks, sources), evidence(blocks, sources)).context_tokens, budget)
+    return blocks, sources
 
 
 def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, paths: list[ScoredPath]) -> None:

@@ -23,11 +23,11 @@ With no name in the question the seeds are the paper's (joined keywords, top-N).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from core.retrieval.anchoring import anchored_relations
 from core.retrieval.base import QueryContext, Stopwatch
-from core.retrieval.local_search import seeds_for
+from core.retrieval.lightrag_retrieval import seeds_for
 from core.retrieval.path_flow import ScoredPath, flow_paths
 from core.types import RetrievalResult
 
@@ -107,31 +107,38 @@ def why_kept(path: ScoredPath, question: set[str], seed_why: dict[str, str], nam
     return f"between seeds {ends[0]} and {ends[1]}, no question entity on it; {reliability}"
 
 
-def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath], settings: Any
-                           ) -> tuple[list[ScoredPath], list[str]]:
-    """Two question entities that no kept path connects are searched again without early stopping
-    (θ = 0: the flow reaches every node within ``path_max_hops``, resources and reliability computed as
-    usual), so their best connecting path appears when one exists. The paper's θ prunes a path
-    through a hub ("Port Sallow", degree 40) even between the question's own entities. Returns the
-    paths with the new ones ranked in, and a trace line per pair."""
+def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath], settings: Any,
+                           seeds: Sequence[str] = ()) -> tuple[list[ScoredPath], list[str]]:
+    """Each question entity is searched again without early stopping (θ = 0: the flow reaches every
+    node within ``path_max_hops``, resources and reliability computed as usual) towards the other
+    question entities and seeds that no kept path connects it to, and its best path to each is added.
+    The paper's θ prunes a path through a hub ("Port Sallow", degree 40) even between the question's
+    own entities, and with one named entity a bridge question's second hop ("the cooperative founded by
+    Margaret Thorne" → the tidal project it holds a stake in) is a seed the kept paths never reach from
+    it. Returns the paths with the new ones ranked in, and a trace line per question entity."""
     connected = {frozenset((p.nodes[0], p.nodes[-1])) for p in paths}
-    ordered = sorted(question)
     added: list[ScoredPath] = []
     notes: list[str] = []
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1:]:
-            if frozenset((a, b)) in connected or a not in kg or b not in kg:
-                continue
-            found, _, capped = flow_paths(kg, a, {b}, alpha=settings.path_alpha, theta=0.0,
-                                          max_hops=settings.path_max_hops, max_expansions=settings.path_max_expansions)
-            if found:
-                best = min(found, key=lambda path: (-path.score, path.edges, [str(n) for n in path.nodes]))
-                added.append(best)
-                notes.append(f"question entities {a} and {b}: no kept path, best of {len(found)} without early "
-                             f"stopping added ({best.edges} hops, reliability {best.score:.3f})")
-            else:
-                notes.append(f"question entities {a} and {b}: not connected within {settings.path_max_hops} hops"
-                             + (" (search capped)" if capped else ""))
+    for a in sorted(question):
+        if a not in kg:
+            continue
+        targets = {b for b in list(question) + list(seeds)
+                   if b != a and b in kg and frozenset((a, b)) not in connected}
+        if not targets:
+            continue
+        found, _, capped = flow_paths(kg, a, targets, alpha=settings.path_alpha, theta=0.0,
+                                      max_hops=settings.path_max_hops, max_expansions=settings.path_max_expansions)
+        best: dict[str, ScoredPath] = {}
+        for path in sorted(found, key=lambda p: (-p.score, p.edges, [str(n) for n in p.nodes])):
+            best.setdefault(path.nodes[-1], path)
+        for target, path in sorted(best.items()):
+            connected.add(frozenset((a, target)))
+            added.append(path)
+        missing = len(targets) - len(best)
+        notes.append(f"question entity {a}: {len(targets)} question entities or seeds not joined by a kept path; "
+                     f"best path to {len(best)} added without early stopping"
+                     + (f", {missing} not connected within {settings.path_max_hops} hops" if missing else "")
+                     + (" (search capped)" if capped else ""))
     if not added:
         return paths, notes
     priority = question_priority(question)

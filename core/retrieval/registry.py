@@ -6,8 +6,6 @@ from typing import Optional
 from core.retrieval.base import QueryContext, Retriever
 from core.types import RetrievalResult
 
-DESIGN_MODES = ["naive", "local", "global", "hybrid", "tree", "path"]
-
 
 def _registry() -> dict[str, Retriever]:
     from core.retrieval.global_search import GlobalRetriever
@@ -36,6 +34,13 @@ def modes() -> list[str]:
     """All registered modes, in display order."""
     order = ["naive", "local", "global", "hybrid", "mix", "tree", "path"]
     return [m for m in order if m in registry()]
+
+
+def mode_params(mode: str) -> list[str]:
+    """The settings ``mode`` reads (its retriever's declared ``params``)."""
+    if mode not in registry():
+        raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
+    return list(registry()[mode].params)
 
 
 def parse_modes(spec: str) -> list[str]:

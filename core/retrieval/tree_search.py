@@ -39,6 +39,7 @@ from core.extraction.query_terms import name_spans
 from core.retrieval.entity_linking import dictionary_names, link_names
 from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.context import fit_to_budget
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.tokens import count_tokens
 from core.types import RetrievalResult
@@ -140,11 +141,12 @@ class TreeRetriever:
     """E2GraphRAG: local (entity pairs + h-loop) or global (collapsed tree) retrieval."""
 
     name = "tree"
+    params = tuple(PARAMS)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         settings = ctx.settings
         k, h = settings.tree_top_k, settings.tree_hops
-        result = new_result(ctx, self.name, PARAMS)
+        result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
         with clock.stage("keywords"):
             graph = ctx.ws.mention_graph()
@@ -374,10 +376,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     weights = _leaf_weights(ctx, present)
     strict = ctx.settings.paper_strict
     tie = None if strict else question_term_counts(ctx)
-    finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights, strict, tie))
-    while result.context_tokens > budget and kept:
-        kept.pop()
-        finish(result, "\n\n".join(_render_item(item) for item in kept), _evidence(kept, weights, strict, tie))
+    fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
+                                          _evidence(kept, weights, strict, tie)).context_tokens, budget)
     if len(kept) < len(chosen.items):
         result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
                             f"{len(chosen.items)} items dropped")

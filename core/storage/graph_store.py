@@ -145,6 +145,65 @@ def existing_vector_ids(conn: sqlite3.Connection, table: str, keys: Iterable) ->
     return out
 
 
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def entity_name(conn: sqlite3.Connection, key: str) -> str | None:
+    """The merged entity's display name (None when it has no row)."""
+    row = conn.execute("SELECT name FROM entities WHERE entity_key=?", (key,)).fetchone()
+    return row[0] if row else None
+
+
+def entity_names(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT entity_key, name FROM entities").fetchall())
+
+
+def write_entity(conn: sqlite3.Connection, key: str, name: str, etype: str, description: str,
+                 source_chunk_ids: list[str], vector_id: str, aliases: list[str]) -> None:
+    """Insert or replace one merged entity row."""
+    conn.execute("INSERT OR REPLACE INTO entities(entity_key, name, type, description, source_chunk_ids, "
+                 "vector_id, aliases) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (key, name, etype, description, _json(source_chunk_ids), vector_id, _json(aliases)))
+
+
+def delete_entity(conn: sqlite3.Connection, key: str) -> None:
+    conn.execute("DELETE FROM entities WHERE entity_key=?", (key,))
+
+
+def relations_touching(conn: sqlite3.Connection, key: str) -> list[tuple[str, str]]:
+    """(source, target) of every merged relation with ``key`` as an endpoint."""
+    return [(a, b) for a, b in conn.execute(
+        "SELECT source_key, target_key FROM relations WHERE source_key=? OR target_key=?", (key, key))]
+
+
+def write_relation(conn: sqlite3.Connection, pair: tuple[str, str], keywords: list[str], description: str,
+                   weight: float, source_chunk_ids: list[str], vector_id: str) -> None:
+    """Insert or replace one merged relation row."""
+    conn.execute("INSERT OR REPLACE INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (pair[0], pair[1], _json(keywords), description, weight, _json(source_chunk_ids), vector_id))
+
+
+def delete_relation(conn: sqlite3.Connection, pair: tuple[str, str]) -> None:
+    conn.execute("DELETE FROM relations WHERE source_key=? AND target_key=?", pair)
+
+
+def entity_vector_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
+    """(key, name, description, vector id) of every merged entity."""
+    return conn.execute("SELECT entity_key, name, description, vector_id FROM entities").fetchall()
+
+
+def relation_vector_rows(conn: sqlite3.Connection) -> list[tuple[str, str, list[str], str, str]]:
+    """(source, target, keywords, description, vector id) of every merged relation."""
+    return [(src, tgt, json.loads(kws), desc, vid) for src, tgt, kws, desc, vid in conn.execute(
+        "SELECT source_key, target_key, keywords, description, vector_id FROM relations")]
+
+
+def fragment_type_votes(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """(entity key, type, type votes JSON) of every entity fragment."""
+    return conn.execute("SELECT entity_key, type, type_votes FROM entity_fragments").fetchall()
+
+
 def load_knowledge_graph(conn: sqlite3.Connection) -> nx.Graph:
     """The merged knowledge graph as an undirected networkx view."""
     graph = nx.Graph()

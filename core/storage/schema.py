@@ -4,6 +4,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from core.errors import CorruptWorkspaceError
+
 SCHEMA_VERSION = 3  # 3: annotation tables
 
 # Analyst annotations (core.annotations): questions with an optional expected answer, and chunks marked
@@ -191,10 +193,6 @@ def _migrate(conn: sqlite3.Connection) -> None:
         present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         if column not in present:
             conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-class CorruptWorkspaceError(RuntimeError):
-    """The workspace database cannot be opened; the message says how to recover."""
 
 
 def _schema_ready(conn: sqlite3.Connection) -> bool:

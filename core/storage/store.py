@@ -75,6 +75,9 @@ class Store:
         row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else default
 
+    def delete_meta(self, *keys: str) -> None:
+        self.conn.execute(f"DELETE FROM meta WHERE key IN ({_placeholders(len(keys))})", keys)
+
     def set_meta(self, key: str, value: str) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
@@ -127,6 +130,20 @@ class Store:
     def delete_document_row(self, doc_id: str) -> None:
         self.conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
 
+    def delete_load_failure(self, name: str) -> None:
+        """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
+        self.conn.execute("DELETE FROM documents WHERE name=? AND status='failed' AND content_hash=''", (name,))
+
+    def processing_to_pending(self, doc_ids: list[str]) -> int:
+        """Documents of ``doc_ids`` still 'processing' go back to 'pending'; returns how many."""
+        return self.conn.execute(f"UPDATE documents SET status='pending', error='' WHERE status='processing' "
+                                 f"AND doc_id IN ({_placeholders(len(doc_ids))})", tuple(doc_ids)).rowcount
+
+    def failed_to_pending(self) -> int:
+        """Failed documents that still have their text go back to 'pending'; returns how many."""
+        return self.conn.execute(
+            "UPDATE documents SET status='pending', error='' WHERE status='failed' AND content_hash != ''").rowcount
+
     # --- chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Iterable[Chunk]) -> None:
         self.conn.executemany(
@@ -151,6 +168,9 @@ class Store:
                 f"({_placeholders(len(part))})", part)
             out.update({row[0]: Chunk(*row[:6], windows=int(row[6])) for row in rows})
         return out
+
+    def has_chunks(self) -> bool:
+        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
 
     def all_chunk_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute(
@@ -198,6 +218,9 @@ class Store:
              json.dumps(node.leaf_chunk_ids), node.text, node.tokens, node.vector_id),
         )
 
+    def set_tree_parent(self, node_id: str, parent_id: str) -> None:
+        self.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (parent_id, node_id))
+
     def delete_tree_nodes(self, node_ids: Iterable[str]) -> None:
         self.conn.executemany("DELETE FROM tree_nodes WHERE node_id=?", [(i,) for i in node_ids])
 
@@ -210,6 +233,30 @@ class Store:
 
     def delete_doc_root(self, doc_id: str) -> None:
         self.conn.execute("DELETE FROM doc_roots WHERE doc_id=?", (doc_id,))
+
+    # --- reports ---------------------------------------------------------------------------
+    def status_counts(self) -> dict[str, int]:
+        """Documents per status."""
+        return dict(self.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+
+    def total_tokens(self) -> int:
+        return int(self.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0])
+
+    def log_details(self, event: str) -> list[str]:
+        """The JSON details of the run-log entries of ``event``, oldest first."""
+        return [r[0] for r in self.conn.execute("SELECT detail FROM run_log WHERE event=? ORDER BY id", (event,))]
+
+    def llm_usage_rows(self) -> list[tuple]:
+        """(stage, calls, cached, prompt_tokens, completion_tokens, seconds) per LLM stage."""
+        return self.conn.execute("SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds "
+                                 "FROM llm_usage ORDER BY stage").fetchall()
+
+    def chunks_per_document(self) -> dict[str, int]:
+        return dict(self.conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
+
+    def entities_per_document(self) -> dict[str, int]:
+        return dict(self.conn.execute(
+            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
 
     # --- expected vector ids (for reconciliation) -----------------------------------------
     def expected_vector_ids(self) -> dict[str, set[str]]:

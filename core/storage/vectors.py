@@ -5,7 +5,6 @@ started with ``chroma run``. Embeddings are always passed explicitly (no Chroma 
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -14,8 +13,6 @@ from urllib.parse import urlparse
 import numpy as np
 
 from core.embeddings import chunk_of_window
-
-os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
 UPSERT_BATCH = 2000

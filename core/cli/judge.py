@@ -12,7 +12,13 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from core.cli.base import (EXIT_CANCELLED, add_provider_flags, emit_json, graceful_interrupts, open_workspace, providers,
+                           with_params)
+from core.evaluation.questions import load_questions
+from core.judge.runner import estimate_cost, run_judge
+from core.retrieval.registry import parse_modes
 
 
 def _estimate_line(estimate: dict[str, Any]) -> str:
@@ -65,27 +71,19 @@ class _Bar:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
-    from core.cli import EXIT_CANCELLED, emit_json, graceful_interrupts, open_workspace
-    from core.cli_query import _providers, parse_params
-    from core.evaluation.questions import load_questions
-    from core.judge.runner import estimate_cost, run_judge
-    from core.retrieval.registry import parse_modes
-
     ws = open_workspace(args)
     if args.offline:
         raise ValueError("the judge compares LLM answers: it cannot run with --offline")
-    if args.param:  # before the chat is built, so that overrides such as llm_max_tokens reach it
-        ws.settings = ws.settings.with_overrides(parse_params(args.param))
+    settings = with_params(ws.settings, args)  # before the chat is built: overrides such as llm_max_tokens reach it
     questions = load_questions(Path(args.questions))
     if args.limit:
         questions = questions[: args.limit]
     modes = parse_modes(args.modes)
     cancel = threading.Event()
-    chat, _ = _providers(ws, args, cancel)
+    chat, _ = providers(ws, args, settings, cancel)
     if chat is None:
         raise ValueError("the judge needs an LLM: pass --llm-base-url and --llm-model, set RAGSCOPE_LLM_BASE_URL "
                          "and RAGSCOPE_LLM_MODEL, or choose the OpenAI-compatible provider in the settings")
-    settings = ws.settings
     options = dict(criteria=args.criteria, settings=settings, llm_keywords=not args.offline_keywords,
                    answer_max_tokens=args.answer_max_tokens or None)
     estimate = estimate_cost(ws, questions, modes, chat, **options)
@@ -121,9 +119,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_judge_command(sub: Any, common: argparse.ArgumentParser, command: Callable) -> None:
-    from core.cli_query import add_provider_flags
-
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register ``judge``."""
     p = sub.add_parser("judge", parents=[common], help="LLM-judged pairwise win rates between modes")
     p.add_argument("--questions", required=True, help="JSONL question file ({\"question\": ...} lines are enough)")
     p.add_argument("--modes", required=True, help="comma-separated modes (at least two) or 'all'")
@@ -137,4 +134,4 @@ def add_judge_command(sub: Any, common: argparse.ArgumentParser, command: Callab
     p.add_argument("--offline-keywords", action="store_true", help="spaCy query keywords instead of LLM keywords")
     p.add_argument("--param", action="append", default=[], help="setting override key=value (repeatable)")
     add_provider_flags(p)
-    command("judge")(cmd_judge)
+    p.set_defaults(run=cmd_judge)

@@ -6,6 +6,12 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+from core.cli.base import add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers, with_params
+from core.evaluation.questions import load_questions
+from core.evaluation.runner import evaluate
+from core.retrieval.registry import parse_modes
 
 
 def _table(report) -> str:
@@ -38,21 +44,13 @@ def write_rows(rows: list[dict], path: Path) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from core.cli import emit_json, open_workspace
-    from core.cli_query import parse_params
-    from core.evaluation.questions import load_questions
-    from core.evaluation.runner import evaluate
-    from core.retrieval.registry import parse_modes
-
-    from core.cli_query import _providers
-
     ws = open_workspace(args)
-    settings = ws.settings.with_overrides(parse_params(args.param)) if args.param else ws.settings
+    settings = with_params(ws.settings, args)
     questions = load_questions(Path(args.questions))
     if args.limit:
         questions = questions[: args.limit]
     ks = [int(k) for k in args.k.split(",") if k.strip()]
-    llm, keywords = _providers(ws, args)  # LLM keywords when an LLM is configured; no answers are generated
+    llm, keywords = providers(ws, args)  # LLM keywords when an LLM is configured; no answers are generated
     try:
         report = evaluate(ws, questions, parse_modes(args.modes), ks, settings=settings, keywords=keywords)
     finally:
@@ -73,7 +71,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_eval_command(sub, common: argparse.ArgumentParser, command) -> None:
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register ``eval``."""
     p = sub.add_parser("eval", parents=[common], help="evidence recall of each mode on a question file")
     p.add_argument("--questions", required=True, help="JSONL question file (shared FORMAT.md layout)")
     p.add_argument("--modes", default="all")
@@ -81,11 +80,6 @@ def add_eval_command(sub, common: argparse.ArgumentParser, command) -> None:
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--per-question", default="", help="write per-question rows to this .csv or .json file")
     p.add_argument("--param", action="append", default=[], help="setting override key=value (repeatable)")
-    try:
-        from core.cli_query import add_embedding_flags, add_provider_flags
-
-        add_provider_flags(p)
-        add_embedding_flags(p)
-    except ImportError:
-        pass
-    command("eval")(cmd_eval)
+    add_provider_flags(p)
+    add_embedding_flags(p)
+    p.set_defaults(run=cmd_eval)

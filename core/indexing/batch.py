@@ -1,4 +1,4 @@
-"""Index one batch of pending documents in a single SQLite transaction (see ``core.pipeline``)."""
+"""Index one batch of pending documents in a single SQLite transaction (see ``core.indexing.pipeline``)."""
 from __future__ import annotations
 
 import inspect
@@ -7,23 +7,20 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 import numpy as np
 
-from core.embeddings import chunk_windows, window_records
+from core.embeddings import chunk_windows
 from core.extraction.aliases import resolve_document
+from core.indexing.common import Extractor, IndexReport, chunk_document, progress_event
+from core.indexing.graph_merge import merge_touched, new_tree
+from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
+                                         upsert_graph_vectors)
 from core.storage import graph_store
 from core.storage.store import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback
-
-if TYPE_CHECKING:
-    from core.pipeline import Extractor, IndexReport
-    from core.workspace import Workspace
-
-
-class DocumentError(ValueError):
-    """A document-level problem with a message meant for the user."""
+from core.workspace import Workspace
 
 
 _LABEL = re.compile(r"^(?:extraction|gleaning \d+):\s*")
@@ -51,7 +48,7 @@ def dropped_by_document(chunks: list[Chunk], extractions: list, extractor: str) 
     return out
 
 
-def extract_with_titles(extractor: "Extractor", chunks: list[Chunk], names: dict[str, str]) -> list:
+def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[str, str]) -> list:
     """Run the extractor, telling it which texts start with their document's title (a JSONL corpus
     indexes "title\ntext"; the title names the document's main entity) when it accepts ``titles``."""
     texts = [c.text for c in chunks]
@@ -76,7 +73,7 @@ class PreparedBatch:
 class BatchIndexer:
     """Runs the pipeline steps for a list of documents; ``run`` is all-or-nothing."""
 
-    def __init__(self, ws: "Workspace", extractor: "Extractor", report: "IndexReport", progress: ProgressCallback,
+    def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport, progress: ProgressCallback,
                  profile_summarizer=None, tree_summarizer=None) -> None:
         self.ws = ws
         self.extractor = extractor
@@ -92,8 +89,6 @@ class BatchIndexer:
         return now
 
     def _emit(self, step: str, done: int, total: int, message: str = "") -> None:
-        from core.pipeline import progress_event
-
         progress_event(self.progress, step, done, total, message)
 
     def fail(self, doc: DocumentRow, reason: str = "") -> None:
@@ -109,10 +104,9 @@ class BatchIndexer:
     def prepare(self, docs: list[DocumentRow], texts: dict[str, str],
                 stop: Optional[threading.Event] = None) -> PreparedBatch:
         """Chunk, start the chunk embeddings (a remote embedder sends them now), extract, merge aliases.
-        No database access: ``core.prefetch`` runs this for the next batch while this one is written
+        No database access: ``core.indexing.prefetch`` runs this for the next batch while this one is written
         (and sets ``stop`` when that batch will not be used)."""
-        from core.pipeline import chunk_document
-        from core.remote_embeddings import submit_chunk_texts
+        from core.remote_embeddings import submit_chunk_texts  # the openai client loads only when indexing
 
         t = time.perf_counter()
         doc_chunks: dict[str, list[Chunk]] = {}
@@ -147,8 +141,6 @@ class BatchIndexer:
 
     def run(self, docs: list[DocumentRow], prepared: Optional[PreparedBatch] = None) -> None:
         """Index ``docs`` in one transaction (``prepared``: their chunks and extractions made beforehand)."""
-        from core.pipeline import merge_touched, new_tree
-
         ws, store = self.ws, self.ws.store
         started = time.perf_counter()
         with store.transaction():
@@ -181,7 +173,7 @@ class BatchIndexer:
                 touched_relations |= rels
             t = self._timed("write", t)
             self._emit("merge", 0, len(touched_entities), f"merging {len(touched_entities)} entities")
-            entities, relations, stale, _ = merge_touched(ws, touched_entities, touched_relations,
+            entities, relations, stale = merge_touched(ws, touched_entities, touched_relations,
                                                           self.profile_summarizer)
             t = self._timed("merge", t)
             self._emit("tree", 0, len(live), "summary tree")
@@ -193,7 +185,7 @@ class BatchIndexer:
             stale += tree.removed_vector_ids
             t = self._timed("tree", t)
             self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
-            texts = ([e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes])
+            texts = graph_texts(entities, relations, nodes)
             try:
                 vectors = ws.embedder.embed(texts) if texts else None
                 per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
@@ -203,15 +195,8 @@ class BatchIndexer:
             if vectors is None:
                 vectors = np.zeros((0, per_chunk[0].shape[1] if per_chunk else 1), dtype=np.float32)
             t = self._timed("embed", t)
-            a, b = len(entities), len(entities) + len(relations)
-            vs = ws.vectors
-            vs.upsert("chunks", *window_records([x.chunk_id for x in all_chunks], per_chunk,
-                                                [{"doc_id": x.doc_id, "order": x.order} for x in all_chunks]))
-            vs.upsert("entities", [e.vector_id for e in entities], vectors[:a], [{"key": e.key} for e in entities])
-            vs.upsert("relations", [r.vector_id for r in relations], vectors[a:b],
-                      [{"source": r.source, "target": r.target} for r in relations])
-            vs.upsert("tree", [n.vector_id for n in nodes], vectors[b:],
-                      [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
+            upsert_chunk_vectors(ws, all_chunks, per_chunk)
+            upsert_graph_vectors(ws, entities, relations, nodes, vectors)
             elapsed = time.perf_counter() - started
             for doc in live:
                 store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))
@@ -222,8 +207,8 @@ class BatchIndexer:
             ws.bump_generation()
             store.log("batch_indexed", {"documents": len(live), "chunks": len(all_chunks)})
             t = self._timed("write", t)
-        live_ids = {n.vector_id for n in nodes} | {e.vector_id for e in entities} | {r.vector_id for r in relations}
-        self._delete_vectors([v for v in stale if v and v not in live_ids])
+        live_ids = live_vector_ids(entities, relations, nodes)
+        delete_vectors(ws, [v for v in stale if v and v not in live_ids])
         self._timed("write", t)
         self.report.processed += len(live)
         self.report.tokens += sum(d.tokens for d in live)
@@ -239,10 +224,3 @@ class BatchIndexer:
         if chunk_ids:
             graph_store.remove_chunks(store.conn, chunk_ids)
             store.delete_chunks_of(doc_id)
-
-    def _delete_vectors(self, vector_ids: list[str]) -> None:
-        by_prefix = {"ent-": "entities", "rel-": "relations", "tree-": "tree"}
-        for prefix, collection in by_prefix.items():
-            ids = [v for v in vector_ids if v.startswith(prefix)]
-            if ids:
-                self.ws.vectors.delete(collection, ids)

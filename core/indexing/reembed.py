@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-from core.reconcile import reconcile
+from core.indexing.reconcile import reconcile
 from core.settings import Settings
 from core.storage.vectors import VectorStore
 from core.workspace import Workspace, new_namespace
@@ -51,7 +51,7 @@ def reembed(path: Path | str, settings: Settings, wait: bool = False, api_key: O
                 store.set_meta("namespace", target)
                 store.set_meta("embedder_name", embedder.name)
                 store.set_meta("embedder_dim", str(embedder.dim))
-                store.conn.execute("DELETE FROM meta WHERE key IN ('reembed_namespace', 'reembed_embedder')")
+                store.delete_meta("reembed_namespace", "reembed_embedder")
                 store.log("reembedded", {"from": old_name, "to": embedder.name, "vectors": counts})
                 ws.bump_generation()
             if old_namespace and old_namespace != target:

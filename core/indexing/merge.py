@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence
 from core.extraction.nlp import normalize_name
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
-from core.summarize import merge_fragments
+from core.indexing.summarize import merge_fragments
 from core.tokens import count_tokens, truncate
 
 # (kind, name, fragments) -> summary text; used when an LLM summarises over-budget profiles

@@ -138,13 +138,19 @@ def save_marks(ws: Any, question: str, marks: Mapping[str, Optional[bool]], mode
             if value is None:
                 conn.execute("DELETE FROM annotations WHERE qid=? AND chunk_id=?", (qid, chunk_id))
             else:
-                conn.execute("INSERT INTO annotations(qid, chunk_id, doc_id, relevant, mode, created_at) "
-                             "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(qid, chunk_id) DO UPDATE SET "
-                             "relevant = excluded.relevant, mode = excluded.mode, created_at = excluded.created_at",
-                             (qid, chunk_id, docs[chunk_id], int(bool(value)),
-                              mode if isinstance(mode, str) else mode.get(chunk_id, ""), now))
+                write_mark(conn, qid, chunk_id, docs[chunk_id], bool(value),
+                           mode if isinstance(mode, str) else mode.get(chunk_id, ""), now)
         prune(conn)
     return annotation_for(ws, text) or AnnotatedQuestion(qid, text)
+
+
+def write_mark(conn: sqlite3.Connection, qid: str, chunk_id: str, doc_id: str, relevant: bool, mode: str,
+               now: float, keep_mode: bool = False) -> None:
+    """Insert or update one mark (``keep_mode``: an existing mark keeps the mode it was made in)."""
+    update_mode = "" if keep_mode else "mode = excluded.mode, "
+    conn.execute("INSERT INTO annotations(qid, chunk_id, doc_id, relevant, mode, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+                 f"ON CONFLICT(qid, chunk_id) DO UPDATE SET relevant = excluded.relevant, {update_mode}"
+                 "created_at = excluded.created_at", (qid, chunk_id, doc_id, int(relevant), mode, now))
 
 
 def chunk_docs(conn: sqlite3.Connection, chunk_ids: Sequence[str]) -> dict[str, str]:

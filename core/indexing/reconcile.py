@@ -6,10 +6,9 @@ re-embedded from their stored text.
 """
 from __future__ import annotations
 
-import json
-
-from core.embeddings import chunk_of_window, embed_chunk_windows, window_records
-from core.merge import embedded_aliases, entity_vector_text, relation_vector_text
+from core.embeddings import chunk_of_window, embed_chunk_windows
+from core.indexing.merge import embedded_aliases, entity_vector_text, relation_vector_text
+from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
 from core.storage import graph_store
 from core.workspace import Workspace
 
@@ -46,30 +45,26 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
                                         any(c.windows > 1 for c in chunks.values()) or ws.settings.chunk_vector_windows)
         for start in range(0, len(chunks), 512):
             keys = list(chunks)[start : start + 512]
-            records = window_records(keys, per_chunk[start : start + 512],
-                                     [{"doc_id": chunks[k].doc_id, "order": chunks[k].order} for k in keys])
-            ws.vectors.upsert(collection, *records)
+            upsert_chunk_vectors(ws, [chunks[k] for k in keys], per_chunk[start : start + 512])
         return
     elif collection == "entities":
-        found = [(key, name, desc, vid) for key, name, desc, vid in conn.execute(
-            "SELECT entity_key, name, description, vector_id FROM entities") if vid in wanted]
+        found = [(key, name, desc, vid) for key, name, desc, vid in graph_store.entity_vector_rows(conn)
+                 if vid in wanted]
         # the embedded text names only some aliases (merge.embedded_aliases): the same text as at indexing
         fragments = graph_store.entity_fragments(conn, sorted(key for key, *_ in found))
         for key, name, desc, vid in found:
             text = entity_vector_text(name, desc, embedded_aliases(key, name, fragments.get(key, [])))
-            rows.append((vid, text, {"key": key}))
+            rows.append((vid, text, entity_meta(key)))
     elif collection == "relations":
-        names = dict(conn.execute("SELECT entity_key, name FROM entities").fetchall())
-        for src, tgt, kws, desc, vid in conn.execute(
-                "SELECT source_key, target_key, keywords, description, vector_id FROM relations"):
+        names = graph_store.entity_names(conn)
+        for src, tgt, kws, desc, vid in graph_store.relation_vector_rows(conn):
             if vid in wanted:
-                text = relation_vector_text(json.loads(kws), names.get(src, src), names.get(tgt, tgt), desc)
-                rows.append((vid, text, {"source": src, "target": tgt}))
+                text = relation_vector_text(kws, names.get(src, src), names.get(tgt, tgt), desc)
+                rows.append((vid, text, relation_meta(src, tgt)))
     else:
         for node in ws.store.tree_nodes():
             if node.vector_id in wanted:
-                rows.append((node.vector_id, node.text, {"node_id": node.node_id, "level": node.level,
-                                                         "scope": node.scope}))
+                rows.append((node.vector_id, node.text, tree_meta(node)))
     for start in range(0, len(rows), 512):
         part = rows[start : start + 512]
         vectors = ws.embedder.embed([r[1] for r in part])

@@ -7,16 +7,15 @@ transaction (``core.annotations``). The caller holds the workspace write lock.
 """
 from __future__ import annotations
 
-from core.annotations.store import drop_document_annotations
+from core.storage.annotations import drop_document_annotations
+from core.indexing.graph_merge import merge_touched, new_tree
+from core.indexing.vector_writes import delete_vectors, live_vector_ids, upsert_graph_vectors
 from core.storage import graph_store
 from core.workspace import Workspace
 
 
 def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
     """Delete each document in its own transaction; return counts of what was removed."""
-    from core.batch import BatchIndexer
-    from core.pipeline import IndexReport, SpacyExtractor, merge_touched, new_tree
-
     removed = {"documents": 0, "chunks": 0, "vectors": 0}
     for doc_id in doc_ids:
         doc = ws.store.document(doc_id)
@@ -29,24 +28,15 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
             store.delete_chunks_of(doc_id)
             stale: list[str] = []
             if chunk_ids:
-                changed_e, changed_r, gone, _ = merge_touched(ws, entities, relations)
+                changed_e, changed_r, gone = merge_touched(ws, entities, relations)
                 stale += gone
                 tree = new_tree(ws, {})
                 tree.delete_document_nodes(doc_id)
                 tree.remove_document(doc_id)
                 nodes = tree.flush()
                 stale += tree.removed_vector_ids
-                texts = [e.vector_text for e in changed_e] + [r.vector_text for r in changed_r] + [n.text for n in nodes]
-                if texts:
-                    vectors = ws.embedder.embed(texts)
-                    a, b = len(changed_e), len(changed_e) + len(changed_r)
-                    ws.vectors.upsert("entities", [e.vector_id for e in changed_e], vectors[:a],
-                                      [{"key": e.key} for e in changed_e])
-                    ws.vectors.upsert("relations", [r.vector_id for r in changed_r], vectors[a:b],
-                                      [{"source": r.source, "target": r.target} for r in changed_r])
-                    ws.vectors.upsert("tree", [n.vector_id for n in nodes], vectors[b:],
-                                      [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
-                live = {e.vector_id for e in changed_e} | {r.vector_id for r in changed_r} | {n.vector_id for n in nodes}
+                upsert_graph_vectors(ws, changed_e, changed_r, nodes)
+                live = live_vector_ids(changed_e, changed_r, nodes)
                 stale = [v for v in stale if v and v not in live]
             store.delete_document_row(doc_id)
             drop_document_annotations(store.conn, doc_id)
@@ -54,7 +44,7 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
             ws.bump_generation()
         if chunk_ids:
             ws.vectors.delete_chunks(chunk_ids)
-        BatchIndexer(ws, SpacyExtractor([]), IndexReport(), lambda e: None)._delete_vectors(stale)
+        delete_vectors(ws, stale)
         removed["documents"] += 1
         removed["chunks"] += len(chunk_ids)
         removed["vectors"] += len(chunk_ids) + len(stale)

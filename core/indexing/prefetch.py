@@ -7,7 +7,7 @@ are already sent to the server. Preparation touches no database (the main thread
 so the result is the same as indexing batch after batch; a preparation that fails is simply done again
 on the main thread, where a failing document is isolated as usual.
 
-Used by ``core.pipeline.process_pending`` when the embedder is remote (``embedder.remote``). With the
+Used by ``core.indexing.pipeline.process_pending`` when the embedder is remote (``embedder.remote``). With the
 local MiniLM, extraction and embedding compete for the same two cores, so batches stay sequential.
 """
 from __future__ import annotations
@@ -15,23 +15,21 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-from core.batch import BatchIndexer, PreparedBatch
+from core.indexing.batch import BatchIndexer, PreparedBatch
+from core.indexing.common import Extractor, IndexReport
+from core.storage.store import DocumentRow
 from core.types import no_progress
+from core.workspace import Workspace
 
-if TYPE_CHECKING:
-    from core.pipeline import Extractor, IndexReport
-    from core.storage.store import DocumentRow
-    from core.workspace import Workspace
-
-log = logging.getLogger("core.pipeline")
+log = logging.getLogger("core.indexing.pipeline")
 
 
 class Prefetcher:
     """One batch prepared ahead on a worker thread."""
 
-    def __init__(self, ws: "Workspace", extractor: "Extractor", report: "IndexReport") -> None:
+    def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport) -> None:
         self._indexer = BatchIndexer(ws, extractor, report, no_progress)
         self._ws = ws
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="ragscope-prefetch")
@@ -39,13 +37,13 @@ class Prefetcher:
         self._future: Optional[Future] = None
         self._stop = threading.Event()
 
-    def start(self, docs: list["DocumentRow"]) -> None:
+    def start(self, docs: list[DocumentRow]) -> None:
         """Begin preparing ``docs`` (their texts are read here, on the caller's thread)."""
         texts = {d.doc_id: self._ws.store.document_text(d.doc_id) for d in docs}
         self._ids = [d.doc_id for d in docs]
         self._future = self._pool.submit(self._indexer.prepare, docs, texts, self._stop)
 
-    def take(self, docs: list["DocumentRow"]) -> Optional[PreparedBatch]:
+    def take(self, docs: list[DocumentRow]) -> Optional[PreparedBatch]:
         """The prepared batch for ``docs`` (waits for it), or None when it was not started or failed."""
         future, ids = self._future, self._ids
         self._future, self._ids = None, None

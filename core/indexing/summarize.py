@@ -1,7 +1,8 @@
 """Extractive summaries for the offline provider.
 
-* ``extractive_summary`` — LexRank: sentence centrality (power iteration) on cosine similarities
-  of TF-IDF vectors (default, as in the original LexRank) or of the embedder's vectors; the most
+* ``extractive_summary`` — LexRank: sentence centrality (PageRank, ``networkx.pagerank``) on cosine
+  similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
+  LexRank) or of the embedder's vectors; the most
   central sentences are kept in their original order up to a token budget. Used for summary-tree
   nodes. TF-IDF is the default because embedding every sentence of the corpus costs more than the
   rest of offline indexing together (measured; see the README's benchmark section).
@@ -14,6 +15,7 @@ import re
 from collections import Counter
 from typing import Sequence
 
+import networkx as nx
 import numpy as np
 
 from core.tokens import count_tokens
@@ -51,8 +53,10 @@ def tfidf_vectors(sentences: Sequence[str]) -> np.ndarray:
     return dense / norms
 
 
-def lexrank_scores(vectors: np.ndarray, damping: float = 0.85, iterations: int = 50) -> np.ndarray:
-    """Stationary distribution of the similarity graph of unit vectors (continuous LexRank)."""
+def lexrank_scores(vectors: np.ndarray, damping: float = 0.85) -> np.ndarray:
+    """Stationary distribution of the similarity graph of unit vectors (continuous LexRank): PageRank
+    of the graph weighted by the positive cosine similarities (a sentence similar to none gets the
+    teleport share only)."""
     n = len(vectors)
     if n == 0:
         return np.zeros(0)
@@ -60,17 +64,8 @@ def lexrank_scores(vectors: np.ndarray, damping: float = 0.85, iterations: int =
         return np.ones(1)
     sim = np.clip(vectors @ vectors.T, 0.0, None)
     np.fill_diagonal(sim, 0.0)
-    row = sim.sum(axis=1, keepdims=True)
-    row[row == 0] = 1.0
-    transition = sim / row
-    scores = np.full(n, 1.0 / n)
-    for _ in range(iterations):
-        updated = (1 - damping) / n + damping * (transition.T @ scores)
-        if np.abs(updated - scores).sum() < 1e-9:
-            scores = updated
-            break
-        scores = updated
-    return scores
+    ranks = nx.pagerank(nx.from_numpy_array(sim), alpha=damping, weight="weight", tol=1e-10, max_iter=1000)
+    return np.array([ranks[i] for i in range(n)])
 
 
 def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from core.annotations import annotations, import_file, write_export
+from core.cli.base import emit_json, open_workspace
 
 
 def cmd_annotations(args: argparse.Namespace) -> int:
-    from core.annotations import annotations, import_file, write_export
-    from core.cli import emit_json, open_workspace
-
     ws = open_workspace(args)
     if args.action == "export":
         count = write_export(ws, Path(args.file))
@@ -37,7 +37,8 @@ def cmd_annotations(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_annotations_command(sub: Any, common: argparse.ArgumentParser, command: Callable) -> None:
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register ``annotations export|import|list``."""
     # the common flags go on each action only: argparse would reset flags given before the action
     p = sub.add_parser("annotations", help="export, import or list the analyst's relevance marks")
     actions = p.add_subparsers(dest="action", required=True)
@@ -46,4 +47,4 @@ def add_annotations_command(sub: Any, common: argparse.ArgumentParser, command: 
     i = actions.add_parser("import", parents=[common], help="load marks and expected answers from a question file")
     i.add_argument("file", metavar="FILE.jsonl")
     actions.add_parser("list", parents=[common], help="list the annotated questions")
-    command("annotations")(cmd_annotations)
+    p.set_defaults(run=cmd_annotations)

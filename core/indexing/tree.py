@@ -61,7 +61,7 @@ class SummaryTree:
                                 text, count_tokens(text), tree_vector_id(node_id, text))
                 for item in group:
                     if item[0].startswith(f"{doc_id}-L"):
-                        self.store.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (node_id, item[0]))
+                        self.store.set_tree_parent(item[0], node_id)
                 self.store.upsert_tree_node(node)
                 self.recomputed.append(node)
                 next_items.append((node_id, leaves, None, text))
@@ -121,7 +121,7 @@ class SummaryTree:
         if child_id in self._corpus:
             self._corpus[child_id].parent_id = parent_id
             self._mark_dirty(parent_id)
-            self.store.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (parent_id, child_id))
+            self.store.set_tree_parent(child_id, parent_id)
 
     def remove_document(self, doc_id: str) -> None:
         """Detach a document root from its corpus parent, dropping nodes left empty."""

@@ -1,0 +1,76 @@
+"""CLI commands that read: ``query`` (one mode) and ``compare`` (several modes on one question)."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from core.api import run_modes
+from core.cli.base import (PARAM_HELP, add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers,
+                           with_params)
+from core.types import RetrievalResult
+
+
+def result_json(result: RetrievalResult) -> dict[str, Any]:
+    data = result.to_dict()
+    data["answer"] = data.get("answer") or {"text": "", "kind": "extractive", "model": ""}
+    return data
+
+
+def summary_line(result: RetrievalResult) -> str:
+    total = sum(v for k, v in result.timings_ms.items() if k != "answer")
+    return (f"[{result.mode}] {len(result.entities)} entities, {len(result.relations)} relations, "
+            f"{len(result.paths)} paths, {len(result.chunks)} chunks, {len(result.summaries)} summaries; "
+            f"context {result.context_tokens} tokens; retrieval {total:.1f} ms; LLM calls {result.llm_calls}")
+
+
+def _print_result(result: RetrievalResult) -> None:
+    answer = result.answer
+    label = "LLM answer" if answer and answer.kind == "llm" else "Extractive answer (quoted from the context)"
+    print(f"== {result.mode} ==")
+    print(f"{label}:\n{answer.text if answer else ''}\n")
+    print(summary_line(result))
+    for line in result.trace[:12]:
+        print(f"  · {line}")
+    print()
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    ws = open_workspace(args)
+    llm, keywords = providers(ws, args)
+    results = run_modes(ws, args.question, [args.mode], settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    result = results[args.mode]
+    if args.json:
+        emit_json(result_json(result))
+    else:
+        _print_result(result)
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    ws = open_workspace(args)
+    llm, keywords = providers(ws, args)
+    results = run_modes(ws, args.question, args.modes, settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    if args.json:
+        emit_json({"question": args.question, "results": {m: result_json(r) for m, r in results.items()}})
+    else:
+        for result in results.values():
+            _print_result(result)
+    return 0
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register ``query`` and ``compare``."""
+    p = sub.add_parser("query", parents=[common], help="run one retrieval mode on a question")
+    p.add_argument("--mode", default="hybrid")
+    p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
+    add_provider_flags(p)
+    add_embedding_flags(p)
+    p.add_argument("question")
+    p.set_defaults(run=cmd_query)
+    p = sub.add_parser("compare", parents=[common], help="run several modes on one question")
+    p.add_argument("--modes", default="all", help="'all' or a comma-separated list")
+    p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
+    add_provider_flags(p)
+    add_embedding_flags(p)
+    p.add_argument("question")
+    p.set_defaults(run=cmd_compare)

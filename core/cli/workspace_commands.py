@@ -1,0 +1,185 @@
+"""The commands that build and maintain a workspace: ``index``, ``status``, ``docs``, ``delete``,
+``retry``, ``repair``, ``export``, ``graph-quality``. Indexing goes through ``core.api`` like the app."""
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from core import api
+from core.cli.base import (CANCELLED_MESSAGE, EXIT_CANCELLED, StderrProgress, add_embedding_flags,
+                           add_provider_flags, cli_settings, emit_json, graceful_interrupts, open_workspace, providers)
+from core.types import Cancelled
+from core.workspace import Workspace
+
+
+def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., Any]) -> bool:
+    """Run ``index(progress=…, llm=…, cancel=…, wait=…)`` (a ``core.api`` indexing call) with the LLM
+    of the run's settings (offline when none or ``--offline``), Ctrl-C as a resumable stop.
+    Returns True when the run was cancelled."""
+    cancel = threading.Event()  # shared with the LLM client: Ctrl-C reaches its cancellation
+    llm, _keywords = providers(ws, args, cancel_event=cancel)
+    progress = StderrProgress(enabled=not args.quiet)
+    try:
+        with graceful_interrupts(cancel):
+            index(progress=progress, llm=llm, cancel=cancel, wait=args.wait)
+    except Cancelled:
+        return True
+    finally:
+        progress.close()
+    return False
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from core.loaders import load_paths
+    from core.indexing.pipeline import IndexReport
+
+    started = time.perf_counter()
+    ws = open_workspace(args)
+    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
+    report = IndexReport()
+    cancelled = run_indexing(ws, args, lambda **options: api.index_sources(ws, sources, failures, report=report,
+                                                                            **options))
+    elapsed = time.perf_counter() - started
+    summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
+                                  "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}
+    stats = getattr(ws.loaded_embedder, "stats", None)  # the embeddings server's client-side cost
+    if stats is not None:
+        summary["embedding_server"] = cost = stats.snapshot()
+        print(f"embeddings server: {cost['requests']} requests ({cost['retries']} retries), {cost['texts']} texts, "
+              f"{cost['request_bytes'] / 1e6:.1f} MB sent, {cost['response_bytes'] / 1e6:.1f} MB received, "
+              f"{cost['wait_s']:.1f}s waiting", file=sys.stderr)
+    if args.json:
+        emit_json(summary)
+    for fail in report.failed:
+        print(f"failed: {fail['name']}: {fail['reason']}", file=sys.stderr)
+    print(f"{report.new_documents} new document(s), {report.unchanged} unchanged, {report.replaced} replaced, "
+          f"{report.processed} indexed, {len(report.failed)} failed; {report.chunks_embedded} chunks, "
+          f"{report.entities_embedded} entities, {report.relations_embedded} relations, "
+          f"{report.summaries_recomputed} summaries embedded in {elapsed:.1f}s", file=sys.stderr)
+    if report.dropped_records:
+        print(f"the extraction parser dropped {report.dropped_records} record(s) it could not use "
+              "(status: dropped_records; reasons in the run log)", file=sys.stderr)
+    if cancelled:
+        print(CANCELLED_MESSAGE.format(command="index"), file=sys.stderr)
+        return EXIT_CANCELLED
+    return 1 if report.failed else 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = open_workspace(args).status()
+    if args.json:
+        emit_json(status)
+    else:
+        for key, value in status.items():
+            print(f"{key:>14}: {value}")
+    return 0
+
+
+def cmd_docs(args: argparse.Namespace) -> int:
+    rows = open_workspace(args).documents_table()
+    if args.json:
+        emit_json([{k: r[k] for k in ("doc_id", "name", "status", "chunks", "error")} for r in rows])
+    else:
+        for r in rows:
+            print(f"{r['doc_id']:<24} {r['status']:<10} {r['chunks']:>4} chunks  {r['name']}  {r['error']}")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    ws = open_workspace(args)
+    unknown = [d for d in args.doc_ids if ws.store.document(d) is None]
+    removed = api.delete(ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
+    for doc_id in unknown:
+        print(f"unknown document id: {doc_id}", file=sys.stderr)
+    print(f"deleted {removed['documents']} document(s), {removed['chunks']} chunk(s)", file=sys.stderr)
+    return 1 if unknown else 0
+
+
+def cmd_retry(args: argparse.Namespace) -> int:
+    from core.indexing.pipeline import IndexReport, retry_failed
+
+    ws = open_workspace(args)
+    report = IndexReport()
+    retried = 0
+
+    def reset_failed(_report: IndexReport) -> None:
+        nonlocal retried
+        retried = retry_failed(ws)
+
+    cancelled = run_indexing(ws, args, lambda **options: api.index_pending(ws, report=report, before=reset_failed,
+                                                                            **options))
+    print(f"retried {retried} document(s); {report.processed} indexed, {len(report.failed)} failed", file=sys.stderr)
+    if cancelled:
+        print(CANCELLED_MESSAGE.format(command="retry"), file=sys.stderr)
+        return EXIT_CANCELLED
+    return 1 if report.failed else 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    from core.indexing.reconcile import reconcile
+
+    if args.reembed:
+        from core.indexing.reembed import reembed
+
+        emit_json({"reembedded": reembed(Path(args.workspace), cli_settings(args), wait=args.wait)})
+        return 0
+    ws = open_workspace(args)
+    with ws.writer(wait=args.wait):
+        ws.record_embedder()
+        repaired = reconcile(ws)
+    emit_json({"repaired": repaired})
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from core.export import export_graph
+
+    ws = open_workspace(args)
+    path = export_graph(ws, args.format, Path(args.out))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+def cmd_graph_quality(args: argparse.Namespace) -> int:
+    from core.graph_quality import graph_quality, render
+
+    report = graph_quality(open_workspace(args))
+    if args.json:
+        emit_json(report)
+    else:
+        print(render(report))
+    return 0
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    """Register this module's sub-commands on the parser's sub-parsers."""
+    p = sub.add_parser("index", parents=[common], help="index files, folders or .jsonl corpora")
+    p.add_argument("paths", nargs="+")
+    add_provider_flags(p)
+    add_embedding_flags(p)
+    p.set_defaults(run=cmd_index)
+    sub.add_parser("status", parents=[common], help="workspace counts").set_defaults(run=cmd_status)
+    sub.add_parser("docs", parents=[common], help="list documents").set_defaults(run=cmd_docs)
+    p = sub.add_parser("delete", parents=[common], help="delete documents by id")
+    p.add_argument("doc_ids", nargs="+")
+    p.set_defaults(run=cmd_delete)
+    p = sub.add_parser("retry", parents=[common], help="re-index failed (and resume pending) documents")
+    add_provider_flags(p)
+    add_embedding_flags(p)
+    p.set_defaults(run=cmd_retry)
+    p = sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
+    p.add_argument("--reembed", action="store_true",
+                   help="embed every vector again with the configured embedder and switch the workspace to it")
+    add_embedding_flags(p)
+    p.set_defaults(run=cmd_repair)
+    sub.add_parser("graph-quality", parents=[common],
+                   help="entity names by suspicious rule, alias merges, type conflicts, relations per entity"
+                   ).set_defaults(run=cmd_graph_quality)
+    p = sub.add_parser("export", parents=[common], help="export the knowledge graph")
+    p.add_argument("--format", choices=["graphml", "json"], default="json")
+    p.add_argument("out")
+    p.set_defaults(run=cmd_export)

@@ -1,0 +1,43 @@
+"""The user-facing errors of RAGScope: one base class, ``RAGScopeError``, and the classes under it.
+
+Each one's message is written for the user (it names the fix). ``KNOWN_ERRORS`` is the one tuple
+the CLI and the app use to decide what to show as a plain message (anything else is a bug and
+shows its traceback). Each class keeps the built-in base it had before (``RuntimeError`` or
+``ValueError``) so that existing ``except`` clauses still catch it.
+
+This module imports nothing from ``core``: every layer may import it.
+"""
+from __future__ import annotations
+
+
+class RAGScopeError(Exception):
+    """Base of the errors whose message is meant for the user."""
+
+
+class SettingsError(RAGScopeError, ValueError):
+    """A settings file cannot be used."""
+
+
+class WorkspaceBusyError(RAGScopeError, RuntimeError):
+    """Another process is writing to this workspace."""
+
+
+class CorruptWorkspaceError(RAGScopeError, RuntimeError):
+    """The workspace database cannot be opened; the message says how to recover."""
+
+
+class EmbedderMismatchError(RAGScopeError, RuntimeError):
+    """The workspace was built with another embedder; its vectors cannot be mixed."""
+
+
+class EmbeddingServerError(RAGScopeError, RuntimeError):
+    """An embeddings request failed; the message (naming the URL) is meant for the user."""
+
+
+class LLMError(RAGScopeError, RuntimeError):
+    """An LLM call failed; the message is meant for the user."""
+
+
+# ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
+# with a ValueError whose message names the fix.
+KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)

@@ -1,0 +1,95 @@
+"""Re-merging the touched entities and relations from their fragments, and the summary tree with its
+extractive summarizer: the steps a batch and a deletion share (rows go to the caller's transaction)."""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import numpy as np
+
+from core.extraction.markup import plain_text
+from core.indexing.merge import MergedEntity, MergedRelation, merge_entity, merge_relation
+from core.indexing.summarize import extractive_summary, tfidf_vectors
+from core.indexing.tree import SummaryTree
+from core.storage import graph_store
+from core.workspace import Workspace
+
+
+def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple[str, str]],
+                  summarizer: Optional[Callable] = None) -> tuple[list[MergedEntity], list[MergedRelation], list[str]]:
+    """Re-merge touched entities/relations from all their remaining fragments.
+
+    Returns (changed entities, changed relations, vector ids to delete). Rows are written to the
+    caller's transaction; only items whose embedded text changed are returned.
+    """
+    conn = ws.store.conn
+    settings = ws.settings
+    old_entity_vectors = graph_store.existing_vector_ids(conn, "entities", sorted(entity_keys))
+    changed_entities: list[MergedEntity] = []
+    changed_relations: list[MergedRelation] = []
+    removed: list[str] = []
+    names: dict[str, str] = {}
+    renamed: list[str] = []
+    for key, fragments in graph_store.entity_fragments(conn, sorted(entity_keys)).items():
+        if not fragments:
+            graph_store.delete_entity(conn, key)
+            if key in old_entity_vectors:
+                removed.append(old_entity_vectors[key])
+            continue
+        merged = merge_entity(key, fragments, settings, summarizer)
+        names[key] = merged.name
+        old_name = graph_store.entity_name(conn, key)
+        if old_name is not None and old_name != merged.name:
+            renamed.append(key)
+        graph_store.write_entity(conn, key, merged.name, merged.type, merged.description, merged.source_chunk_ids,
+                                 merged.vector_id, merged.aliases)
+        if old_entity_vectors.get(key) != merged.vector_id:
+            changed_entities.append(merged)
+            if key in old_entity_vectors:
+                removed.append(old_entity_vectors[key])
+    # a relation's embedded text names its endpoints: when an entity's display name changes, its other
+    # relations are re-merged too, so the result never depends on which batch brought the new name
+    relation_keys = set(relation_keys)
+    for key in renamed:
+        relation_keys.update(graph_store.relations_touching(conn, key))
+    old_relation_vectors = graph_store.existing_vector_ids(conn, "relations", sorted(relation_keys))
+    for pair, fragments in graph_store.relation_fragments(conn, sorted(relation_keys)).items():
+        if not fragments:
+            graph_store.delete_relation(conn, pair)
+            if pair in old_relation_vectors:
+                removed.append(old_relation_vectors[pair])
+            continue
+        for key in pair:
+            if key not in names:
+                names[key] = graph_store.entity_name(conn, key) or key
+        merged = merge_relation(pair, fragments, names, settings, summarizer)
+        graph_store.write_relation(conn, pair, merged.keywords, merged.description, merged.weight,
+                                   merged.source_chunk_ids, merged.vector_id)
+        if old_relation_vectors.get(pair) != merged.vector_id:
+            changed_relations.append(merged)
+            if pair in old_relation_vectors:
+                removed.append(old_relation_vectors[pair])
+    return changed_entities, changed_relations, removed
+
+
+def make_tree_summarizer(ws: Workspace, cache: dict) -> Callable[[list[str]], str]:
+    """Extractive LexRank summaries (TF-IDF similarity by default; embedder vectors when the
+    ``tree_summary_similarity`` setting says so, cached so upper levels reuse them)."""
+
+    def embed_cached(sentences: list[str]) -> np.ndarray:
+        missing = [s for s in dict.fromkeys(sentences) if s not in cache]
+        if missing:
+            cache.update(zip(missing, ws.embedder.embed(missing)))
+        return np.stack([cache[s] for s in sentences])
+
+    similarity = embed_cached if ws.settings.tree_summary_similarity == "embedder" else tfidf_vectors
+
+    def summarize(texts: list[str]) -> str:
+        # summaries never quote markup ("## Foundation", list bullets): they read the plain text
+        return extractive_summary([plain_text(t) for t in texts], similarity, ws.settings.summary_tokens)
+
+    return summarize
+
+
+def new_tree(ws: Workspace, cache: dict, summarizer: Optional[Callable[[list[str]], str]] = None) -> SummaryTree:
+    """The summary tree of the workspace, summarising with ``summarizer`` (default: extractive)."""
+    return SummaryTree(ws.store, ws.settings.tree_group_size, summarizer or make_tree_summarizer(ws, cache))

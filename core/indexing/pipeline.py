@@ -1,0 +1,193 @@
+"""The incremental indexing pipeline: register documents, then process pending ones in batches.
+
+Per batch: chunk → one spaCy (or LLM) extraction per chunk → store fragments → re-merge only the
+touched entities/relations → summary subtrees + right-most corpus path → embed only new or changed
+items → upsert vectors → commit everything in ONE SQLite transaction → mark documents processed.
+A crash leaves documents 'pending'/'processing'; the next run resumes them, and reconciliation
+removes vectors that no committed row refers to. A failing document is marked failed with its reason
+and the rest of the batch goes on. A cancellation (``core.types.Cancelled``, e.g. ``LLMCancelled``
+from the app's Cancel button, or the ``cancel`` event checked between batches) is not a failure:
+the batch's documents go back to 'pending' and the exception propagates to the caller.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Iterable, Optional
+
+from core.indexing.batch import BatchIndexer
+from core.indexing.common import (Extractor, IndexReport, SpacyExtractor, check_cancel, content_hash,
+                                  progress_event)
+from core.indexing.deletion import delete_documents
+from core.indexing.prefetch import Prefetcher
+from core.indexing.reconcile import reconcile
+from core.tokens import count_tokens
+from core.types import Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, no_progress
+from core.workspace import Workspace
+
+__all__ = ["Extractor", "IndexReport", "SpacyExtractor", "process_pending", "register_documents", "retry_failed"]
+
+
+def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failures: Iterable[LoadFailure] = (),
+                       report: Optional[IndexReport] = None) -> IndexReport:
+    """Add new documents as 'pending'. Identical content is a no-op; a changed file with the same
+    name (or a JSONL doc_id with new text) replaces the old version; load failures are recorded as
+    failed documents with their reason. The caller holds the workspace write lock."""
+    report = report or IndexReport()
+    inserts: list[tuple[str, SourceDocument, str]] = []
+    to_delete: list[str] = []
+    reset: list[str] = []
+    seen: set[str] = set()
+    for src in sources:
+        digest = content_hash(src.text)
+        doc_id = src.doc_id or ("doc-" + digest[:16])
+        if doc_id in seen:
+            report.unchanged += 1
+            continue
+        seen.add(doc_id)
+        existing = ws.store.document(doc_id)
+        if existing is not None and existing.content_hash == digest:
+            if existing.status == "failed":
+                reset.append(doc_id)
+            else:
+                report.unchanged += 1
+            continue
+        olds = [existing.doc_id] if existing is not None else []
+        if src.doc_id is None:
+            olds += [d.doc_id for d in ws.store.documents_named(src.name)
+                     if d.doc_id != doc_id and not d.source.lower().endswith(".jsonl") and d.status != "failed"]
+        if olds:
+            report.replaced += 1
+            to_delete.extend(olds)
+        inserts.append((doc_id, src, digest))
+    if to_delete:
+        delete_documents(ws, sorted(set(to_delete)))
+    with ws.store.transaction():
+        for doc_id in reset:
+            ws.store.set_status(doc_id, "pending")
+        for doc_id, src, digest in inserts:
+            ws.store.delete_load_failure(src.name)
+            ws.store.insert_document(doc_id, src.name, src.source, digest, src.text, count_tokens(src.text))
+            report.new_documents += 1
+        for fail in failures:
+            doc_id = "failed-" + content_hash(fail.name)[:16]
+            if ws.store.document(doc_id) is None:
+                ws.store.insert_document(doc_id, fail.name, "", "", "", 0)
+            ws.store.set_status(doc_id, "failed", fail.reason)
+            report.failed.append({"name": fail.name, "reason": fail.reason})
+        ws.bump_generation()
+    return report
+
+
+def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
+                    batch_tokens: Optional[int] = None, report: Optional[IndexReport] = None,
+                    profile_summarizer=None, tree_summarizer=None,
+                    cancel: Optional[threading.Event] = None, overlap: Optional[bool] = None) -> IndexReport:
+    """Index every pending (or interrupted) document, batch by batch.
+
+    ``extractor`` defaults to spaCy; ``profile_summarizer(kind, name, fragments)`` and
+    ``tree_summarizer(texts)`` default to the extractive summaries (LLM ones plug in here).
+    ``cancel`` is checked before every batch; when it is set (or the LLM client raises
+    ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'; so do
+    they when the embeddings server fails (``ServiceUnavailable``, re-raised).
+    ``overlap`` prepares the next batch while the current one embeds (``core.indexing.prefetch``); None = when the
+    embedder is remote.
+    """
+    report = report or IndexReport()
+    batch_tokens = batch_tokens or int(os.environ.get("RAGSCOPE_BATCH_TOKENS") or 24000)  # tokens per batch
+    pending = [d for d in ws.store.documents() if d.status in ("pending", "processing")]
+    total = len(pending)
+    summarizers = (profile_summarizer, tree_summarizer)
+    if not pending:
+        # a no-op run still notices vectors lost since the last run (a deleted chroma/ folder, a new
+        # server): the quick check compares counts and only then lists ids and re-embeds
+        repaired = reconcile(ws, quick=True) if ws.store.has_chunks() else {}
+        if repaired:
+            progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
+        progress_event(progress, "index", 0, 0, "nothing to index")
+        return report
+    extractor = extractor or SpacyExtractor(ws.settings.entity_types)
+    ws.record_embedder()
+    repaired = reconcile(ws)
+    if repaired:
+        progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
+    done = 0
+    progress_event(progress, "index", 0, total, f"{total} document(s) to index")
+    batches = split_batches(pending, batch_tokens)
+    if overlap is None:
+        overlap = bool(getattr(ws.embedder, "remote", False))
+    prefetch = None
+    if overlap and len(batches) > 1:
+        prefetch = Prefetcher(ws, extractor, report)
+    try:
+        for i, batch in enumerate(batches):
+            check_cancel(cancel, done, total)
+            prepared = prefetch.take(batch) if prefetch else None
+            if prefetch and i + 1 < len(batches):
+                prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared)
+    finally:
+        if prefetch:
+            prefetch.close()
+    progress_event(progress, "index", done, total, "done")
+    return report
+
+
+def split_batches(docs: list, batch_tokens: int) -> list[list]:
+    """Consecutive documents grouped until a group reaches ``batch_tokens`` tokens (the last may be smaller)."""
+    batches: list[list] = [[]]
+    size = 0
+    for doc in docs:
+        batches[-1].append(doc)
+        size += doc.tokens
+        if size >= batch_tokens:
+            batches.append([])
+            size = 0
+    return [b for b in batches if b]
+
+
+def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
+    """Put interrupted documents ('processing') back to 'pending'; return how many (run-log entry)."""
+    conn = ws.store.conn
+    if conn.in_transaction:  # an interrupted batch transaction must not be committed
+        conn.rollback()
+    with ws.store.transaction():
+        rows = ws.store.processing_to_pending(doc_ids)
+        ws.store.log("indexing_cancelled", {"documents": list(doc_ids), "reason": reason[:300]})
+        ws.bump_generation()
+    return rows
+
+
+def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
+                   progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None),
+                   prepared=None) -> int:
+    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
+    try:
+        indexer.run(docs, prepared)
+    except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:  # a resumable stop, not a document failure
+        back_to_pending(ws, [d.doc_id for d in docs], str(exc) or type(exc).__name__)
+        raise
+    except Exception:  # noqa: BLE001 - isolate the failing document by retrying one at a time
+        if len(docs) == 1:
+            indexer.fail(docs[0])
+        else:
+            for i, doc in enumerate(docs):
+                single = BatchIndexer(ws, extractor, report, progress, *summarizers)
+                try:
+                    single.run([doc])
+                except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:
+                    back_to_pending(ws, [d.doc_id for d in docs[i:]], str(exc) or type(exc).__name__)
+                    raise
+                except Exception:  # noqa: BLE001
+                    single.fail(doc)
+    done += len(docs)
+    progress_event(progress, "index", done, total, f"{docs[-1].name}")
+    return done
+
+
+def retry_failed(ws: Workspace) -> int:
+    """Set failed documents that still have their text back to pending; return how many."""
+    with ws.store.transaction():
+        rows = ws.store.failed_to_pending()
+        ws.bump_generation()
+    return rows

@@ -1,0 +1,57 @@
+"""Building a mode's context: the one source-block renderer, the one budget helper and the one way
+to add the keyword extraction's LLM usage, shared by every mode that needs them (naive, the LightRAG
+modes, path)."""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def source_block(chunk: dict[str, Any], index: int) -> str:
+    """A chunk as the answer model sees it in the Sources section, numbered from 1:
+    ``[index] (document, chunk n)`` then its text."""
+    source = chunk.get("doc_name") or chunk.get("doc_id", "")
+    return f"[{index}] ({source}, chunk {int(chunk.get('order', 0)) + 1})\n{chunk.get('text', '')}"
+
+
+def sources_text(chunks: Sequence[dict[str, Any]]) -> str:
+    """The numbered source blocks of ``chunks`` in rank order, separated by blank lines."""
+    return "\n\n".join(source_block(c, i) for i, c in enumerate(chunks, 1))
+
+
+def add_keyword_usage(result: Any, usage: dict[str, int]) -> None:
+    """Add the question's keyword extraction cost (``QueryContext.keyword_usage``: LLM calls and
+    tokens, zero offline) to a mode's result."""
+    result.llm_calls += int(usage.get("llm_calls", 0))
+    result.prompt_tokens += int(usage.get("prompt_tokens", 0))
+    result.completion_tokens += int(usage.get("completion_tokens", 0))
+
+
+def fit_to_budget(lists: Sequence[list[Any]], measure: Callable[[], int], budget: int) -> int:
+    """The one trimming loop: ``measure()`` renders the current lists and returns their exact token
+    count; while it exceeds ``budget``, drop the last item of the first non-empty list (``lists`` in
+    dropping order; changed in place) and measure again. Stops when every list is empty. Returns the
+    number of items dropped."""
+    dropped = 0
+    while measure() > budget:
+        victim = next((items for items in lists if items), None)
+        if victim is None:
+            break
+        victim.pop()
+        dropped += 1
+    return dropped
+
+
+def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:
+    """The longest prefix of ``items`` whose summed costs fit in ``budget``, and its cost (lists are
+    truncated, never skipped over, as LightRAG and PathRAG do)."""
+    kept: list[T] = []
+    used = 0
+    for item in items:
+        c = cost(item)
+        if used + c > budget:
+            break
+        kept.append(item)
+        used += c
+    return kept, used

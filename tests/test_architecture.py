@@ -1,0 +1,159 @@
+"""Architecture rules, checked by parsing imports with ``ast`` (issue 14).
+
+* ``core`` never imports streamlit, ``ui`` or ``pages``; ``ui`` never imports ``pages``.
+* No import cycles inside ``core``. The graph counts every import statement in a module, also the
+  ones inside functions (a function-level import still ties the two modules together), except
+  imports under ``if TYPE_CHECKING:`` which never run.
+* No Python file in ``core/``, ``ui/``, ``pages/`` or ``app.py`` exceeds 400 lines.
+* SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls), except
+  the LLM cache (``core/llm/cache.py``), which keeps its own table access on the storage connection.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 400
+SQL_CALLS = {"execute", "executemany", "executescript"}
+SQL_ALLOWED = {"core/llm/cache.py"}  # its own cache table, on the workspace's storage connection (issue 14)
+
+
+def _files(*folders: str) -> list[Path]:
+    out: list[Path] = []
+    for folder in folders:
+        path = ROOT / folder
+        out.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
+    return out
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module name imported anywhere in the file (module and function level)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            found.add(base)
+            # ``from core import cli`` imports the submodule core.cli
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _internal_graph() -> dict[str, set[str]]:
+    """core module -> core modules it imports (only names that are real core modules)."""
+    modules = {_module_name(p): p for p in _files("core")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = {m for m in _imports(path) if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    result: list[list[str]] = []
+    counter = [0]
+
+    def strong(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                result.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            strong(v)
+    return result
+
+
+def _top(name: str) -> str:
+    return name.split(".")[0]
+
+
+def test_core_never_imports_streamlit_ui_or_pages() -> None:
+    bad = [(str(p.relative_to(ROOT)), m) for p in _files("core") for m in _imports(p)
+           if _top(m) in {"streamlit", "ui", "pages", "app"}]
+    assert bad == []
+
+
+def test_ui_never_imports_pages() -> None:
+    bad = [(str(p.relative_to(ROOT)), m) for p in _files("ui") for m in _imports(p)
+           if _top(m) in {"pages", "app"}]
+    assert bad == []
+
+
+def test_no_import_cycles_inside_core() -> None:
+    assert _cycles(_internal_graph()) == []
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    """The checker itself can fail: a hand-drawn two-module cycle is reported."""
+    graph = {"a": {"b"}, "b": {"c", "a"}, "c": set(), "d": {"d"}}
+    assert _cycles(graph) == [["a", "b"]]
+
+
+def test_no_file_over_400_lines() -> None:
+    long = {str(p.relative_to(ROOT)): n for p in _files("core", "ui", "pages", "app.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def _sql_calls(path: Path) -> list[int]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr in SQL_CALLS]
+
+
+def test_sql_only_in_storage() -> None:
+    outside = {rel: lines for p in _files("core", "ui", "pages", "app.py")
+               if not (rel := str(p.relative_to(ROOT))).startswith("core/storage/") and rel not in SQL_ALLOWED
+               and (lines := _sql_calls(p))}
+    assert outside == {}
