@@ -34,8 +34,10 @@ FADED_EDGE = "rgba(190,190,190,0.18)"
 EDGE_COLOR = "rgba(120,130,150,0.55)"
 HIGHLIGHT_EDGE = "#e4572e"
 SPRING_PX = 110.0  # target median edge length on screen
-LABEL_ALL_MAX = 300  # larger graphs label only their LABEL_TOP best-connected nodes (all keep tooltips)
-LABEL_TOP = 80
+LABEL_ALL_MAX = 300  # hierarchical graphs larger than this label only their LABEL_TOP best-connected nodes
+LABEL_TOP = 80  # at most this many labels; force layouts label only where a label fits (all keep tooltips)
+LABEL_CHAR_PX = 7.5  # approximate width of one label character at font size 14
+LABEL_LINE_PX = 18.0
 PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
 
 # A fixed palette: well-known entity labels get stable colours; other values hash into it.
@@ -182,12 +184,39 @@ def _node_sizes(graph: nx.Graph, size_by_degree: bool) -> dict[Hashable, float]:
     return {n: low + (high - low) * math.sqrt(d / top) for n, d in degrees.items()}
 
 
-def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set) -> set:
-    """Every node of a small graph; the best-connected ones (plus highlighted) of a large one."""
-    if graph.number_of_nodes() <= LABEL_ALL_MAX:
-        return set(graph.nodes)
-    ranked = sorted(degrees, key=lambda n: -degrees[n])[:LABEL_TOP]
-    return set(ranked) | (always & set(graph.nodes))
+def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set,
+                    positions: dict[Hashable, tuple[float, float]], label_attr: str) -> set:
+    """The nodes whose label fits: best-connected (and highlighted) first, a label is kept only when
+    its box does not overlap a label already placed (positions in layout pixels); every node keeps its
+    tooltip. Without positions (hierarchical layouts), small graphs label everything."""
+    if not positions:
+        if graph.number_of_nodes() <= LABEL_ALL_MAX:
+            return set(graph.nodes)
+        return set(sorted(degrees, key=lambda n: -degrees[n])[:LABEL_TOP]) | (always & set(graph.nodes))
+    ranked = sorted(graph.nodes, key=lambda n: (n not in always, -degrees.get(n, 0), str(n)))
+    placed: list[tuple[float, float, float, float]] = []
+    chosen: set = set()
+    for node in ranked:
+        x, y = positions.get(node, (0.0, 0.0))
+        text = _cap(graph.nodes[node].get(label_attr) or node, MAX_LABEL_CHARS)
+        half_w = max(len(text), 3) * LABEL_CHAR_PX / 2
+        box = (x - half_w, y + 8, x + half_w, y + 8 + LABEL_LINE_PX)  # vis draws the label below the dot
+        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+            continue
+        placed.append(box)
+        chosen.add(node)
+        if len(chosen) >= LABEL_TOP:
+            break
+    return chosen
+
+
+def _edge_width(weight: Any, top: float) -> float:
+    """Edge thickness 1–6 px by weight (square root, relative to the heaviest edge shown)."""
+    try:
+        value = float(weight)
+    except (TypeError, ValueError):
+        return 1.0
+    return round(1.0 + 5.0 * math.sqrt(max(value, 0.0) / top), 2) if top > 0 else 1.0
 
 
 def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) -> dict[str, Any]:
@@ -196,7 +225,7 @@ def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) ->
     options: dict[str, Any] = {
         "nodes": {"shape": "dot", "font": {"size": 14, "face": "sans-serif"}, "borderWidth": 1,
                   "scaling": {"label": {"enabled": False, "drawThreshold": 9 if big else 5}}},
-        "edges": {"smooth": False, "color": {"inherit": False}, "width": 1,
+        "edges": {"smooth": False, "color": {"inherit": False}, "width": 1, "selectionWidth": 2,
                   "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
         "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": big,
                         "navigationButtons": False, "multiselect": False},
@@ -312,7 +341,9 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
     depths = _hierarchy_depths(graph) if hierarchical else {}
     positions = force_layout(graph) if not hierarchical else {}
     ids: dict[Hashable, str] = {node: str(node) for node in graph.nodes}
-    labelled = _labelled_nodes(graph, degrees, hi_nodes)
+    labelled = _labelled_nodes(graph, degrees, hi_nodes, positions, label_attr)
+    weights = [float(w) for _, _, w in graph.edges(data="weight") if isinstance(w, (int, float))]
+    top_weight = max(weights) if weights else 0.0
     nodes: list[dict[str, Any]] = []
     for node, data in graph.nodes(data=True):
         label = (data.get(label_attr) or node) if node in labelled else ""
@@ -335,11 +366,12 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
             item["x"], item["y"] = positions[node]
         nodes.append(item)
     edges: list[dict[str, Any]] = []
-    for u, v, data in graph.edges(data=True):
-        item = {"from": ids[u], "to": ids[v], "title": _edge_title(data), "color": EDGE_COLOR}
+    for i, (u, v, data) in enumerate(graph.edges(data=True)):
+        item = {"id": f"e{i}", "from": ids[u], "to": ids[v], "title": _edge_title(data), "color": EDGE_COLOR,
+                "width": _edge_width(data.get("weight"), top_weight)}
         if highlighting:
             if _edge_key(u, v) in hi_edges:
-                item["color"], item["width"] = HIGHLIGHT_EDGE, 3
+                item["color"], item["width"] = HIGHLIGHT_EDGE, max(3.0, item["width"])
             else:
                 item["color"] = FADED_EDGE
         edges.append(item)
