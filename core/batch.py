@@ -21,6 +21,17 @@ if TYPE_CHECKING:
     from core.pipeline import Extractor, IndexReport
     from core.workspace import Workspace
 
+EMBED_PROGRESS_SLICE = 256  # texts per embedding call while indexing (progress after each)
+
+
+def progress_slices(n: int, size: int = EMBED_PROGRESS_SLICE) -> list[tuple[int, int]]:
+    """[start, end) slices of ``size`` texts; a short tail joins the previous slice, so every call
+    stays a batch (the embedder encodes small calls differently, as queries)."""
+    bounds = [(start, min(start + size, n)) for start in range(0, n, size)]
+    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] < size // 2:
+        bounds[-2:] = [(bounds[-2][0], n)]
+    return bounds
+
 
 class DocumentError(ValueError):
     """A document-level problem with a message meant for the user."""
@@ -192,10 +203,15 @@ class BatchIndexer:
             nodes = tree.flush()
             stale += tree.removed_vector_ids
             t = self._timed("tree", t)
-            self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
             texts = ([e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes])
+            total = len(all_chunks) + len(texts)
+            self._emit("embed", len(all_chunks), total, "embedding")  # chunk vectors come with the extraction
             try:
-                vectors = ws.embedder.embed(texts) if texts else None
+                parts = []
+                for start, end in progress_slices(len(texts)):  # slices: the bar moves while embedding
+                    parts.append(ws.embedder.embed(texts[start:end]))
+                    self._emit("embed", len(all_chunks) + end, total, "embedding")
+                vectors = np.concatenate(parts) if parts else None
                 per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
             except BaseException:
                 prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
@@ -212,6 +228,7 @@ class BatchIndexer:
                       [{"source": r.source, "target": r.target} for r in relations])
             vs.upsert("tree", [n.vector_id for n in nodes], vectors[b:],
                       [{"node_id": n.node_id, "level": n.level, "scope": n.scope} for n in nodes])
+            self._emit("embed", total, total, "vectors stored")
             elapsed = time.perf_counter() - started
             for doc in live:
                 store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))

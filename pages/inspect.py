@@ -26,6 +26,7 @@ from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
+from ui.settings_labels import label_for  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
@@ -66,7 +67,7 @@ def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
             is_float = isinstance(current, float)
             with cols[i % 3]:
                 value = st.number_input(
-                    name, value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
+                    label_for(name), value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
                     min_value=float(low) if is_float and low is not None else (int(low) if low is not None else None),
                     max_value=float(high) if is_float and high is not None else (int(high) if high is not None else None),
                     step=0.01 if is_float else 1, format="%.3f" if is_float else "%d")

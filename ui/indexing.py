@@ -22,6 +22,14 @@ from core.types import Cancelled, ProgressEvent
 STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
 IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
+_ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it
+_ACTIVE_LOCK = threading.Lock()
+
+
+def active_paths() -> set[str]:
+    """Workspaces this process is indexing right now (``ui.state`` never reopens their vectors)."""
+    with _ACTIVE_LOCK:
+        return {path for path, n in _ACTIVE.items() if n > 0}
 
 
 def snapshot_point(status: dict[str, Any]) -> dict[str, int]:
@@ -60,6 +68,8 @@ class IndexJob:
     def start(self) -> "IndexJob":
         self.started_at = time.perf_counter()
         self.state = "running"
+        with _ACTIVE_LOCK:
+            _ACTIVE[str(self.ws.path)] = _ACTIVE.get(str(self.ws.path), 0) + 1
         self._record_status()
         self._thread.start()
         return self
@@ -146,6 +156,8 @@ class IndexJob:
                                      "model": getattr(self.llm, "model", "") if self.llm is not None else ""}
             with self._lock:
                 self.state = state
+            with _ACTIVE_LOCK:
+                _ACTIVE[str(self.ws.path)] = max(_ACTIVE.get(str(self.ws.path), 1) - 1, 0)
 
 
 def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> list[tuple[str, float, str]]:
