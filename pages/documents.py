@@ -11,14 +11,13 @@ import threading
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import api
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import state
 from ui.errors import escape_markdown, show_errors
-from ui.indexing import IndexCall, IndexJob, progress_bars
+from ui.indexing import IndexCall, IndexJob, growth_figure, progress_bars
 from ui.llm import session_llm, usage_frame, usage_totals
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
@@ -42,19 +41,6 @@ def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
 
 def growth_key() -> str:
     return f"growth::{state.current_workspace_name()}"
-
-
-def growth_figure(points: list[dict[str, int]]) -> go.Figure:
-    """Entities (nodes) and relations (edges) against documents processed."""
-    xs = [p["documents"] for p in points]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=[p["entities"] for p in points], mode="lines+markers", name="entities (nodes)"))
-    fig.add_trace(go.Scatter(x=xs, y=[p["relations"] for p in points], mode="lines+markers", name="relations (edges)"))
-    fig.update_layout(height=280, margin=dict(l=10, r=10, t=30, b=10), title="Knowledge graph growth",
-                      xaxis_title="documents processed", yaxis_title="count", legend=dict(orientation="h"))
-    # whole documents only: integer ticks (about ten at most), never 0.5 or 2.5
-    fig.update_xaxes(tickmode="linear", tick0=0, dtick=max(1, -(-max(xs + [1]) // 10)), tickformat="d")
-    return fig
 
 
 def show_counters(target: Any, status: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from ui import state
 from ui.errors import escape_markdown, show_errors
-from ui.graph_component import clickable_graph, last_click
+from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
 
@@ -185,18 +185,27 @@ def relation_panel(ws: Any, graph: nx.Graph, a: Hashable, b: Hashable, mention: 
 
 def _on_graph_click() -> None:
     """A click in the graph: a node selects that entity, an edge shows that relation."""
-    click = last_click(GRAPH_KEY)
-    if click is None:
-        return
-    if click["kind"] == "node":
-        st.session_state["kg_entity"] = click["id"]
-        st.session_state.pop(EDGE_KEY, None)
-    else:
-        st.session_state[EDGE_KEY] = (click["source"], click["target"])
+    apply_click(st.session_state, last_click(GRAPH_KEY), "kg_entity", EDGE_KEY)
 
 
 def _on_entity_pick() -> None:
     st.session_state.pop(EDGE_KEY, None)
+
+
+def sync_selection(graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+    """A new view selects its best node (a search match or the best-connected one); the same view
+    keeps the entity chosen by a click or the dropdown. Runs before the graph is drawn, so the
+    drawing marks the selection too."""
+    by_id = {str(n) for n in graph.nodes}
+    options = [s for s in shown if s in by_id]
+    if not options:
+        return
+    signature = (mention, tuple(shown[:5]))
+    if st.session_state.get("kg_entity") not in options or st.session_state.get("kg_view_signature") != signature:
+        st.session_state["kg_entity"] = options[0]  # set via state: the dropdown follows
+        if st.session_state.get("kg_view_signature") not in (None, signature):
+            st.session_state.pop(EDGE_KEY, None)
+    st.session_state["kg_view_signature"] = signature
 
 
 def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> None:
@@ -209,13 +218,7 @@ def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> Non
     options.sort(key=lambda s: _name(graph, by_id[s]).lower())
     if not options:
         return
-    signature = (mention, tuple(shown[:5]))
-    best = next((s for s in shown if s in by_id), options[0])  # a search match or the best-connected node
-    if st.session_state.get("kg_entity") not in options or st.session_state.get("kg_view_signature") != signature:
-        st.session_state["kg_entity"] = best  # a new view selects its best node (set via state: the UI follows)
-        if st.session_state.get("kg_view_signature") not in (None, signature):
-            st.session_state.pop(EDGE_KEY, None)
-    st.session_state["kg_view_signature"] = signature
+    sync_selection(graph, mention, shown)
     st.caption("Click a node or an edge in the graph, or pick one here.")
     chosen = st.selectbox("Term" if mention else "Entity", options, key="kg_entity", on_change=_on_entity_pick,
                           format_func=lambda s: _name(graph, by_id[s])[:80] if s in by_id else s)
@@ -282,6 +285,7 @@ def main() -> None:
         if legend:
             st.html(legend_html(legend[:16]))
         if shown:
+            sync_selection(graph, mention, shown_ids)
             clickable_graph(html_page, HEIGHT, key=GRAPH_KEY, selected=st.session_state.get("kg_entity"),
                             on_select=_on_graph_click)
     with right:

@@ -109,6 +109,18 @@ def last_click(key: str) -> Optional[dict[str, Any]]:
     return _as_click(value.get("selected") if hasattr(value, "get") else getattr(value, "selected", None))
 
 
+def apply_click(session: Any, click: Optional[dict[str, Any]], node_key: str, edge_key: str) -> None:
+    """Route a click into session state: a node selects ``session[node_key]`` (and clears the edge),
+    an edge sets ``session[edge_key] = (source, target)``."""
+    if click is None:
+        return
+    if click["kind"] == "node":
+        session[node_key] = click["id"]
+        session.pop(edge_key, None)
+    else:
+        session[edge_key] = (click["source"], click["target"])
+
+
 def _as_click(value: Any) -> Optional[dict[str, Any]]:
     if not isinstance(value, dict) or value.get("kind") not in ("node", "edge"):
         return None
