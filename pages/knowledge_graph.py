@@ -77,7 +77,8 @@ def view_html(path: str, generation: int, mention: bool, search: str, depth: int
     nodes, matches, eligible = select_view(graph, kind, search, depth, types, min_degree, max_nodes)
     view = graph.subgraph(nodes)
     page = graph_html(view, height_px=HEIGHT, color_by=kind, size_by_degree=size_by_degree,
-                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name")
+                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name",
+                      physics=False)  # the Python layout is final: stable, and labels stay where they fit
     return page, len(nodes), eligible, [str(n) for n in nodes], legend_items(view, kind)
 
 

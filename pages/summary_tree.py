@@ -21,7 +21,9 @@ from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
 
 HEIGHT = 560  # the tallest drawing; shallow trees get less (see ``drawing_height``)
-LEVEL_PX = 130
+LEVEL_PX = 110  # ui.graph_view's levelSeparation
+NODE_SPACING_PX = 130  # ui.graph_view's nodeSpacing
+CANVAS_WIDTH_PX = 1000  # the drawing's width in a wide layout, roughly
 GRAPH_KEY = "tree_graph"
 EVERYTHING_MAX = 600  # nodes (summaries + chunks) up to which the whole tree may be drawn
 CORPUS_VIEW_MAX = 400  # the corpus view drops document roots / lower corpus levels beyond this
@@ -81,12 +83,21 @@ def short_label(node_id: str, tree: dict[str, Any], names: dict[str, str], chunk
     return wrap_label(node_id)
 
 
-def drawing_height(graph: nx.DiGraph) -> int:
-    """Pixels for the drawing: enough for its levels, at most HEIGHT (a shallow tree fills the canvas)."""
+def drawing_height(graph: nx.DiGraph, canvas_px: int = CANVAS_WIDTH_PX) -> int:
+    """Pixels for the drawing so the tree fills the canvas: vis fits the whole tree, so a wide, flat
+    tree is scaled down by its widest level and needs little height; a deep, narrow one gets up to
+    HEIGHT."""
     if graph.number_of_nodes() == 0:
         return 200
-    levels = 1 + max((nx.dag_longest_path_length(graph) if graph.number_of_edges() else 0), 0)
-    return int(min(HEIGHT, max(260, 90 + LEVEL_PX * levels)))
+    depth = nx.dag_longest_path_length(graph) if graph.number_of_edges() else 0
+    levels: dict[int, int] = {}
+    roots = [n for n in graph.nodes if graph.in_degree(n) == 0]
+    for root in roots:
+        for node, d in nx.single_source_shortest_path_length(graph, root).items():
+            levels[d] = levels.get(d, 0) + 1
+    widest = max(levels.values() or [1])
+    scale = min(1.0, canvas_px / max(widest * NODE_SPACING_PX, 1))
+    return int(min(HEIGHT, max(240, 150 + depth * LEVEL_PX * scale)))
 
 
 def corpus_members(tree: dict[str, Any], limit: int = CORPUS_VIEW_MAX) -> set[str]:

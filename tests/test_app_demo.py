@@ -46,24 +46,23 @@ def component_data(at: AppTest) -> list[dict]:
 
 # --- graphs: budget, labels, edge weights ---------------------------------------------------
 def test_labels_only_where_they_fit_and_edges_show_weight():
-    from ui.graph_view import LABEL_CHAR_PX, LABEL_LINE_PX, _labelled_nodes, force_layout, graph_html
+    from ui.graph_view import _labelled_nodes, _node_sizes, _overlap, force_layout, graph_html, label_box
 
     graph = nx.barabasi_albert_graph(150, 2, seed=3)
     nx.set_node_attributes(graph, {n: f"Entity number {n}" for n in graph}, "name")
     positions = force_layout(graph)
+    sizes = _node_sizes(graph, True)
     degrees = dict(graph.degree())
-    labelled = _labelled_nodes(graph, degrees, set(), positions, "name")
+    labelled = _labelled_nodes(graph, degrees, set(), positions, "name", sizes)
     assert 5 <= len(labelled) < graph.number_of_nodes()
-    hub = max(degrees, key=degrees.get)
-    assert hub in labelled  # the best-connected node is labelled first
-    boxes = []
-    for node in labelled:
-        x, y = positions[node]
-        half = len(f"Entity number {node}") * LABEL_CHAR_PX / 2
-        boxes.append((x - half, y, x + half, y + LABEL_LINE_PX))
-    for i, a in enumerate(boxes):  # no two labels overlap
-        for b in boxes[i + 1:]:
-            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3])
+    boxes = {n: label_box(positions[n], f"Entity number {n}", sizes[n]) for n in labelled}
+    for i, a in enumerate(labelled):  # no two labels overlap, and no label covers another node's dot
+        for b in list(labelled)[i + 1:]:
+            assert not _overlap(boxes[a], boxes[b])
+        for other, (x, y) in positions.items():
+            if other != a:
+                r = 0.6 * sizes[other]
+                assert not _overlap(boxes[a], (x - r, y - r, x + r, y + r))
     weighted = nx.Graph()
     weighted.add_edge("a", "b", weight=1)
     weighted.add_edge("b", "c", weight=9)

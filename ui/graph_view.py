@@ -38,6 +38,7 @@ LABEL_ALL_MAX = 300  # hierarchical graphs larger than this label only their LAB
 LABEL_TOP = 80  # at most this many labels; force layouts label only where a label fits (all keep tooltips)
 LABEL_CHAR_PX = 7.5  # approximate width of one label character at font size 14
 LABEL_LINE_PX = 18.0
+DOT_CORE = 0.6  # the part of a dot (fraction of its radius) no other node's label may cover
 PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
 
 # A fixed palette: well-known entity labels get stable colours; other values hash into it.
@@ -92,6 +93,9 @@ _AFTER_JS = """
                   });
                   network.on("afterDrawing", function () {
                       if (window.ragscopeGraph.drawn === null) { window.ragscopeGraph.drawn = performance.now(); }
+                  });
+                  network.once("afterDrawing", function () {  // a precomputed layout (no physics) fills the canvas
+                      try { if (!network.physics.physicsEnabled) { network.fit({animation: false}); } } catch (e) {}
                   });
 """
 
@@ -185,29 +189,45 @@ def _node_sizes(graph: nx.Graph, size_by_degree: bool) -> dict[Hashable, float]:
 
 
 def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set,
-                    positions: dict[Hashable, tuple[float, float]], label_attr: str) -> set:
+                    positions: dict[Hashable, tuple[float, float]], label_attr: str,
+                    sizes: Optional[dict[Hashable, float]] = None) -> set:
     """The nodes whose label fits: best-connected (and highlighted) first, a label is kept only when
-    its box does not overlap a label already placed (positions in layout pixels); every node keeps its
-    tooltip. Without positions (hierarchical layouts), small graphs label everything."""
+    its box (drawn below its dot) overlaps neither a label already placed nor another node's dot
+    (positions in layout pixels); every node keeps its tooltip. Without positions (hierarchical
+    layouts), small graphs label everything."""
     if not positions:
         if graph.number_of_nodes() <= LABEL_ALL_MAX:
             return set(graph.nodes)
         return set(sorted(degrees, key=lambda n: -degrees[n])[:LABEL_TOP]) | (always & set(graph.nodes))
+    sizes = sizes or {}
+    core = {n: DOT_CORE * sizes.get(n, 8.0) for n in positions}  # text may touch a dot's rim, not cross its middle
+    dots = {n: (x - core[n], y - core[n], x + core[n], y + core[n])
+            for n, (x, y) in positions.items()}
     ranked = sorted(graph.nodes, key=lambda n: (n not in always, -degrees.get(n, 0), str(n)))
     placed: list[tuple[float, float, float, float]] = []
     chosen: set = set()
     for node in ranked:
-        x, y = positions.get(node, (0.0, 0.0))
-        text = _cap(graph.nodes[node].get(label_attr) or node, MAX_LABEL_CHARS)
-        half_w = max(len(text), 3) * LABEL_CHAR_PX / 2
-        box = (x - half_w, y + 8, x + half_w, y + 8 + LABEL_LINE_PX)  # vis draws the label below the dot
-        if any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3] and b[1] < box[3] for b in placed):
+        box = label_box(positions.get(node, (0.0, 0.0)), graph.nodes[node].get(label_attr) or node,
+                        sizes.get(node, 8.0))
+        if any(_overlap(box, b) for b in placed) or any(_overlap(box, d) for n, d in dots.items() if n != node):
             continue
         placed.append(box)
         chosen.add(node)
         if len(chosen) >= LABEL_TOP:
             break
     return chosen
+
+
+def label_box(position: tuple[float, float], text: Any, size: float) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) of a node's label in layout pixels: vis draws it under the dot."""
+    x, y = position
+    half_w = max(len(_cap(text, MAX_LABEL_CHARS)), 3) * LABEL_CHAR_PX / 2
+    top = y + size + 2
+    return (x - half_w, top, x + half_w, top + LABEL_LINE_PX)
+
+
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _edge_width(weight: Any, top: float) -> float:
@@ -341,7 +361,7 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
     depths = _hierarchy_depths(graph) if hierarchical else {}
     positions = force_layout(graph) if not hierarchical else {}
     ids: dict[Hashable, str] = {node: str(node) for node in graph.nodes}
-    labelled = _labelled_nodes(graph, degrees, hi_nodes, positions, label_attr)
+    labelled = _labelled_nodes(graph, degrees, hi_nodes, positions, label_attr, sizes)
     weights = [float(w) for _, _, w in graph.edges(data="weight") if isinstance(w, (int, float))]
     top_weight = max(weights) if weights else 0.0
     nodes: list[dict[str, Any]] = []

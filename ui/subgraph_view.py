@@ -113,7 +113,7 @@ def subgraph_html(view: QuerySubgraph, height_px: int) -> str:
     from ui.graph_view import graph_html
 
     return graph_html(view.graph, height_px=height_px, highlight_nodes=view.highlighted,
-                      highlight_edges=view.edges or None)
+                      highlight_edges=view.edges or None, physics=False)  # stable layout, labels where they fit
 
 
 def graphml_bytes(view: QuerySubgraph) -> bytes:
