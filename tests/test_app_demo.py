@@ -55,10 +55,16 @@ def test_labels_only_where_they_fit_and_edges_show_weight():
     degrees = dict(graph.degree())
     labelled = _labelled_nodes(graph, degrees, set(), positions, "name", sizes)
     assert 5 <= len(labelled) < graph.number_of_nodes()
+    from ui.graph_view import LABEL_HUBS
+
+    hubs = sorted(degrees, key=lambda n: (-degrees[n], str(n)))[:LABEL_HUBS]
+    assert hubs[0] in labelled and len(set(hubs) & labelled) * 2 >= len(hubs)  # hubs are named unless labels collide
     boxes = {n: label_box(positions[n], f"Entity number {n}", sizes[n]) for n in labelled}
-    for i, a in enumerate(labelled):  # no two labels overlap, and no label covers another node's dot
+    for i, a in enumerate(labelled):  # no two labels overlap; other labels cover no node's dot
         for b in list(labelled)[i + 1:]:
             assert not _overlap(boxes[a], boxes[b])
+        if a in hubs:
+            continue
         for other, (x, y) in positions.items():
             if other != a:
                 r = 0.6 * sizes[other]

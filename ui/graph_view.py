@@ -38,6 +38,7 @@ LABEL_ALL_MAX = 300  # hierarchical graphs larger than this label only their LAB
 LABEL_TOP = 80  # at most this many labels; force layouts label only where a label fits (all keep tooltips)
 LABEL_CHAR_PX = 7.5  # approximate width of one label character at font size 14
 LABEL_LINE_PX = 18.0
+LABEL_HUBS = 8  # the first labels (best-connected or highlighted) may cover other dots
 DOT_CORE = 0.6  # the part of a dot (fraction of its radius) no other node's label may cover
 PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
 
@@ -192,8 +193,8 @@ def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set,
                     positions: dict[Hashable, tuple[float, float]], label_attr: str,
                     sizes: Optional[dict[Hashable, float]] = None) -> set:
     """The nodes whose label fits: best-connected (and highlighted) first, a label is kept only when
-    its box (drawn below its dot) overlaps neither a label already placed nor another node's dot
-    (positions in layout pixels); every node keeps its tooltip. Without positions (hierarchical
+    its box (drawn below its dot) overlaps no label already placed and — after the first
+    ``LABEL_HUBS`` — no other node's dot (positions in layout pixels); every node keeps its tooltip. Without positions (hierarchical
     layouts), small graphs label everything."""
     if not positions:
         if graph.number_of_nodes() <= LABEL_ALL_MAX:
@@ -209,8 +210,10 @@ def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set,
     for node in ranked:
         box = label_box(positions.get(node, (0.0, 0.0)), graph.nodes[node].get(label_attr) or node,
                         sizes.get(node, 8.0))
-        if any(_overlap(box, b) for b in placed) or any(_overlap(box, d) for n, d in dots.items() if n != node):
+        if any(_overlap(box, b) for b in placed):
             continue
+        if len(chosen) >= LABEL_HUBS and any(_overlap(box, d) for n, d in dots.items() if n != node):
+            continue  # the hubs (and highlighted nodes) are always named; the rest only where nothing is covered
         placed.append(box)
         chosen.add(node)
         if len(chosen) >= LABEL_TOP:
