@@ -116,8 +116,19 @@ def page(server, browser):
 
 
 def shot(tab, name: str, full_page: bool = True) -> Path:
+    """A screenshot; ``full_page`` grows the viewport to the app's scroll height first (Streamlit
+    scrolls inside its main container, so Playwright's own full-page capture shows the top only)."""
     path = ARTIFACTS / name
-    tab.screenshot(path=str(path), full_page=full_page)
+    size = tab.viewport_size
+    if full_page:
+        height = tab.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+                              "[data-testid=stAppViewContainer], section.main')].map(e => e.scrollHeight), 0)")
+        tab.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 7000))})
+        tab.wait_for_timeout(800)
+    tab.screenshot(path=str(path))
+    if full_page:
+        tab.set_viewport_size(size)
+        tab.wait_for_timeout(300)
     return path
 
 
@@ -294,7 +305,8 @@ def test_inspect_path_and_tree_and_export_the_subgraph(page, browser, tmp_path):
     idle(page)
     caption = page.get_by_text(re.compile(r"^path: \d+ retrieved entities")).first
     caption.wait_for(timeout=120_000)
-    entities = page.locator('[data-testid="stMetric"]').filter(has_text="Entities").first.inner_text()
+    entities = page.locator('[data-testid="stMain"] [data-testid="stMetric"]').filter(has_text="Entities").first \
+        .inner_text()  # the page's metric, not the sidebar's workspace count
     number = re.search(r"\d+", entities.split("Entities", 1)[1]).group(0)
     assert caption.inner_text().startswith(f"path: {number} retrieved entities")  # one count, one definition
     page.get_by_role("tab", name="Paths").click()
