@@ -193,9 +193,14 @@ def expect(locator):
 
 def pick_option(tab, label_start: str, option: str) -> None:
     """Open the selectbox whose label starts with ``label_start`` and click ``option``."""
-    box = tab.locator('[data-testid="stSelectbox"]').filter(has_text=label_start).first
-    box.get_by_role("combobox").click()
-    tab.get_by_role("option", name=option).first.click()
+    box = tab.locator('[data-testid="stSelectbox"]').filter(
+        has=tab.locator('[data-testid="stWidgetLabel"]', has_text=label_start)).first
+    combo = box.get_by_role("combobox")
+    combo.click()
+    combo.press_sequentially(option[:40], delay=20)  # the list filters to the option
+    choice = tab.get_by_role("option", name=option, exact=True).first
+    choice.wait_for(timeout=60_000)
+    choice.click()
     idle(tab)
 
 
