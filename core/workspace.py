@@ -139,6 +139,20 @@ class Workspace:
             self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
         return self._vectors
 
+    def reopen_vectors(self) -> None:
+        """Open the vector store afresh on next use (and drop the generation-cached views): an
+        embedded ChromaDB store opened earlier does not see vectors another process added since."""
+        with self._open_lock:
+            old, self._vectors = self._vectors, None
+            self._cache.clear()
+            self._cache_generation = -1
+        if old is not None:
+            old.forget_embedded_system()
+
+    def writer_active(self) -> bool:
+        """True while some process holds the write lock (its info file exists)."""
+        return (self.path / LOCK_INFO).exists()
+
     def use_namespace(self, namespace: str) -> None:
         """Point the vectors at another set of collections (``core.indexing.reembed`` fills new ones, then switches)."""
         with self._open_lock:

@@ -19,7 +19,9 @@ from core.api import run_modes  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
+from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
+from ui.result_summary import latency_figure  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
@@ -60,7 +62,8 @@ def _render(last: dict, ws) -> None:
                 rv.render_mode_column(mode, results[mode], "compare")
     st.divider()
     st.subheader("Latency per stage")
-    st.plotly_chart(rv.latency_figure(results), key="compare_latency_chart")
+    st.caption("Retrieval and answer generation on separate axes: offline answers are extractive (no LLM).")
+    st.plotly_chart(latency_figure(results), key="compare_latency_chart")
     st.subheader("Overlap between modes")
     rv.render_overlaps(results, "compare")
     with show_errors("Annotations"):
@@ -79,6 +82,7 @@ def main() -> None:
     if not available:
         return
 
+    example_picker(ws, "compare_question")
     question = st.text_area("Question", key="compare_question", height=90,
                             placeholder="e.g. Who founded the Velmora Marine Institute and why?")
     chosen = st.multiselect("Modes", available, default=available, key="compare_modes",

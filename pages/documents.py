@@ -11,41 +11,36 @@ import threading
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import api
-from core.loaders import SUPPORTED_EXTENSIONS
+from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import state
 from ui.errors import escape_markdown, show_errors
-from ui.indexing import IndexCall, IndexJob, progress_bars
+from ui.indexing import IndexCall, IndexJob, growth_figure, progress_bars
 from ui.llm import session_llm, usage_frame, usage_totals
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
 POLL_S = 1.0  # seconds between redraws of a running job's progress
 JOB_KEY = "doc_job"
+MAX_TABLE_ROWS = 20  # the status table shows this many rows without scrolling
+UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)  # .streamlit/config.toml's maxUploadSize says the same
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     """The status table of a workspace, cached per (path, generation)."""
-    columns = ["doc_id", "name", "status", "chunks", "entities", "dropped", "error", "seconds"]
-    return pd.DataFrame(_ws.documents_table()).reindex(columns=columns)
+    columns = ["doc_id", "name", "status", "chunks", "entities", "dropped", "error", "seconds", "updated"]
+    frame = pd.DataFrame(_ws.documents_table())
+    if frame.empty:
+        return frame.reindex(columns=columns)
+    frame = frame.sort_values("updated_at", ascending=False, kind="stable")  # newest first: never below the fold
+    frame["updated"] = pd.to_datetime(frame["updated_at"], unit="s", utc=True).dt.strftime("%H:%M:%S")
+    return frame.reindex(columns=columns)
 
 
 def growth_key() -> str:
     return f"growth::{state.current_workspace_name()}"
-
-
-def growth_figure(points: list[dict[str, int]]) -> go.Figure:
-    """Entities (nodes) and relations (edges) against documents processed."""
-    xs = [p["documents"] for p in points]
-    fig = go.Figure()
-    fig.add_trace(go.Scatter(x=xs, y=[p["entities"] for p in points], mode="lines+markers", name="entities (nodes)"))
-    fig.add_trace(go.Scatter(x=xs, y=[p["relations"] for p in points], mode="lines+markers", name="relations (edges)"))
-    fig.update_layout(height=280, margin=dict(l=10, r=10, t=30, b=10), title="Knowledge graph growth",
-                      xaxis_title="documents processed", yaxis_title="count", legend=dict(orientation="h"))
-    return fig
 
 
 def show_counters(target: Any, status: dict[str, Any]) -> None:
@@ -142,11 +137,18 @@ def input_section(ws: Any) -> None:
     if llm.note:
         st.warning(escape_markdown(llm.note))
     st.info(llm.extraction_text())
-    upload_tab, paste_tab, sample_tab = st.tabs(["Upload files", "Paste text", "Sample corpus"])
+    left, right = st.columns([3, 1], vertical_alignment="center")
+    left.write("**Sample corpus** — eleven short invented articles about a fictional coast (Velmora): towns, a "
+               "flood, a railway, a festival; with example questions for Compare, Inspect and Evaluate.")
+    if right.button("Load sample corpus", key="doc_load_samples", type="primary", width="stretch"):
+        items = sample_files()
+        start_job(ws, upload_calls(ws, items), "the sample corpus")
+    upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"])
     with upload_tab:
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
                                  type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS),
-                                 help="txt, md, pdf, docx, html or JSONL corpora (one document per line).")
+                                 help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line); "
+                                      f"up to {UPLOAD_LIMIT_MB} MB per file.")
         if st.button("Index uploaded files", key="doc_index_uploads", type="primary", disabled=not files):
             items = [(f.name, f.getvalue()) for f in files or []]
             start_job(ws, upload_calls(ws, items), f"{len(items)} file(s)")
@@ -162,11 +164,6 @@ def input_section(ws: Any) -> None:
             name, text = job
             start_job(ws, [lambda progress, **options: api.index_text(ws, name, text, progress, **options)],
                       "pasted text")
-    with sample_tab:
-        st.write("Eleven short articles about a fictional coast (Velmora): towns, a flood, a railway, a festival.")
-        if st.button("Load sample corpus", key="doc_load_samples"):
-            items = sample_files()
-            start_job(ws, upload_calls(ws, items), "the sample corpus")
 
 
 def usage_section(report: dict[str, Any]) -> None:
@@ -235,7 +232,9 @@ def table_section(ws: Any, interactive: bool = True) -> None:
     if frame.empty:
         st.info("No documents yet: upload files, paste text or load the sample corpus above.")
         return
+    st.caption(f"{len(frame)} document(s), most recently changed first (times in UTC).")
     st.dataframe(frame.drop(columns=["doc_id"]), key="doc_table", hide_index=True,
+                 height=35 * (min(len(frame), MAX_TABLE_ROWS) + 1) + 3,
                  column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2f")})
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:

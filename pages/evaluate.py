@@ -25,6 +25,8 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view  # noqa: E402
+from ui.eval_tables import gold_rank_frame, rows_frame  # noqa: E402
+from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 
@@ -101,9 +103,11 @@ def main() -> None:
         upload = st.file_uploader("Question file (.jsonl)", type=["jsonl"], key="eval_upload")
         if upload is not None:
             questions = parse_questions(upload.getvalue().decode("utf-8", errors="replace").splitlines(), upload.name)
+            remember_questions(upload.name, questions)
     elif files:
         choice = st.selectbox("Question file", list(files), key="eval_file")
         questions = load_questions(files[choice])
+        remember_questions(choice, questions)
     chosen = st.multiselect("Modes", modes(), default=modes(), key="eval_modes")
     ks_text = st.text_input("k values", "2,5,10", key="eval_ks")
     limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
@@ -117,10 +121,11 @@ def main() -> None:
 
         report = evaluate(ws, selected, chosen, ks, settings=session_settings(), progress=progress)
         bar.progress(1.0, text="Done")
-        st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "report": report}
+        st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "report": report,
+                                       "questions": {q.qid: q.question for q in selected}}
     last = st.session_state.get(STATE_KEY)
     if last and last["workspace"] == current_workspace_name():
-        render_report(last["report"], ws)
+        render_report(last["report"], ws, last.get("questions") or {})
     st.divider()
     with show_errors("The judge"):
         judge_view.render_judge(ws, questions, session_settings())
@@ -129,7 +134,7 @@ def main() -> None:
         annotations_view.render_annotation_list(ws)
 
 
-def render_report(report, ws) -> None:
+def render_report(report, ws, questions: dict[str, str]) -> None:
     """The last evaluation's tables, charts, evidence loss and downloads."""
     for warning in report.warnings:
         st.warning(warning)
@@ -137,16 +142,25 @@ def render_report(report, ws) -> None:
     st.dataframe(_summary_frame(report), hide_index=True, key="eval_summary_table")
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
-    rows = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"]),
-                          **{k: json.dumps(r[k]) for k in ("evidence_loss", "evidence_loss_chunks") if k in r}}
-                         for r in report.rows])
-    st.subheader("Per question")
-    st.dataframe(rows, hide_index=True, key="eval_rows_table")
+    names = ws.doc_names()
+    st.subheader("Per question: where each mode ranked the gold documents")
+    st.caption("One row per question and gold document; a number is the rank at which the mode's ranked evidence "
+               "reached that document (1 = first), empty = the mode did not retrieve it.")
+    ranks = gold_rank_frame(report.rows, questions, names)
+    modes = [c for c in ranks.columns if c not in ("qid", "question", "document")]
+    st.dataframe(ranks, hide_index=True, key="eval_gold_ranks",
+                 column_config={m: st.column_config.NumberColumn(m, format="%d") for m in modes})
+    rows = rows_frame(report.rows, names)
+    with st.expander("All per-question rows (one per question and mode)", expanded=False):
+        st.dataframe(rows, hide_index=True, key="eval_rows_table")
+    raw = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"]),
+                         **{k: json.dumps(r[k]) for k in ("evidence_loss", "evidence_loss_chunks") if k in r}}
+                        for r in report.rows])
     st.download_button("Download summary (JSON)", json.dumps(report.summary(), indent=2), "eval_summary.json",
                        "application/json", key="eval_dl_summary")
-    st.download_button("Download per-question rows (CSV)", rows.to_csv(index=False), "eval_rows.csv", "text/csv",
+    st.download_button("Download per-question rows (CSV)", raw.to_csv(index=False), "eval_rows.csv", "text/csv",
                        key="eval_dl_rows")
-    loss_view.render_loss(report, ws.doc_names())
+    loss_view.render_loss(report, names)
 
 
 main()

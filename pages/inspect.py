@@ -26,6 +26,8 @@ from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
+from ui.examples import example_picker  # noqa: E402
+from ui.settings_labels import label_for  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
@@ -48,7 +50,7 @@ def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
             is_float = isinstance(current, float)
             with cols[i % 3]:
                 value = st.number_input(
-                    name, value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
+                    label_for(name), value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
                     min_value=float(low) if is_float and low is not None else (int(low) if low is not None else None),
                     max_value=float(high) if is_float and high is not None else (int(high) if high is not None else None),
                     step=0.01 if is_float else 1, format="%.3f" if is_float else "%d")
@@ -99,7 +101,8 @@ def render_header(last: dict, result: RetrievalResult) -> None:
     rv.render_answer(result)
     c = rv.counts(result)
     cols = st.columns(6)
-    cols[0].metric("Entities", c["entities"])
+    cols[0].metric("Entities", c["entities"], help="Retrieved entities: the entity records this mode returned "
+                                                   "(the same count as the subgraph caption below).")
     cols[1].metric("Relations", c["relations"])
     cols[2].metric("Paths", c["paths"])
     cols[3].metric("Chunks / summaries", f"{c['chunks']} / {c['summaries']}")
@@ -142,30 +145,40 @@ def render_tabs(result: RetrievalResult) -> None:
 
 
 def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
-    """The retrieved entities/relations and their 1-hop neighbours, retrieved ones highlighted."""
+    """The retrieved entities and the entities their relations/paths name (``ui.subgraph_view``):
+    at most ``subgraph_view.DEFAULT_BUDGET`` nodes unless "Show all"; neighbours on request; GraphML
+    and standalone-HTML downloads of exactly what is drawn."""
+    from ui import subgraph_view
+    from ui.graph_view import show_graph
+
     st.subheader("Retrieved subgraph")
-    if not st.toggle("Show the retrieved subgraph", value=True, key="inspect_show_graph"):
+    cols = st.columns([1, 1, 1, 3])
+    if not cols[0].toggle("Show the retrieved subgraph", value=True, key="inspect_show_graph"):
         return
-    graph = ws.knowledge_graph()
-    sub, hl_nodes, hl_edges, truncated = rv.retrieved_subgraph(graph, result, MAX_GRAPH_NODES)
-    if not hl_nodes:
+    show_all = cols[1].checkbox("Show all", key="inspect_graph_all",
+                                help=f"Draw every retrieved node (default: the best-ranked "
+                                     f"{subgraph_view.DEFAULT_BUDGET}).")
+    neighbours = cols[2].checkbox("Show neighbours", key="inspect_graph_neighbours",
+                                  help="Add the 1-hop neighbours of the retrieved nodes (faded).")
+    budget = MAX_GRAPH_NODES if show_all else subgraph_view.DEFAULT_BUDGET
+    view = subgraph_view.query_subgraph(ws.knowledge_graph(), result, budget, neighbours)
+    if not view.highlighted:
         st.info(f"No entity retrieved by {result.mode} is a node of the knowledge graph "
                 "(naive retrieves chunks only; tree uses the mention graph).")
         return
-    st.caption(f"{len(hl_nodes)} retrieved entities and {len(hl_edges)} retrieved relations (coloured, bold edges) "
-               f"with their 1-hop neighbours (faded): {sub.number_of_nodes()} nodes, {sub.number_of_edges()} edges.")
-    if truncated:
-        st.warning(f"The neighbourhood is larger than {MAX_GRAPH_NODES} nodes; only the first {MAX_GRAPH_NODES} "
-                   "are drawn (retrieved entities first).")
-    if last.get("graph_html") is None:
-        from ui.graph_view import graph_html
-
+    st.caption(subgraph_view.caption(view, result.mode))
+    signature = (show_all, neighbours)
+    if last.get("graph_html") is None or last.get("graph_signature") != signature:
         with st.spinner("Drawing the subgraph…"):
-            last["graph_html"] = graph_html(sub, height_px=GRAPH_HEIGHT, highlight_nodes=hl_nodes,
-                                            highlight_edges=hl_edges)
-    from ui.graph_view import show_graph
-
+            last["graph_html"] = subgraph_view.subgraph_html(view, GRAPH_HEIGHT)
+            last["graph_signature"] = signature
     show_graph(last["graph_html"], GRAPH_HEIGHT)
+    left, right, _ = st.columns([1, 1, 2])
+    stem = f"ragscope-{result.mode}-subgraph"
+    left.download_button("Download subgraph (GraphML)", subgraph_view.graphml_bytes(view), file_name=f"{stem}.graphml",
+                         mime="application/xml", key="inspect_subgraph_graphml", on_click="ignore")
+    right.download_button("Download subgraph (HTML, works offline)", last["graph_html"], file_name=f"{stem}.html",
+                          mime="text/html", key="inspect_subgraph_html", on_click="ignore")
 
 
 def main() -> None:
@@ -186,8 +199,10 @@ def main() -> None:
         mode = st.selectbox("Mode", available, index=available.index("path") if "path" in available else 0,
                             key="inspect_mode")
     with right:
-        question = st.text_area("Question", value=st.session_state.get("compare_question", ""),
-                                key="inspect_question", height=90,
+        if "inspect_question" not in st.session_state:  # start from Compare's question
+            st.session_state["inspect_question"] = st.session_state.get("compare_question", "")
+        example_picker(ws, "inspect_question")
+        question = st.text_area("Question", key="inspect_question", height=90,
                                 placeholder="e.g. How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?")
     st.caption(rv.MODE_BLURBS.get(mode, ""))
     overrides: dict[str, Any] = {}

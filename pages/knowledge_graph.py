@@ -1,6 +1,10 @@
 """Knowledge graph: browse the LightRAG-style entity graph (or the E2GraphRAG mention graph) with
-search, neighbourhood depth, type and degree filters; read an entity's profile, relations and
-source chunks. Document text is untrusted: it is escaped in the graph and shown as plain text here."""
+search, neighbourhood depth, type and degree filters; click a node or an edge (or pick an entity)
+to read its profile, relations and source chunks; download either graph as GraphML or JSON.
+
+The default view reads at a glance: the ``DEFAULT_NODES`` best-connected nodes (or a search's
+neighbourhood), labels only where they fit, edge thickness = weight; "Show all nodes" lifts the
+budget. Document text is untrusted: it is escaped in the graph and shown as plain text here."""
 from __future__ import annotations
 
 from typing import Any, Hashable, Optional
@@ -11,10 +15,15 @@ import streamlit as st
 
 from ui import state
 from ui.errors import escape_markdown, show_errors
-from ui.graph_view import graph_html, legend_html, legend_items, show_graph
+from ui.graph_component import apply_click, clickable_graph, last_click
+from ui.graph_view import graph_html, legend_html, legend_items
+from ui.prose import prose_html
 
 HEIGHT = 650
 MAX_CHUNKS_SHOWN = 8
+DEFAULT_NODES = 60  # the default view's node budget (most connected first)
+GRAPH_KEY = "kg_graph"
+EDGE_KEY = "kg_edge"
 
 
 def _graph(ws: Any, mention: bool) -> nx.Graph:
@@ -68,7 +77,8 @@ def view_html(path: str, generation: int, mention: bool, search: str, depth: int
     nodes, matches, eligible = select_view(graph, kind, search, depth, types, min_degree, max_nodes)
     view = graph.subgraph(nodes)
     page = graph_html(view, height_px=HEIGHT, color_by=kind, size_by_degree=size_by_degree,
-                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name")
+                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name",
+                      physics=False)  # the Python layout is final: stable, and labels stay where they fit
     return page, len(nodes), eligible, [str(n) for n in nodes], legend_items(view, kind)
 
 
@@ -80,17 +90,25 @@ def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
                                 placeholder="part of a name, e.g. harbour")
     depth = cols[1].number_input("Neighbourhood depth", min_value=0, max_value=4, value=1, step=1, key="kg_depth",
                                  help="Hops around the matching entities (used with a search).")
-    max_nodes = cols[2].number_input("Max nodes", min_value=10, max_value=2000, value=300, step=50,
-                                     key="kg_max_nodes", help="Larger views take longer to draw.")
+    show_all = st.session_state.get("kg_show_all", False)
+    max_nodes = cols[2].number_input("Max nodes", min_value=10, max_value=2000, value=DEFAULT_NODES, step=10,
+                                     key="kg_max_nodes", disabled=bool(show_all),
+                                     help="The view keeps this many nodes: search matches, then their "
+                                          "neighbours, then the best-connected. Larger views take longer to draw.")
     min_degree = cols[3].number_input("Min degree", min_value=0, max_value=100, value=0, step=1, key="kg_min_degree",
                                       help="Hide nodes with fewer connections (search matches are kept).")
-    cols = st.columns([3, 1])
+    cols = st.columns([3, 1, 1])
     types = cols[0].multiselect("Entity types" if not mention else "Labels", kinds,
                                 key="kg_types_mention" if mention else "kg_types",
                                 help="Empty = all types.")
     size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree")
-    return {"search": search or "", "depth": int(depth), "max_nodes": int(max_nodes), "min_degree": int(min_degree),
-            "types": tuple(t for t in types if t in kinds), "size_by_degree": bool(size_by_degree)}
+    cols[2].checkbox("Show all nodes", key="kg_show_all",
+                     help=f"Draw every node that passes the filters ({graph.number_of_nodes()} in all); "
+                          "labels are still drawn only where they fit (hover a node for its name).")
+    budget = graph.number_of_nodes() if show_all else int(max_nodes)
+    return {"search": search or "", "depth": int(depth), "max_nodes": max(budget, 1), "min_degree": int(min_degree),
+            "types": tuple(t for t in types if t in kinds), "size_by_degree": bool(size_by_degree),
+            "show_all": bool(show_all)}
 
 
 def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] = None) -> None:
@@ -109,7 +127,7 @@ def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] 
         with st.expander(f"Source chunk {i + 1}: document #{order.get(chunk.doc_id, '?')}, "
                          f"chunk {chunk.order + 1}{extra}", expanded=False):
             st.text(f"Document: {names.get(chunk.doc_id, chunk.doc_id)}")
-            st.code(chunk.text, language=None, wrap_lines=True)
+            st.html(prose_html(chunk.text, max_height_px=360))
     if len(chunk_ids) > MAX_CHUNKS_SHOWN:
         st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN} more source chunk(s) not shown.")
 
@@ -119,7 +137,7 @@ def entity_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
     st.text(f"Entity: {_name(graph, node)}")
     st.text(f"Type: {data.get('type') or '—'}   Degree: {graph.degree(node)}")
     st.caption("Profile (description)")
-    st.code(data.get("description") or "(no description)", language=None, wrap_lines=True)
+    st.html(prose_html(data.get("description") or "", empty="(no description)"))
     rows = []
     for other in graph.neighbors(node):
         edge = graph.edges[node, other]
@@ -147,6 +165,50 @@ def term_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
     show_chunks(ws, ranked, counts)
 
 
+def relation_panel(ws: Any, graph: nx.Graph, a: Hashable, b: Hashable, mention: bool) -> None:
+    """A clicked edge: both endpoints, keywords, weight, description and source chunks."""
+    data = graph.edges[a, b]
+    st.text(f"{'Co-occurrence' if mention else 'Relation'}: {_name(graph, a)} — {_name(graph, b)}")
+    if mention:
+        st.text(f"Sentences together: {data.get('weight', 1)}")
+        index = ws.mention_index()
+        first, second = index.get(str(a), {}), index.get(str(b), {})
+        shared = sorted(set(first) & set(second), key=lambda c: -(first[c] + second[c]))
+        st.caption(f"Chunks mentioning both ({len(shared)})")
+        show_chunks(ws, shared)
+        return
+    keywords = ", ".join(map(str, data.get("keywords") or []))
+    st.text(f"Keywords: {keywords or '—'}   Weight: {data.get('weight', '—')}")
+    st.caption("Description")
+    st.html(prose_html(data.get("description") or "", empty="(no description)"))
+    show_chunks(ws, list(data.get("source_chunk_ids") or []))
+
+
+def _on_graph_click() -> None:
+    """A click in the graph: a node selects that entity, an edge shows that relation."""
+    apply_click(st.session_state, last_click(GRAPH_KEY), "kg_entity", EDGE_KEY)
+
+
+def _on_entity_pick() -> None:
+    st.session_state.pop(EDGE_KEY, None)
+
+
+def sync_selection(graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+    """A new view selects its best node (a search match or the best-connected one); the same view
+    keeps the entity chosen by a click or the dropdown. Runs before the graph is drawn, so the
+    drawing marks the selection too."""
+    by_id = {str(n) for n in graph.nodes}
+    options = [s for s in shown if s in by_id]
+    if not options:
+        return
+    signature = (mention, tuple(shown[:5]))
+    if st.session_state.get("kg_entity") not in options or st.session_state.get("kg_view_signature") != signature:
+        st.session_state["kg_entity"] = options[0]  # set via state: the dropdown follows
+        if st.session_state.get("kg_view_signature") not in (None, signature):
+            st.session_state.pop(EDGE_KEY, None)
+    st.session_state["kg_view_signature"] = signature
+
+
 def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> None:
     st.subheader("Details")
     if not shown:
@@ -157,16 +219,40 @@ def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> Non
     options.sort(key=lambda s: _name(graph, by_id[s]).lower())
     if not options:
         return
-    signature = (mention, tuple(shown[:5]))
-    best = next((s for s in shown if s in by_id), options[0])  # a search match or the best-connected node
-    if st.session_state.get("kg_entity") not in options or st.session_state.get("kg_view_signature") != signature:
-        st.session_state["kg_entity"] = best  # a new view selects its best node (set via state: the UI follows)
-    st.session_state["kg_view_signature"] = signature
-    chosen = st.selectbox("Term" if mention else "Entity", options, key="kg_entity",
+    sync_selection(graph, mention, shown)
+    st.caption("Click a node or an edge in the graph, or pick one here.")
+    chosen = st.selectbox("Term" if mention else "Entity", options, key="kg_entity", on_change=_on_entity_pick,
                           format_func=lambda s: _name(graph, by_id[s])[:80] if s in by_id else s)
+    edge = st.session_state.get(EDGE_KEY)
+    if edge and edge[0] in by_id and edge[1] in by_id and graph.has_edge(by_id[edge[0]], by_id[edge[1]]):
+        relation_panel(ws, graph, by_id[edge[0]], by_id[edge[1]], mention)
+        return
     if chosen is None:
         return
     (term_panel if mention else entity_panel)(ws, graph, by_id[chosen])
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: Any) -> bytes:
+    from core.export import graph_bytes
+
+    return graph_bytes(_graph(_ws, mention), fmt)
+
+
+def export_section(ws: Any) -> None:
+    """Download buttons: the knowledge graph and the mention graph, GraphML and JSON (node-link)."""
+    with st.expander("Export the graphs", expanded=False):
+        st.caption("GraphML opens in Gephi, Cytoscape or yEd (list attributes joined with “; ”); JSON is "
+                   "networkx node-link data with every attribute.")
+        cols = st.columns(4)
+        for i, (mention, fmt) in enumerate([(False, "graphml"), (False, "json"), (True, "graphml"), (True, "json")]):
+            what = "mention graph" if mention else "knowledge graph"
+            data = export_bytes(str(ws.path), ws.generation(), mention, fmt, ws)
+            cols[i].download_button(
+                f"{what.capitalize()} ({'GraphML' if fmt == 'graphml' else 'JSON'})", data,
+                file_name=f"{ws.path.name}-{what.replace(' ', '-')}.{fmt}",
+                mime="application/xml" if fmt == "graphml" else "application/json",
+                key=f"kg_export_{'mg' if mention else 'kg'}_{fmt}", on_click="ignore")
 
 
 @show_errors()
@@ -186,20 +272,26 @@ def main() -> None:
     if params["search"].strip() and not shown_ids:
         st.warning(f"No {'term' if mention else 'entity'} matches: {escape_markdown(params['search'])}")
     total = graph.number_of_nodes()
+    how = ("search matches and their neighbours first, then the best-connected" if params["search"].strip()
+           else "the best-connected first")
     if shown < eligible:
-        st.warning(f"Showing {shown} of {eligible} matching nodes (max nodes = {params['max_nodes']}); "
-                   f"the graph has {total} nodes in all. Narrow the view with a search, types or min degree.")
+        st.caption(f"Showing {shown} of {eligible} nodes ({how}; the graph has {total} in all) — tick "
+                   f"“Show all nodes” or raise Max nodes for more. Labels are drawn where they fit; hover a node "
+                   f"or an edge for its name, click it for details. Edge thickness = weight.")
     else:
-        st.caption(f"Showing {shown} of {total} nodes. Hover a node or an edge for details; drag to move, "
-                   f"scroll to zoom.")
+        st.caption(f"Showing {shown} of {total} nodes. Labels are drawn where they fit; hover a node or an edge "
+                   f"for its name, click it for details. Edge thickness = weight; drag to move, scroll to zoom.")
     left, right = st.columns([3, 1])
     with left:
         if legend:
             st.html(legend_html(legend[:16]))
         if shown:
-            show_graph(html_page, HEIGHT)
+            sync_selection(graph, mention, shown_ids)
+            clickable_graph(html_page, HEIGHT, key=GRAPH_KEY, selected=st.session_state.get("kg_entity"),
+                            on_select=_on_graph_click)
     with right:
         side_panel(ws, graph, mention, shown_ids)
+    export_section(ws)
 
 
 main()

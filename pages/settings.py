@@ -16,23 +16,28 @@ from core.config import apply_environment
 from core.settings import DEFAULT_ENTITY_TYPES, Settings, field_bounds
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.settings_labels import label_for
 
-GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields)
+GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
     "Providers": [
         ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
                               "llm_timeout_s", "llm_max_retries", "llm_concurrency"]),
-        ("Embeddings and vectors", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
-                                    "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
-                                    "chroma_url"]),
+        ("Embeddings", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
+                        "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
+                        "chunk_vector_windows"]),
+        ("Vector store", ["chroma_url"]),
     ],
     "Indexing": [
-        ("Chunks and summary tree", ["chunk_tokens", "chunk_overlap", "tree_group_size", "summary_tokens"]),
+        ("Documents and chunks", ["max_document_mb", "chunk_tokens", "chunk_overlap"]),
         ("Entities and profiles", ["entity_types", "profile_max_fragments", "profile_max_tokens",
-                                   "profile_summary_tokens", "gleaning_passes", "max_document_mb"]),
+                                   "profile_summary_tokens", "gleaning_passes"]),
+        ("Summary tree (E2GraphRAG)", ["tree_group_size", "summary_tokens", "tree_summary_similarity"]),
     ],
     "Retrieval: LightRAG": [
-        ("naive, local, global, hybrid", ["naive_top_k", "lightrag_top_k", "cosine_threshold", "chunks_per_entity"]),
-        ("Token budgets", ["max_entity_tokens", "max_relation_tokens", "max_total_tokens"]),
+        ("naive, local, global, hybrid, mix", ["naive_top_k", "lightrag_top_k", "cosine_threshold",
+                                               "chunks_per_entity"]),
+        ("Context token budgets (all modes)", ["max_entity_tokens", "max_relation_tokens", "max_total_tokens"]),
+        ("Seeds (RAGScope choices)", ["paper_strict", "seed_relative_cutoff"]),
     ],
     "Retrieval: tree": [("E2GraphRAG", ["tree_top_k", "tree_hops"])],
     "Retrieval: path": [("PathRAG", ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta",
@@ -55,7 +60,7 @@ def field_widget(field: str, current: Settings, help_text: dict[str, str]) -> An
     value = getattr(current, field)
     if key not in st.session_state:
         st.session_state[key] = list(value) if isinstance(value, list) else value
-    label = field.replace("_", " ")
+    label = label_for(field)
     help_ = help_text.get(field) or None
     if typing.get_origin(annotation) is typing.Literal:
         return st.selectbox(label, list(typing.get_args(annotation)), key=key, help=help_)

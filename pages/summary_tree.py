@@ -2,7 +2,10 @@
 
 Large corpora are browsed by parts: the corpus top levels (down to each document's root), one
 document's subtree, or — for small corpora — everything. Pick a node to read its summary, its
-children and its leaf chunks (plain text: document text is untrusted)."""
+children and its leaf chunks (escaped prose: document text is untrusted); a click on a node in
+the drawing picks it too. Labels name documents by their file name (without extension; long ones
+wrap onto a second line) and leaves by document and chunk number; the drawing's height follows
+the number of levels so the tree fills the canvas."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,9 +16,15 @@ import streamlit as st
 
 from ui import state
 from ui.errors import show_errors
-from ui.graph_view import graph_html, legend_html, legend_items, show_graph
+from ui.graph_component import clickable_graph, last_click
+from ui.graph_view import graph_html, legend_html, legend_items
+from ui.prose import prose_html
 
-HEIGHT = 560
+HEIGHT = 560  # the tallest drawing; shallow trees get less (see ``drawing_height``)
+LEVEL_PX = 110  # ui.graph_view's levelSeparation
+NODE_SPACING_PX = 130  # ui.graph_view's nodeSpacing
+CANVAS_WIDTH_PX = 1000  # the drawing's width in a wide layout, roughly
+GRAPH_KEY = "tree_graph"
 EVERYTHING_MAX = 600  # nodes (summaries + chunks) up to which the whole tree may be drawn
 CORPUS_VIEW_MAX = 400  # the corpus view drops document roots / lower corpus levels beyond this
 MAX_LEAVES_SHOWN = 10
@@ -38,23 +47,57 @@ def node_label(node_id: str, tree: dict[str, Any], names: dict[str, str], chunk_
     return node_id
 
 
+def doc_stem(name: str) -> str:
+    """A document's name without its extension (``01-velmora-coast.md`` → ``01-velmora-coast``)."""
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    return stem or name
+
+
+def wrap_label(label: str, width: int = 18, limit: int = 36) -> str:
+    """At most two lines of ``width`` characters, broken at a space, '-' or '_' (capped at ``limit``)."""
+    if len(label) > limit:
+        label = label[: limit - 1] + "…"
+    if len(label) <= width:
+        return label
+    cut = max(label.rfind(ch, 0, width + 1) for ch in " -_")
+    cut = cut + 1 if cut > 0 else width
+    return label[:cut].rstrip() + "\n" + label[cut:].lstrip()
+
+
 def short_label(node_id: str, tree: dict[str, Any], names: dict[str, str], chunk_docs: dict[str, Any],
-                roots: dict[str, str], limit: int = 18) -> str:
-    """The label drawn under a node: corpus level, a document's name at its root, 'L1 #2' inside a
-    document, 'chunk 3' for leaves (the tooltip and the side panel give the full label)."""
+                roots: dict[str, str]) -> str:
+    """The label drawn under a node: 'Corpus L2 #0', a document's name at its root, '<document> L1 #2'
+    inside a document, '<document> · chunk 3' for leaves (the tooltip and the side panel give the
+    full label)."""
     node = tree.get(node_id)
     root_docs = {root: doc for doc, root in roots.items()}
     if node is not None and node.scope == "corpus":
-        label = f"Corpus L{node.level} #{node.ord}"
-    elif node_id in root_docs:
-        label = names.get(root_docs[node_id], root_docs[node_id])
-    elif node is not None:
-        label = f"L{node.level} #{node.ord}"
-    elif node_id in chunk_docs:
-        label = f"chunk {chunk_docs[node_id].order + 1}"
-    else:
-        label = node_id
-    return label if len(label) <= limit else label[: limit - 1] + "…"
+        return f"Corpus L{node.level} #{node.ord}"
+    if node_id in root_docs:
+        return wrap_label(doc_stem(names.get(root_docs[node_id], root_docs[node_id])))
+    if node is not None:
+        return wrap_label(f"{doc_stem(names.get(node.doc_id or '', '?'))} L{node.level} #{node.ord}")
+    if node_id in chunk_docs:
+        chunk = chunk_docs[node_id]
+        return wrap_label(f"{doc_stem(names.get(chunk.doc_id, '?'))} · chunk {chunk.order + 1}")
+    return wrap_label(node_id)
+
+
+def drawing_height(graph: nx.DiGraph, canvas_px: int = CANVAS_WIDTH_PX) -> int:
+    """Pixels for the drawing so the tree fills the canvas: vis fits the whole tree, so a wide, flat
+    tree is scaled down by its widest level and needs little height; a deep, narrow one gets up to
+    HEIGHT."""
+    if graph.number_of_nodes() == 0:
+        return 200
+    depth = nx.dag_longest_path_length(graph) if graph.number_of_edges() else 0
+    levels: dict[int, int] = {}
+    roots = [n for n in graph.nodes if graph.in_degree(n) == 0]
+    for root in roots:
+        for node, d in nx.single_source_shortest_path_length(graph, root).items():
+            levels[d] = levels.get(d, 0) + 1
+    widest = max(levels.values() or [1])
+    scale = min(1.0, canvas_px / max(widest * NODE_SPACING_PX, 1))
+    return int(min(HEIGHT, max(240, 150 + depth * LEVEL_PX * scale)))
 
 
 def corpus_members(tree: dict[str, Any], limit: int = CORPUS_VIEW_MAX) -> set[str]:
@@ -114,14 +157,15 @@ def _title(_node: Any, data: dict[str, Any]) -> str:
 
 @st.cache_data(show_spinner="Building the tree view…", max_entries=8)
 def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: Any
-              ) -> tuple[str, list[str], dict[str, str], list[tuple[str, str]]]:
-    """(html, node ids, labels, legend) for one view, cached per workspace generation."""
+              ) -> tuple[str, list[str], dict[str, str], list[tuple[str, str]], int]:
+    """(html, node ids, labels, legend, height) for one view, cached per workspace generation."""
     graph = build_view(_ws, scope, doc_id)
-    page = graph_html(graph, height_px=HEIGHT, color_by="type", size_by_degree=False, hierarchical=True,
+    height = drawing_height(graph)
+    page = graph_html(graph, height_px=height, color_by="type", size_by_degree=False, hierarchical=True,
                       label_attr="name", title_fn=_title)
     order = sorted(graph.nodes, key=lambda n: (-int(graph.nodes[n]["level"]), graph.nodes[n]["type"] != "corpus",
                                               str(graph.nodes[n]["name"])))
-    return page, order, {n: str(graph.nodes[n]["full_name"]) for n in graph.nodes}, legend_items(graph, "type")
+    return page, order, {n: str(graph.nodes[n]["full_name"]) for n in graph.nodes}, legend_items(graph, "type"), height
 
 
 def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
@@ -134,13 +178,13 @@ def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
             st.caption("This chunk no longer exists.")
             return
         st.text(f"Chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)} ({chunk.tokens} tokens)")
-        st.code(chunk.text, language=None, wrap_lines=True)
+        st.html(prose_html(chunk.text, max_height_px=420))
         return
     st.text(f"{labels.get(node_id, node_id)} — {node.scope} level {node.level}, {node.tokens} tokens")
     left, right = st.columns(2)
     with left:
         st.caption("Summary")
-        st.code(node.text or "(empty)", language=None, wrap_lines=True)
+        st.html(prose_html(node.text or "", max_height_px=420))
     with right:
         node_children(ws, node, labels, tree, names)
 
@@ -168,9 +212,9 @@ def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, An
         chunk = chunks.get(leaf)
         if chunk is None:
             continue
-        with st.expander(f"Leaf {i + 1}: chunk {chunk.order + 1}", expanded=False):
-            st.text(f"Document: {names.get(chunk.doc_id, chunk.doc_id)}")
-            st.code(chunk.text, language=None, wrap_lines=True)
+        with st.expander(f"Leaf {i + 1}: {names.get(chunk.doc_id, chunk.doc_id)[:60]}, chunk {chunk.order + 1}",
+                         expanded=False):
+            st.html(prose_html(chunk.text, max_height_px=360))
     if len(leaves) > MAX_LEAVES_SHOWN:
         st.caption(f"{len(leaves) - MAX_LEAVES_SHOWN} more leaf chunk(s) not shown.")
 
@@ -198,6 +242,12 @@ def choose_scope(ws: Any) -> tuple[str, str]:
     return scope, doc_id
 
 
+def _on_click() -> None:
+    click = last_click(GRAPH_KEY)
+    if click is not None and click["kind"] == "node":
+        st.session_state["tree_node"] = click["id"]
+
+
 @show_errors()
 def main() -> None:
     st.title("Summary tree")
@@ -209,17 +259,17 @@ def main() -> None:
     if scope == "doc" and not doc_id:
         st.info("No indexed document to show.")
         return
-    page, order, labels, legend = tree_view(str(ws.path), ws.generation(), scope, doc_id, ws)
+    page, order, labels, legend, height = tree_view(str(ws.path), ws.generation(), scope, doc_id, ws)
     if not order:
         st.info("Nothing to show in this view yet (the corpus level appears once documents are indexed).")
         return
     st.html(legend_html(legend))
-    st.caption(f"{len(order)} nodes. Top = corpus levels; leaves = chunks. Hover a node for its summary; "
-               "scroll to zoom, drag to pan.")
-    show_graph(page, HEIGHT)
-    st.subheader("Node")
+    st.caption(f"{len(order)} nodes. Top = corpus levels; leaves = chunks. Hover a node for its summary, click "
+               "it to read it below; scroll to zoom, drag to pan.")
     if st.session_state.get("tree_node") not in order:
         st.session_state["tree_node"] = order[0]
+    clickable_graph(page, height, key=GRAPH_KEY, selected=st.session_state.get("tree_node"), on_select=_on_click)
+    st.subheader("Node")
     chosen = st.selectbox("Pick a node", order, key="tree_node", format_func=lambda n: labels.get(n, n)[:100])
     if chosen:
         node_panel(ws, chosen, labels)

@@ -168,8 +168,13 @@ def test_inspect_path_shows_paths_resources_subgraph_and_json(data_dir):
     assert [m.label for m in at.metric][:3] == ["Entities", "Relations", "Paths"]
     assert at.metric[2].value == str(len(result.paths))
     assert len(elements(at, "iframe")) == 1  # the highlighted subgraph
-    downloads = elements(at, "download_button")
-    assert len(downloads) == 1
+    downloads = {d.proto.label for d in elements(at, "download_button")}
+    assert downloads == {"Download the result as JSON", "Download subgraph (GraphML)",
+                         "Download subgraph (HTML, works offline)"}
+    # one entity count: the metric and the subgraph caption say the same number
+    caption = next(c.value for c in at.caption if "retrieved entities" in c.value)
+    assert at.metric[0].value == str(len(result.entities))
+    assert caption.startswith(f"path: {len(result.entities)} retrieved entities")
     codes = [c.value.strip() for c in at.code]
     assert result.context_text.strip() in codes  # the exact context (st.code drops trailing newlines)
     assert any(f"{result.context_tokens:,} tokens" in c.value for c in at.caption)

@@ -77,7 +77,13 @@ def status_table(at: AppTest):
 
 
 def iframes(at: AppTest) -> list[str]:
-    return [el.proto.srcdoc for el in at.get("iframe")]
+    """The graph pages drawn: plain iframes and the clickable graph component's page."""
+    pages = [el.proto.srcdoc for el in at.get("iframe")]
+    for el in at.get("bidi_component"):
+        data = json.loads(el.proto.json or "{}")
+        if isinstance(data, dict) and data.get("html"):
+            pages.append(data["html"])
+    return pages
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -96,7 +102,8 @@ def test_page_renders_on_sample_workspace(sample_data_dir, page):
         assert "cdn_resources" not in iframes(at)[0]
         assert not re.search(r'<script[^>]+src="https?://', iframes(at)[0])
         assert at.selectbox(key="kg_entity").value
-        assert at.code, "the entity profile is shown as plain text (st.code)"
+        profiles = [h.proto.body for h in at.get("html") if "rs-prose" in h.proto.body]
+        assert profiles, "the entity profile is shown as escaped prose"
     if page == "pages/summary_tree.py":
         assert iframes(at)
         assert at.selectbox(key="tree_node").value
@@ -130,9 +137,15 @@ def test_sidebar_counts_sample(sample_data_dir):
 
 def test_knowledge_graph_controls(sample_data_dir):
     at = open_page(app("sample"), "pages/knowledge_graph.py")
+    assert any("Showing 60 of" in c.value for c in at.caption), "the default view keeps the 60 best-connected nodes"
     at.number_input(key="kg_max_nodes").set_value(10).run()
     assert_clean(at)
-    assert any("Showing 10 of" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert any("Showing 10 of" in c.value for c in at.caption), [c.value for c in at.caption]
+    at.checkbox(key="kg_show_all").check().run()
+    assert_clean(at)
+    total = at.session_state["kg_view_signature"]  # set by the page: the view changed
+    assert total and not any("Showing 10 of" in c.value for c in at.caption)
+    at.checkbox(key="kg_show_all").uncheck().run()
     at.text_input(key="kg_search").input("velmora").run()
     assert_clean(at)
     assert any("velmora" in (o or "").lower() for o in at.selectbox(key="kg_entity").options)

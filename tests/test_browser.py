@@ -1,11 +1,14 @@
-"""One real-browser run: `streamlit run app.py` driven by Playwright in Debian Chromium.
+"""The demo walk-through in a real browser: `streamlit run app.py` driven by Playwright in Debian Chromium.
 
-Uploads the sample files through the uploader and waits for indexing, checks the Knowledge graph
-canvas drew (non-blank pixels), runs Compare with every mode and checks each column has an answer,
-then indexes a document full of `<script>` / `<img onerror>` text and asserts no dialog ever fires
-(also while hovering graph nodes, whose tooltips quote the document). Screenshots go to
-``test-artifacts/`` — look at them. Chromium comes from ``scripts/install-browser.sh`` (never
-``playwright install``); the test is skipped when /usr/bin/chromium is absent.
+One session, in order: load the sample corpus with the Documents page's button and wait for
+indexing; click a node and an edge of the knowledge graph and read their Details; open the
+summary tree; run Compare with every mode on a picked example question; Inspect the path and
+tree modes; run Evaluate on the sample questions; download the Inspect subgraph as standalone
+HTML and open it with the network blocked; finally index a document full of `<script>` /
+`<img onerror>` text and assert no dialog ever fires (also while hovering graph nodes, whose
+tooltips quote the document). Screenshots go to ``RAGSCOPE_SCREENSHOT_DIR`` (default
+``test-artifacts/``) — look at them. Chromium comes from ``scripts/install-browser.sh`` (never
+``playwright install``); the tests are skipped when /usr/bin/chromium is absent.
 """
 from __future__ import annotations
 
@@ -24,13 +27,14 @@ import pytest
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "test-artifacts"
+ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
                  "--disable-dev-shm-usage"]
 INDEX_TIMEOUT_MS = 20 * 60 * 1000
-QUESTION = "Who was appointed arbitrator in the Carrow Sound fishing dispute?"
+EXAMPLE_QID = "sample:2"
+EXAMPLE = "Who was appointed arbitrator in the Carrow Sound fishing dispute?"
 XSS_TEXT = ("Captain Orla Venn sailed from Port Sallow to Carrow Sound in 1911. "
             "<script>alert(1)</script> was chalked on the Port Sallow harbour wall by Orla Venn. "
             "Orla Venn later wrote <img src=x onerror=alert(1)> in the Carrow Sound ledger. "
@@ -77,59 +81,74 @@ def server(tmp_path_factory):
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
         proc.kill()
+    log.seek(0)
+    tail = log.read()[-4000:]
     log.close()
+    assert "Traceback" not in tail, tail
 
 
 @pytest.fixture(scope="module")
-def page(server):
-    """One browser tab for the whole scenario; every JS dialog is recorded (and dismissed)."""
+def browser(server):
     from playwright.sync_api import sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        tab = browser.new_page(viewport={"width": 1500, "height": 1000})
-        tab.dialogs = []  # type: ignore[attr-defined]
-
-        def on_dialog(dialog) -> None:
-            tab.dialogs.append(dialog.message)  # type: ignore[attr-defined]
-            dialog.dismiss()
-
-        tab.on("dialog", on_dialog)
-        tab.goto(server, wait_until="domcontentloaded")
-        tab.get_by_role("heading", name="Documents").first.wait_for(timeout=120_000)
-        yield tab
-        browser.close()
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
 
 
-def shot(tab, name: str) -> Path:
+@pytest.fixture(scope="module")
+def page(server, browser):
+    """One browser tab for the whole scenario; every JS dialog is recorded (and dismissed)."""
+    tab = browser.new_page(viewport={"width": 1500, "height": 1000}, accept_downloads=True)
+    tab.dialogs = []  # type: ignore[attr-defined]
+
+    def on_dialog(dialog) -> None:
+        tab.dialogs.append(dialog.message)  # type: ignore[attr-defined]
+        dialog.dismiss()
+
+    tab.on("dialog", on_dialog)
+    tab.goto(server, wait_until="domcontentloaded")
+    tab.get_by_role("heading", name="Documents").first.wait_for(timeout=120_000)
+    yield tab
+    tab.close()
+
+
+def shot(tab, name: str, full_page: bool = True) -> Path:
+    """A screenshot; ``full_page`` grows the viewport to the app's scroll height first (Streamlit
+    scrolls inside its main container, so Playwright's own full-page capture shows the top only)."""
     path = ARTIFACTS / name
-    tab.screenshot(path=str(path), full_page=True)
+    size = tab.viewport_size
+    if full_page:
+        height = tab.evaluate("() => Math.max(...[...document.querySelectorAll('[data-testid=stMain], "
+                              "[data-testid=stAppViewContainer], section.main')].map(e => e.scrollHeight), 0)")
+        tab.set_viewport_size({"width": size["width"], "height": int(min(max(height, size["height"]), 7000))})
+        tab.wait_for_timeout(800)
+    tab.screenshot(path=str(path))
+    if full_page:
+        tab.set_viewport_size(size)
+        tab.wait_for_timeout(300)
     return path
 
 
 def open_page(tab, title: str, heading: str) -> None:
     tab.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     tab.get_by_role("heading", name=heading).first.wait_for(timeout=120_000)
+    tab.wait_for_timeout(300)
 
 
-def upload_and_index(tab, files: list[Path], expect: str, progress_shot: str = "") -> None:
-    tab.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files([str(f) for f in files])
-    button = tab.get_by_role("button", name="Index uploaded files")
-    button.wait_for()
-    tab.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
-                          "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
-    button.click()
-    if progress_shot:  # live feedback: the per-step bars and growing counters while indexing runs
-        tab.get_by_text(re.compile(r"Documents: [1-9]\d* indexed")).first.wait_for(timeout=INDEX_TIMEOUT_MS)
-        shot(tab, progress_shot)
-    tab.get_by_text(expect).first.wait_for(timeout=INDEX_TIMEOUT_MS)
+def idle(tab, timeout_ms: int = 300_000) -> None:
+    """Wait until the app is not running a script (no 'Running…' status widget)."""
+    tab.wait_for_timeout(300)
+    tab.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
 
 
 def graph_frame(tab, timeout_ms: int = 120_000):
-    """The pyvis iframe's frame, once vis-network has drawn."""
-    tab.locator("iframe").first.wait_for(timeout=timeout_ms)
-    frame = tab.locator("iframe").first.element_handle().content_frame()
+    """The first graph iframe's frame (clickable component or plain iframe), once vis-network has drawn."""
+    frame_el = tab.locator("iframe").first
+    frame_el.wait_for(timeout=timeout_ms)
+    frame = frame_el.element_handle().content_frame()
     frame.wait_for_function("() => window.ragscopeGraph && window.ragscopeGraph.drawn !== null", timeout=timeout_ms)
     return frame
 
@@ -157,69 +176,210 @@ def hover_nodes(tab, frame, limit: int = 12) -> int:
     box = tab.locator("iframe").first.bounding_box()
     for point in points:
         tab.mouse.move(box["x"] + point["x"], box["y"] + point["y"])
-        tab.wait_for_timeout(400)
+        tab.wait_for_timeout(300)
     return len(points)
 
 
-def test_upload_samples_and_draw_the_graph(page):
-    samples = sorted((ROOT / "data" / "samples").glob("*.md"))
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').wait_for(state="attached")
-    upload_and_index(page, samples, f"Indexed {len(samples)} document(s)", progress_shot="00-indexing-progress.png")
+def click_in_graph(tab, point: dict) -> None:
+    box = tab.locator("iframe").first.bounding_box()
+    tab.mouse.click(box["x"] + point["x"], box["y"] + point["y"])
+
+
+def expect(locator):
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)
+
+
+def pick_option(tab, label_start: str, option: str) -> None:
+    """Open the selectbox whose label starts with ``label_start`` and click ``option``."""
+    box = tab.locator('[data-testid="stSelectbox"]').filter(
+        has=tab.locator('[data-testid="stWidgetLabel"]', has_text=label_start)).first
+    combo = box.get_by_role("combobox")
+    combo.click()
+    combo.press_sequentially(option[:40], delay=20)  # the list filters to the option
+    choice = tab.get_by_role("option", name=option, exact=True).first
+    choice.wait_for(timeout=60_000)
+    choice.click()
+    idle(tab)
+
+
+@pytest.mark.timeout(2400)  # indexing the sample corpus: ~1-2 min idle, much longer on a loaded 2-core machine
+def test_load_the_sample_corpus(page):
+    from core.api import sample_paths
+
+    count = len(sample_paths())
+    page.get_by_role("button", name="Load sample corpus").click()
+    page.get_by_text(re.compile(r"Documents: [1-9]\d* indexed")).first.wait_for(timeout=INDEX_TIMEOUT_MS)
+    shot(page, "00-indexing-progress.png")
+    page.get_by_text(f"Indexed {count} document(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
+    idle(page)
     shot(page, "01-documents-indexed.png")
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    assert sidebar.get_by_text(str(count), exact=True).count() >= 1  # the sidebar counts the new documents
+    assert page.get_by_text("README.md").count() == 0  # the sample loader takes the articles only
+
+
+def test_click_a_node_and_an_edge_of_the_graph(page):
     open_page(page, "Knowledge graph", "Knowledge graph")
     frame = graph_frame(page)
-    page.wait_for_timeout(800)
+    page.wait_for_timeout(1500)  # the short physics relaxation, then physics stops
     assert painted_pixels(frame) > 2000, "the graph canvas is blank"
-    iframe_png = page.locator("iframe").first.screenshot(path=str(ARTIFACTS / "02-knowledge-graph-canvas.png"))
-    assert non_white_pixels(iframe_png) > 2000, "the graph iframe looks blank"
+    png = page.locator("iframe").first.screenshot()
+    assert non_white_pixels(png) > 2000, "the graph iframe looks blank"
+    assert page.get_by_text(re.compile(r"Showing 60 of \d+ nodes")).count() == 1
+    labels = frame.evaluate("() => nodes.get().filter(n => n.label).length")
+    assert 5 <= labels < 60, f"{labels} labels: they should be drawn only where they fit"
     shot(page, "02-knowledge-graph.png")
-    open_page(page, "Summary tree", "Summary tree")
-    tree = graph_frame(page)
-    page.wait_for_timeout(500)
-    assert painted_pixels(tree) > 1000, "the summary tree canvas is blank"
-    shot(page, "03-summary-tree.png")
+
+    # click a labelled node that is not the selected one: the Details panel follows
+    target = frame.evaluate(
+        """() => { const sel = network.getSelectedNodes()[0];
+                   const n = nodes.get().filter(n => n.label && n.id !== sel && n.label.length < 30)
+                                         .sort((a, b) => b.size - a.size)[0];
+                   const p = network.canvasToDOM(network.getPositions([n.id])[n.id]);
+                   return {id: n.id, label: n.label, x: p.x, y: p.y}; }""")
+    click_in_graph(page, target)
+    page.get_by_text(f"Entity: {target['label']}", exact=True).wait_for(timeout=60_000)
+    idle(page)
+    assert page.get_by_text("Profile (description)").count() == 1
+    shot(page, "03-graph-node-details.png")
+
+    # click the middle of the longest edge: the relation's details
+    frame = graph_frame(page)
+    edge = frame.evaluate(
+        """() => { let best = null;  // the longest edge whose midpoint hits that edge and no node
+                   for (const e of edges.get()) {
+                       const pos = network.getPositions([e.from, e.to]);
+                       const a = network.canvasToDOM(pos[e.from]), b = network.canvasToDOM(pos[e.to]);
+                       const mid = {x: (a.x + b.x) / 2, y: (a.y + b.y) / 2};
+                       if (network.getNodeAt(mid) !== undefined || network.getEdgeAt(mid) !== e.id) continue;
+                       const len = Math.hypot(a.x - b.x, a.y - b.y);
+                       if (!best || len > best.len) best = {len, x: mid.x, y: mid.y};
+                   }
+                   return best; }""")
+    assert edge, "no edge could be clicked on its own"
+    click_in_graph(page, edge)
+    page.get_by_text(re.compile(r"^Relation: .+ — .+$")).first.wait_for(timeout=60_000)
+    idle(page)
+    shot(page, "04-graph-edge-details.png")
     assert not page.dialogs  # type: ignore[attr-defined]
 
 
-def test_compare_all_modes_answer(page):
-    if not (ROOT / "pages" / "compare.py").exists():
-        pytest.skip("pages/compare.py is not written yet (another helper's page)")
+def test_summary_tree_fills_the_canvas(page):
+    open_page(page, "Summary tree", "Summary tree")
+    tree = graph_frame(page)
+    page.wait_for_timeout(800)
+    assert painted_pixels(tree) > 1000, "the summary tree canvas is blank"
+    labels = tree.evaluate("() => nodes.get().map(n => n.label)")
+    assert any(label.startswith("Corpus L") for label in labels)
+    assert not any(label.endswith(".…") for label in labels)
+    shot(page, "05-summary-tree.png")
+
+
+def test_compare_all_modes_on_a_picked_example(page):
     from core.retrieval.registry import modes
 
     all_modes = modes()
     open_page(page, "Compare", "Compare retrieval modes")
-    question = page.get_by_label("Question")
-    question.fill(QUESTION)
-    question.press("Control+Enter")
-    page.wait_for_timeout(500)
+    pick_option(page, "Example question", f"{EXAMPLE_QID} · {EXAMPLE}")
+    expect(page.get_by_label("Question", exact=True)).to_have_value(EXAMPLE, timeout=120_000)  # the pick fills it
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_text(f"Ran {len(all_modes)} mode(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
     labels = page.get_by_text("Extractive answer — quoted from the retrieved context")
     labels.first.wait_for(timeout=120_000)
+    idle(page)
     page.wait_for_timeout(1000)
-    shot(page, "04-compare.png")
+    shot(page, "06-compare.png")
     assert labels.count() == len(all_modes), f"{labels.count()} answers for {len(all_modes)} modes"
-    empty = page.get_by_text("(the retrieved context gave no answer)").count()
-    assert empty == 0, f"{empty} column(s) without an answer"
+    assert page.get_by_text("(the retrieved context gave no answer)").count() == 0
     for mode in all_modes:
         assert page.get_by_role("heading", name=mode, exact=True).count() >= 1, mode
+    assert page.get_by_text(re.compile(r"retrieval \d[\d,]* ms · answer \d[\d,]* ms \(extractive\)")).count() \
+        == len(all_modes)
+    assert page.get_by_text("Answer generation (ms)").count() >= 1  # the latency chart keeps the answer apart
+    assert page.get_by_text("Eleanor Vance").count() >= 1
+
+
+def test_inspect_path_and_tree_and_export_the_subgraph(page, browser, tmp_path):
+    open_page(page, "Inspect", "Inspect one mode")
+    pick_option(page, "Example question", f"{EXAMPLE_QID} · {EXAMPLE}")
+    expect(page.get_by_label("Question", exact=True)).to_have_value(EXAMPLE, timeout=120_000)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_role("heading", name="Result of path").wait_for(timeout=300_000)
+    idle(page)
+    caption = page.get_by_text(re.compile(r"^path: \d+ retrieved entities")).first
+    caption.wait_for(timeout=120_000)
+    entities = page.locator('[data-testid="stMain"] [data-testid="stMetric"]').filter(has_text="Entities").first \
+        .inner_text()  # the page's metric, not the sidebar's workspace count
+    number = re.search(r"\d+", entities.split("Entities", 1)[1]).group(0)
+    assert caption.inner_text().startswith(f"path: {number} retrieved entities")  # one count, one definition
+    page.get_by_role("tab", name="Paths").click()
+    page.wait_for_timeout(800)
+    shot(page, "07-inspect-path.png")
+
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Download subgraph (HTML, works offline)").click()
+    saved = tmp_path / "subgraph.html"
+    download_info.value.save_as(saved)
+    html_page = saved.read_text(encoding="utf-8")
+    assert "vis.Network" in html_page
+    offline = browser.new_page(viewport={"width": 900, "height": 700})
+    requests: list[str] = []
+    offline.route(re.compile(r"^https?://"), lambda route: (requests.append(route.request.url), route.abort()))
+    offline.goto(saved.as_uri())
+    offline.wait_for_function("() => window.ragscopeGraph && window.ragscopeGraph.drawn !== null", timeout=60_000)
+    offline.wait_for_timeout(800)
+    assert painted_pixels(offline.main_frame) > 1000, "the exported subgraph is blank offline"
+    offline.screenshot(path=str(ARTIFACTS / "08-exported-subgraph.png"))
+    offline.close()
+    assert not requests, requests  # the standalone page fetches nothing
+
+    pick_option(page, "Mode", "tree")
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_role("heading", name="Result of tree").wait_for(timeout=300_000)
+    idle(page)
+    page.get_by_role("tab", name="Tree trace").click()
+    page.get_by_text(re.compile("h-loop")).first.wait_for(timeout=60_000)
+    shot(page, "09-inspect-tree.png")
+
+
+def test_evaluate_the_sample_questions(page):
+    open_page(page, "Evaluate", "Evaluate")
+    limit = page.get_by_label("Questions to run (0 = all)")
+    limit.fill("6")  # the first six sample questions, every mode: enough to read the tables, cheap on 2 cores
+    limit.press("Enter")
+    idle(page)
+    page.get_by_role("button", name="Run evaluation").click()
+    page.get_by_text("Per question: where each mode ranked the gold documents").wait_for(timeout=INDEX_TIMEOUT_MS)
+    idle(page)
+    page.wait_for_timeout(1000)
+    shot(page, "10-evaluate.png")
+    assert page.get_by_text("6 questions", exact=True).count() == 1
 
 
 def test_hostile_document_never_runs_script(page, tmp_path):
     hostile = tmp_path / "hostile-note.txt"
     hostile.write_text(XSS_TEXT, encoding="utf-8")
     open_page(page, "Documents", "Documents")
-    upload_and_index(page, [hostile], "Indexed 1 document(s)")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files([str(hostile)])
+    page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
+                           "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
+    page.get_by_role("button", name="Index uploaded files").click()
+    page.get_by_text("Indexed 1 document(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
+    idle(page)
     open_page(page, "Knowledge graph", "Knowledge graph")
     search = page.get_by_label("Search an entity")
     search.fill("Orla")
     search.press("Enter")
     page.get_by_text("Showing").first.wait_for(timeout=60_000)
+    idle(page)
     page.wait_for_timeout(1500)
     frame = graph_frame(page)
     assert hover_nodes(page, frame) >= 1
-    shot(page, "05-hostile-graph-tooltip.png")
+    shot(page, "11-hostile-graph-tooltip.png")
     page.get_by_role("switch", name="Show the E2GraphRAG mention graph instead").check(force=True)
+    idle(page)
     page.wait_for_timeout(1500)
     frame = graph_frame(page)
     hover_nodes(page, frame)
@@ -227,6 +387,5 @@ def test_hostile_document_never_runs_script(page, tmp_path):
     graph_frame(page)
     open_page(page, "Documents", "Documents")
     page.wait_for_timeout(1000)
-    shot(page, "06-documents-after-hostile.png")
     assert not page.dialogs, page.dialogs  # type: ignore[attr-defined]
     assert not page.frames[0].evaluate("() => !!window.__xss")

@@ -26,7 +26,10 @@ from typing import Any, Callable, Hashable, Iterable, Optional
 import networkx as nx
 import numpy as np
 
-MAX_LABEL_CHARS = 40
+from ui.graph_labels import (  # noqa: F401 - re-exported for callers and tests
+    LABEL_ALL_MAX, LABEL_CHAR_PX, LABEL_HUBS, LABEL_LINE_PX, LABEL_TOP, MAX_LABEL_CHARS, _labelled_nodes, _overlap,
+    cap_text, label_box)
+
 MAX_TITLE_CHARS = 700
 DEFAULT_COLOR = "#7a8ba8"
 FADED_NODE = "rgba(200,200,200,0.35)"
@@ -34,8 +37,6 @@ FADED_EDGE = "rgba(190,190,190,0.18)"
 EDGE_COLOR = "rgba(120,130,150,0.55)"
 HIGHLIGHT_EDGE = "#e4572e"
 SPRING_PX = 110.0  # target median edge length on screen
-LABEL_ALL_MAX = 300  # larger graphs label only their LABEL_TOP best-connected nodes (all keep tooltips)
-LABEL_TOP = 80
 PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
 
 # A fixed palette: well-known entity labels get stable colours; other values hash into it.
@@ -91,6 +92,9 @@ _AFTER_JS = """
                   network.on("afterDrawing", function () {
                       if (window.ragscopeGraph.drawn === null) { window.ragscopeGraph.drawn = performance.now(); }
                   });
+                  network.once("afterDrawing", function () {  // a precomputed layout (no physics) fills the canvas
+                      try { if (!network.physics.physicsEnabled) { network.fit({animation: false}); } } catch (e) {}
+                  });
 """
 
 _EXTRA_CSS = """
@@ -106,9 +110,7 @@ _EXTRA_CSS = """
 
 def _cap(text: Any, limit: int) -> str:
     """A one-line-or-more string capped at ``limit`` characters (control characters removed)."""
-    value = "" if text is None else str(text)
-    value = "".join(ch for ch in value if ch in "\n\t" or ch.isprintable())
-    return value if len(value) <= limit else value[: limit - 1] + "…"
+    return cap_text(text, limit)
 
 
 def escape_text(text: Any, limit: int = MAX_TITLE_CHARS) -> str:
@@ -182,12 +184,13 @@ def _node_sizes(graph: nx.Graph, size_by_degree: bool) -> dict[Hashable, float]:
     return {n: low + (high - low) * math.sqrt(d / top) for n, d in degrees.items()}
 
 
-def _labelled_nodes(graph: nx.Graph, degrees: dict[Hashable, int], always: set) -> set:
-    """Every node of a small graph; the best-connected ones (plus highlighted) of a large one."""
-    if graph.number_of_nodes() <= LABEL_ALL_MAX:
-        return set(graph.nodes)
-    ranked = sorted(degrees, key=lambda n: -degrees[n])[:LABEL_TOP]
-    return set(ranked) | (always & set(graph.nodes))
+def _edge_width(weight: Any, top: float) -> float:
+    """Edge thickness 1–6 px by weight (square root, relative to the heaviest edge shown)."""
+    try:
+        value = float(weight)
+    except (TypeError, ValueError):
+        return 1.0
+    return round(1.0 + 5.0 * math.sqrt(max(value, 0.0) / top), 2) if top > 0 else 1.0
 
 
 def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) -> dict[str, Any]:
@@ -196,7 +199,7 @@ def _options(n_nodes: int, hierarchical: bool, physics: bool, directed: bool) ->
     options: dict[str, Any] = {
         "nodes": {"shape": "dot", "font": {"size": 14, "face": "sans-serif"}, "borderWidth": 1,
                   "scaling": {"label": {"enabled": False, "drawThreshold": 9 if big else 5}}},
-        "edges": {"smooth": False, "color": {"inherit": False}, "width": 1,
+        "edges": {"smooth": False, "color": {"inherit": False}, "width": 1, "selectionWidth": 2,
                   "arrows": {"to": {"enabled": directed, "scaleFactor": 0.5}}},
         "interaction": {"hover": True, "tooltipDelay": 120, "hideEdgesOnDrag": big,
                         "navigationButtons": False, "multiselect": False},
@@ -312,7 +315,9 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
     depths = _hierarchy_depths(graph) if hierarchical else {}
     positions = force_layout(graph) if not hierarchical else {}
     ids: dict[Hashable, str] = {node: str(node) for node in graph.nodes}
-    labelled = _labelled_nodes(graph, degrees, hi_nodes)
+    labelled = _labelled_nodes(graph, degrees, hi_nodes, positions, label_attr, sizes)
+    weights = [float(w) for _, _, w in graph.edges(data="weight") if isinstance(w, (int, float))]
+    top_weight = max(weights) if weights else 0.0
     nodes: list[dict[str, Any]] = []
     for node, data in graph.nodes(data=True):
         label = (data.get(label_attr) or node) if node in labelled else ""
@@ -335,11 +340,12 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
             item["x"], item["y"] = positions[node]
         nodes.append(item)
     edges: list[dict[str, Any]] = []
-    for u, v, data in graph.edges(data=True):
-        item = {"from": ids[u], "to": ids[v], "title": _edge_title(data), "color": EDGE_COLOR}
+    for i, (u, v, data) in enumerate(graph.edges(data=True)):
+        item = {"id": f"e{i}", "from": ids[u], "to": ids[v], "title": _edge_title(data), "color": EDGE_COLOR,
+                "width": _edge_width(data.get("weight"), top_weight)}
         if highlighting:
             if _edge_key(u, v) in hi_edges:
-                item["color"], item["width"] = HIGHLIGHT_EDGE, 3
+                item["color"], item["width"] = HIGHLIGHT_EDGE, max(3.0, item["width"])
             else:
                 item["color"] = FADED_EDGE
         edges.append(item)

@@ -6,8 +6,9 @@ sets the LLM client's cancel event: calls in flight finish (and are cached), no 
 the unfinished documents stay 'pending' and the job ends as 'cancelled' (see ``core.types.Cancelled``).
 Without an LLM the same event stops the job between batches and between calls.
 
-This module never calls Streamlit: Streamlit elements belong to the script thread, so the job
-only records events, counters and growth points, and the page renders them.
+This module never calls Streamlit (``growth_figure`` only builds a plotly figure): Streamlit
+elements belong to the script thread, so the job only records events, counters and growth points,
+and the page renders them.
 """
 from __future__ import annotations
 
@@ -16,12 +17,22 @@ import time
 import traceback
 from typing import Any, Callable, Optional
 
+import plotly.graph_objects as go
+
 from core.indexing.pipeline import IndexReport
 from core.types import Cancelled, ProgressEvent
 
 STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
 IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
+_ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it
+_ACTIVE_LOCK = threading.Lock()
+
+
+def active_paths() -> set[str]:
+    """Workspaces this process is indexing right now (``ui.state`` never reopens their vectors)."""
+    with _ACTIVE_LOCK:
+        return {path for path, n in _ACTIVE.items() if n > 0}
 
 
 def snapshot_point(status: dict[str, Any]) -> dict[str, int]:
@@ -55,11 +66,14 @@ class IndexJob:
         self._status: dict[str, Any] = {}
         self._thread = threading.Thread(target=self._run, name="ragscope-index", daemon=True)
         self.started_at = 0.0
+        self._key = str(getattr(ws, "path", id(ws)))  # the workspace's entry in the active-jobs registry
 
     # --- control (script thread) -------------------------------------------------------------
     def start(self) -> "IndexJob":
         self.started_at = time.perf_counter()
         self.state = "running"
+        with _ACTIVE_LOCK:
+            _ACTIVE[self._key] = _ACTIVE.get(self._key, 0) + 1
         self._record_status()
         self._thread.start()
         return self
@@ -146,6 +160,8 @@ class IndexJob:
                                      "model": getattr(self.llm, "model", "") if self.llm is not None else ""}
             with self._lock:
                 self.state = state
+            with _ACTIVE_LOCK:
+                _ACTIVE[self._key] = max(_ACTIVE.get(self._key, 1) - 1, 0)
 
 
 def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> list[tuple[str, float, str]]:
@@ -176,3 +192,16 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             suffix = f" ({event.done}/{event.total})" if event.total else ""
             bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
     return bars
+
+
+def growth_figure(points: list[dict[str, int]]) -> go.Figure:
+    """Entities (nodes) and relations (edges) against documents processed."""
+    xs = [p["documents"] for p in points]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=xs, y=[p["entities"] for p in points], mode="lines+markers", name="entities (nodes)"))
+    fig.add_trace(go.Scatter(x=xs, y=[p["relations"] for p in points], mode="lines+markers", name="relations (edges)"))
+    fig.update_layout(height=280, margin=dict(l=10, r=10, t=30, b=10), title="Knowledge graph growth",
+                      xaxis_title="documents processed", yaxis_title="count", legend=dict(orientation="h"))
+    # whole documents only: integer ticks (about ten at most), never 0.5 or 2.5
+    fig.update_xaxes(tickmode="linear", tick0=0, dtick=max(1, -(-max(xs + [1]) // 10)), tickformat="d")
+    return fig

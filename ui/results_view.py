@@ -71,7 +71,8 @@ def stages_frame(result: RetrievalResult) -> pd.DataFrame:
 
 
 def latency_figure(results: Mapping[str, RetrievalResult]) -> go.Figure:
-    """Stacked horizontal bars: latency of every stage, one bar per mode."""
+    """Stacked horizontal bars of every stage, one bar per mode (the pages use
+    ``ui.result_summary.latency_figure``, which keeps the answer stage apart)."""
     fig = go.Figure()
     stages: list[str] = []
     for result in results.values():
@@ -238,11 +239,10 @@ def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> N
     """One Compare column: heading, answer, counts/tokens, latency per stage."""
     st.subheader(mode, help=MODE_BLURBS.get(mode) or None)
     render_answer(result)
+    from ui.result_summary import metrics_line
+
     c = counts(result)
-    st.caption(f"{total_ms(result):.0f} ms · {result.context_tokens} context tokens · {result.llm_calls} LLM calls")
-    overview = overview_frame(result)
-    st.dataframe(overview, hide_index=True, key=f"{key_prefix}_{mode}_overview", height=table_height(len(overview)),
-                 column_config={"value": st.column_config.NumberColumn(format="%g")})
+    st.caption(metrics_line(result))  # only what is non-zero or meaningful for this mode
     with st.expander("Latency per stage", expanded=False):
         stages = stages_frame(result)
         st.dataframe(stages, hide_index=True, key=f"{key_prefix}_{mode}_stages", height=table_height(len(stages)))

@@ -9,6 +9,7 @@ from ui import state
 from ui.errors import escape_markdown, show_errors
 
 _MESSAGE = "sidebar_message"
+LIVE_POLL_S = 1.0
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -85,8 +86,8 @@ def provider_line(settings: Any, has_key: bool) -> str:
     return f"LLM: {model} @ {url}" + ("" if has_key else " — no API key in this session")
 
 
-def _counts(ws: Any) -> None:
-    status = _cached_status(str(ws.path), ws.generation(), ws)
+def _counts(ws: Any, live: bool = False) -> None:
+    status = ws.status() if live else _cached_status(str(ws.path), ws.generation(), ws)
     left, right = st.columns(2)
     left.metric("Documents", status["documents"])
     right.metric("Chunks", status["chunks"])
@@ -111,4 +112,32 @@ def render_sidebar() -> None:
                       if settings.embedder == "openai" else "")
             st.text(f"Embedder: {settings.embedder}{server}")
         with show_errors("Workspace"):
-            _counts(state.workspace())
+            _live_counts()
+            notice = state.generation_notice()
+            if notice:
+                st.info(notice)
+                st.toast(notice)
+
+
+def _indexing() -> bool:
+    job = st.session_state.get("doc_job")  # the Documents page's background indexing job
+    return bool(job is not None and getattr(job, "running", False))
+
+
+def _live_counts() -> None:
+    """The counts; while an indexing job runs they are redrawn every second (a fragment), uncached,
+    so they grow with the Documents page's counters instead of staying at their first value."""
+    if not _indexing():
+        _counts(state.workspace())
+        return
+
+    @st.fragment(run_every=LIVE_POLL_S)
+    def live() -> None:
+        running = _indexing()
+        _counts(state.workspace(), live=True)
+        if running:
+            st.caption("Indexing… (counts update live)")
+        else:
+            st.rerun()  # the job ended: one full rerun draws the final numbers and stops the polling
+
+    live()

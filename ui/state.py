@@ -3,12 +3,20 @@
 The data folder is ``core.config.data_dir()`` (``RAGSCOPE_DATA_DIR``, default ``data/workspaces``). Workspaces are cached
 with ``st.cache_resource`` keyed by path; derived tables use ``st.cache_data`` keyed by the
 workspace's generation, so they refresh after every write.
+
+Writes from outside the app (``python -m core index`` while the app is open): the SQLite tables
+show them at once, but an embedded ChromaDB store opened earlier keeps its old index in memory.
+``workspace()`` therefore remembers the generation it last saw per workspace; when the generation
+moved and no writer is active (no indexing job of this app, no write lock held), it reopens the
+vector store, so the next query searches the new vectors too, and says so once
+(``generation_notice``). While another process is still writing, it says the results may be stale.
 """
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import threading
 from pathlib import Path
 from typing import Optional
 
@@ -20,6 +28,9 @@ from core.settings import Settings
 from core.workspace import Workspace
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SEEN: dict[str, int] = {}  # workspace path -> generation its vector store was last (re)opened at
+_SEEN_LOCK = threading.Lock()
+NOTICE_KEY = "workspace_generation_notice"
 
 
 def data_dir() -> Path:
@@ -78,12 +89,52 @@ def api_key() -> Optional[str]:
 
 
 def workspace() -> Workspace:
-    """The current workspace (opened once per path and settings)."""
+    """The current workspace (opened once per path and settings), its vectors reopened when another
+    process changed it (see the module docstring)."""
     name = current_workspace_name()
     settings = session_settings(name)
     ws = _open(str(data_dir() / name), settings.model_dump_json())
     ws.api_key = api_key()
+    follow_generation(ws)
     return ws
+
+
+def app_is_writing(ws: Workspace) -> bool:
+    from ui.indexing import active_paths
+
+    return str(ws.path) in active_paths()
+
+
+def follow_generation(ws: Workspace) -> Optional[str]:
+    """Reopen ``ws``'s vector store if its generation moved while nobody writes; returns the notice
+    shown to the user (also kept in the session for ``generation_notice``), or None."""
+    key = str(ws.path)
+    generation = ws.generation()
+    notice = None
+    with _SEEN_LOCK:
+        seen = _SEEN.setdefault(key, generation)
+        if generation == seen:
+            return None
+        if app_is_writing(ws):
+            return None  # our own indexing job: its writes go through this very store
+        if ws.writer_active():
+            notice = ("Another process is writing to this workspace right now: results may miss its newest "
+                      "documents until it finishes.")
+        else:
+            ws.reopen_vectors()
+            _SEEN[key] = generation
+            notice = (f"The workspace changed outside this page (generation {seen} → {generation}, e.g. the CLI "
+                      "indexed documents): its vector store was reopened, so queries search the new documents too.")
+    try:
+        st.session_state[NOTICE_KEY] = notice
+    except Exception:  # noqa: BLE001 - outside a Streamlit session (library use)
+        pass
+    return notice
+
+
+def generation_notice() -> Optional[str]:
+    """The last generation notice of this session (shown once, then cleared)."""
+    return st.session_state.pop(NOTICE_KEY, None)
 
 
 def indexed_workspace(purpose: str) -> Optional[Workspace]:

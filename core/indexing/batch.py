@@ -22,6 +22,17 @@ from core.storage.store import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback
 from core.workspace import Workspace
 
+EMBED_PROGRESS_SLICE = 256  # texts per embedding call while indexing (progress after each)
+
+
+def progress_slices(n: int, size: int = EMBED_PROGRESS_SLICE) -> list[tuple[int, int]]:
+    """[start, end) slices of ``size`` texts; a short tail joins the previous slice, so every call
+    stays a batch (the embedder encodes small calls differently, as queries)."""
+    bounds = [(start, min(start + size, n)) for start in range(0, n, size)]
+    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] < size // 2:
+        bounds[-2:] = [(bounds[-2][0], n)]
+    return bounds
+
 
 _LABEL = re.compile(r"^(?:extraction|gleaning \d+):\s*")
 MAX_DROPPED_EXAMPLES = 5
@@ -184,10 +195,15 @@ class BatchIndexer:
             nodes = tree.flush()
             stale += tree.removed_vector_ids
             t = self._timed("tree", t)
-            self._emit("embed", 0, len(all_chunks) + len(entities) + len(relations) + len(nodes), "embedding")
             texts = graph_texts(entities, relations, nodes)
+            total = len(all_chunks) + len(texts)
+            self._emit("embed", len(all_chunks), total, "embedding")  # chunk vectors come with the extraction
             try:
-                vectors = ws.embedder.embed(texts) if texts else None
+                parts = []
+                for start, end in progress_slices(len(texts)):  # slices: the bar moves while embedding
+                    parts.append(ws.embedder.embed(texts[start:end]))
+                    self._emit("embed", len(all_chunks) + end, total, "embedding")
+                vectors = np.concatenate(parts) if parts else None
                 per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
             except BaseException:
                 prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
@@ -197,6 +213,7 @@ class BatchIndexer:
             t = self._timed("embed", t)
             upsert_chunk_vectors(ws, all_chunks, per_chunk)
             upsert_graph_vectors(ws, entities, relations, nodes, vectors)
+            self._emit("embed", total, total, "vectors stored")
             elapsed = time.perf_counter() - started
             for doc in live:
                 store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))

@@ -81,6 +81,7 @@ class VectorStore:
                     f"to use the embedded store") from exc
         else:
             self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+        self.persist_path = None if chroma_url else self.client.get_settings().persist_directory
         self.namespace = namespace
         self._collections = {
             name: self.client.get_or_create_collection(
@@ -91,6 +92,21 @@ class VectorStore:
 
     def collection(self, name: str):
         return self._collections[name]
+
+    def forget_embedded_system(self) -> None:
+        """Make the next embedded client on this folder start a fresh ChromaDB system.
+
+        Chroma shares one in-process system per folder and keeps its index in memory, so it never
+        sees vectors another process (e.g. the CLI) added later. The old system is left to whoever
+        still holds it (not stopped: a reader may be using it); only the per-folder registry entry
+        is dropped. A server client needs nothing (the server is always current)."""
+        if self.persist_path is None:
+            return
+        from chromadb.api.shared_system_client import SharedSystemClient
+
+        with SharedSystemClient._refcount_lock:
+            SharedSystemClient._identifier_to_system.pop(self.persist_path, None)
+            SharedSystemClient._identifier_to_refcount.pop(self.persist_path, None)
 
     def upsert(self, name: str, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[dict[str, Any]]) -> None:
         coll = self._collections[name]

@@ -1,0 +1,68 @@
+"""Example questions for Compare and Inspect.
+
+Where they come from, first match wins: the question file loaded on the Evaluate page in this
+session (kept under ``EVAL_QUESTIONS_KEY`` as ``(label, [(qid, question), …])``), then the
+sample questions (``data/sample_questions.jsonl``) when the workspace holds the sample corpus
+(at least half of its articles, by file name). Picking one copies it into the question box.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import streamlit as st
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
+EVAL_QUESTIONS_KEY = "eval_loaded_questions"
+
+
+def holds_sample_corpus(doc_names: list[str]) -> bool:
+    """True when at least half of the sample articles are among the workspace's documents."""
+    from core.api import sample_paths
+
+    samples = {p.name for p in sample_paths()}
+    return bool(samples) and len(samples & set(doc_names)) * 2 >= len(samples)
+
+
+def sample_questions() -> list[tuple[str, str]]:
+    from core.evaluation.questions import load_questions
+
+    if not SAMPLE_QUESTIONS.exists():
+        return []
+    return [(q.qid, q.question) for q in load_questions(SAMPLE_QUESTIONS)]
+
+
+def remember_questions(label: str, questions: Optional[list[Any]]) -> None:
+    """Called by the Evaluate page when a question file is loaded (its questions become the examples)."""
+    if questions:
+        st.session_state[EVAL_QUESTIONS_KEY] = (label, [(q.qid, q.question) for q in questions])
+
+
+def example_questions(ws: Any) -> tuple[str, list[tuple[str, str]]]:
+    """(where the examples come from, [(qid, question)]) for this workspace; empty when none fit."""
+    loaded = st.session_state.get(EVAL_QUESTIONS_KEY)
+    if loaded and loaded[1]:
+        return loaded[0], list(loaded[1])
+    if holds_sample_corpus(list(ws.doc_names().values())):
+        return "the sample corpus questions", sample_questions()
+    return "", []
+
+
+def example_picker(ws: Any, target_key: str) -> None:
+    """A selectbox of example questions; choosing one fills the text box ``target_key``."""
+    source, questions = example_questions(ws)
+    if not questions:
+        return
+    by_label = {f"{qid} · {text}": text for qid, text in questions}
+    picker_key = f"{target_key}_example"
+
+    def copy() -> None:
+        chosen = st.session_state.get(picker_key)
+        if chosen in by_label:
+            st.session_state[target_key] = by_label[chosen]
+
+    from ui.errors import escape_markdown
+
+    st.selectbox(f"Example question ({len(questions)} from {escape_markdown(source)})", list(by_label), index=None,
+                 key=picker_key, on_change=copy, placeholder="Pick an example, or type your own question below")

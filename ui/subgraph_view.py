@@ -1,0 +1,122 @@
+"""The subgraph one query retrieved, for Inspect: selection, counts, drawing and exports.
+
+One definition of the counts, used by the metric row and the caption alike:
+
+* **retrieved entities** — the mode's entity records (``result.entities``), drawn in their type
+  colour with a bold border;
+* **endpoints** — further nodes named by the retrieved relations or paths (not entity records
+  of the result), drawn in colour;
+* **neighbours** — 1-hop context around them, faded, only when asked for ("Show neighbours").
+
+The default view keeps at most ``DEFAULT_BUDGET`` nodes, best-ranked first, so a local query with
+90 touched nodes still reads at a glance; "Show all" lifts the cap. Exports: GraphML (node
+attribute ``role``) and the standalone HTML page of ``ui.graph_view.graph_html`` (vis-network
+inline: opens offline, fetches nothing).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import networkx as nx
+
+from core.extraction.nlp import normalize_name
+from ui.results_view import entity_key
+
+DEFAULT_BUDGET = 40
+ROLES = ("retrieved entity", "endpoint", "neighbour")
+
+
+@dataclass
+class QuerySubgraph:
+    """The nodes and edges to draw for one result, with their roles."""
+    graph: nx.Graph
+    entities: list[str] = field(default_factory=list)  # retrieved entities present in the graph, rank order
+    endpoints: list[str] = field(default_factory=list)
+    neighbours: list[str] = field(default_factory=list)
+    edges: set = field(default_factory=set)  # retrieved relations/path edges present in the drawing
+    retrieved_entities: int = 0  # len(result.entities): the count shown everywhere
+    retrieved_relations: int = 0
+    omitted: int = 0  # retrieved entities/endpoints left out by the budget
+
+    @property
+    def highlighted(self) -> set[str]:
+        return set(self.entities) | set(self.endpoints)
+
+
+def _relation_keys(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
+    nodes: list[str] = []
+    edges: list[tuple[str, str]] = []
+    for r in result.relations:
+        a = str(r.get("source_key") or normalize_name(str(r.get("source", ""))))
+        b = str(r.get("target_key") or normalize_name(str(r.get("target", ""))))
+        nodes += [a, b]
+        edges.append((a, b))
+    for p in result.paths:
+        seq = [str(n) for n in p.get("keys") or p.get("nodes") or []]
+        nodes += seq
+        edges += list(zip(seq, seq[1:]))
+    return nodes, edges
+
+
+def query_subgraph(graph: nx.Graph, result: Any, budget: int = DEFAULT_BUDGET, neighbours: bool = False
+                   ) -> QuerySubgraph:
+    """Retrieved entities first (rank order), then relation/path endpoints, then (optionally) their
+    1-hop neighbours, up to ``budget`` nodes; the induced subgraph with a ``role`` per node."""
+    entity_keys = list(dict.fromkeys(k for k in (entity_key(e) for e in result.entities) if k))
+    rel_nodes, rel_edges = _relation_keys(result)
+    in_graph = [k for k in entity_keys if k in graph]
+    endpoint_keys = [k for k in dict.fromkeys(rel_nodes) if k in graph and k not in set(entity_keys)]
+    budget = max(int(budget), 1)
+    entities = in_graph[:budget]
+    endpoints = endpoint_keys[: max(budget - len(entities), 0)]
+    omitted = len(in_graph) + len(endpoint_keys) - len(entities) - len(endpoints)
+    keep = set(entities) | set(endpoints)
+    extra: list[str] = []
+    if neighbours:
+        for node in entities + endpoints:
+            for nb in graph.neighbors(node):
+                if len(keep) >= budget:
+                    break
+                if nb not in keep:
+                    keep.add(nb)
+                    extra.append(nb)
+    sub = graph.subgraph(keep).copy()
+    roles = {n: "retrieved entity" for n in entities} | {n: "endpoint" for n in endpoints}
+    for node in sub.nodes:
+        sub.nodes[node]["role"] = roles.get(node, "neighbour")
+    edges = {(a, b) for a, b in rel_edges if sub.has_edge(a, b)}
+    return QuerySubgraph(graph=sub, entities=entities, endpoints=endpoints, neighbours=extra, edges=edges,
+                         retrieved_entities=len(result.entities), retrieved_relations=len(result.relations),
+                         omitted=omitted)
+
+
+def caption(view: QuerySubgraph, mode: str) -> str:
+    """One sentence with the counts (numbers and our words only)."""
+    parts = [f"{view.retrieved_entities} retrieved entities"]
+    if len(view.entities) != view.retrieved_entities:
+        parts[0] += f" ({len(view.entities)} drawn)"
+    if view.retrieved_relations:
+        parts.append(f"{view.retrieved_relations} retrieved relations (bold edges)")
+    if view.endpoints:
+        parts.append(f"{len(view.endpoints)} more entities named by those relations or paths")
+    if view.neighbours:
+        parts.append(f"{len(view.neighbours)} neighbours (faded)")
+    text = f"{mode}: " + ", ".join(parts) + f" — {view.graph.number_of_nodes()} nodes, " \
+                                            f"{view.graph.number_of_edges()} edges drawn."
+    if view.omitted:
+        text += f" {view.omitted} further retrieved node(s) are left out: tick “Show all”."
+    return text
+
+
+def subgraph_html(view: QuerySubgraph, height_px: int) -> str:
+    from ui.graph_view import graph_html
+
+    return graph_html(view.graph, height_px=height_px, highlight_nodes=view.highlighted,
+                      highlight_edges=view.edges or None, physics=False)  # stable layout, labels where they fit
+
+
+def graphml_bytes(view: QuerySubgraph) -> bytes:
+    from core.export import graph_bytes
+
+    return graph_bytes(view.graph, "graphml")
