@@ -160,8 +160,9 @@ def test_cli_json_then_ctrl_c_and_resume(judge_ws, llm_server, tmp_path):
         time.sleep(0.2)  # Ctrl-C once the keyword call and a first answer are in the cache
     assert proc.poll() is None, "".join(lines)[-2000:]
     proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=600)
+    out, rest = proc.communicate(timeout=600)  # communicate() may read the last stderr lines itself
     reader.join(timeout=10)
+    lines.append(rest or "")
     assert proc.returncode == 130, "".join(lines)[-2000:]
     partial = json.loads(out)
     assert partial["cancelled"] is True and "run judge again to resume" in "".join(lines)
