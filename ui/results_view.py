@@ -316,9 +316,9 @@ def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
 
 
 # --- the retrieved subgraph ------------------------------------------------------------------
-def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
-    """Entity keys and edges (key pairs) a result retrieved, in rank order, paths included."""
-    nodes: list[str] = [entity_key(e) for e in result.entities]
+def relation_keys(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
+    """Endpoint keys and edges (key pairs) of a result's relations and paths, in rank order."""
+    nodes: list[str] = []
     edges: list[tuple[str, str]] = []
     for r in result.relations:
         a = str(r.get("source_key") or normalize_name(str(r.get("source", ""))))
@@ -329,6 +329,13 @@ def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tupl
         seq = [str(n) for n in p.get("keys") or p.get("nodes") or []]
         nodes += seq
         edges += list(zip(seq, seq[1:]))
+    return nodes, edges
+
+
+def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
+    """Entity keys and edges (key pairs) a result retrieved, in rank order, paths included."""
+    rel_nodes, edges = relation_keys(result)
+    nodes = [entity_key(e) for e in result.entities] + rel_nodes
     return list(dict.fromkeys(n for n in nodes if n)), list(dict.fromkeys(e for e in edges if all(e)))
 
 

@@ -20,8 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from core.extraction.nlp import normalize_name
-from ui.results_view import entity_key
+from ui.results_view import entity_key, relation_keys
 
 DEFAULT_BUDGET = 40
 ROLES = ("retrieved entity", "endpoint", "neighbour")
@@ -44,27 +43,12 @@ class QuerySubgraph:
         return set(self.entities) | set(self.endpoints)
 
 
-def _relation_keys(result: Any) -> tuple[list[str], list[tuple[str, str]]]:
-    nodes: list[str] = []
-    edges: list[tuple[str, str]] = []
-    for r in result.relations:
-        a = str(r.get("source_key") or normalize_name(str(r.get("source", ""))))
-        b = str(r.get("target_key") or normalize_name(str(r.get("target", ""))))
-        nodes += [a, b]
-        edges.append((a, b))
-    for p in result.paths:
-        seq = [str(n) for n in p.get("keys") or p.get("nodes") or []]
-        nodes += seq
-        edges += list(zip(seq, seq[1:]))
-    return nodes, edges
-
-
 def query_subgraph(graph: nx.Graph, result: Any, budget: int = DEFAULT_BUDGET, neighbours: bool = False
                    ) -> QuerySubgraph:
     """Retrieved entities first (rank order), then relation/path endpoints, then (optionally) their
     1-hop neighbours, up to ``budget`` nodes; the induced subgraph with a ``role`` per node."""
     entity_keys = list(dict.fromkeys(k for k in (entity_key(e) for e in result.entities) if k))
-    rel_nodes, rel_edges = _relation_keys(result)
+    rel_nodes, rel_edges = relation_keys(result)
     in_graph = [k for k in entity_keys if k in graph]
     endpoint_keys = [k for k in dict.fromkeys(rel_nodes) if k in graph and k not in set(entity_keys)]
     budget = max(int(budget), 1)
