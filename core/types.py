@@ -1,8 +1,9 @@
-"""Shared record types of RAGScope: documents, chunks, extraction records, progress events
-and the one ``RetrievalResult`` that every retrieval mode returns."""
+"""Shared record types of RAGScope: documents, chunks, extraction records, progress events, the
+typed hits a retrieval mode returns (``EntityHit``, ``RelationHit``, ``PathHit``, ``ChunkHit``,
+``SummaryHit``) and the one ``RetrievalResult`` that holds them."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Optional
 
 
@@ -122,6 +123,164 @@ class ServiceUnavailable(Exception):
     """
 
 
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+class _Hit:
+    """``to_dict``: the record's JSON, a field left ``None`` (not used by the mode) left out, so each
+    mode's JSON keeps the field names it always had."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)  # type: ignore[arg-type]
+                if getattr(self, f.name) is not None}
+
+
+@dataclass
+class ChunkHit(_Hit):
+    """A chunk in a mode's evidence. ``position`` (LightRAG modes: 1-based rank in the Sources),
+    ``via`` / ``brought_by`` (the kind and labels of the entities or relations that brought it; mix's
+    dense hits: via "naive"), ``also_found_by`` (hybrid / mix: other lists that found it) and ``pairs``
+    (tree: the query-entity name pairs it holds) are set only by the modes that have them."""
+
+    chunk_id: str
+    score: float
+    reason: str
+    doc_id: str = ""
+    doc_name: str = ""
+    order: int = 0
+    text: str = ""
+    position: Optional[int] = None
+    via: Optional[str] = None
+    brought_by: Optional[list[str]] = None
+    also_found_by: Optional[list[str]] = None
+    pairs: Optional[list[list[str]]] = None
+
+    @classmethod
+    def make(cls, chunk_id: str, score: float, reason: str, text: str = "") -> "ChunkHit":
+        """The one constructor: document fields are filled later from the store
+        (``core.retrieval.base.fill_chunk_texts``); the score is rounded to 6 places."""
+        return cls(chunk_id=chunk_id, score=round(float(score), 6), reason=reason, text=text or "")
+
+
+@dataclass
+class EntityHit(_Hit):
+    """An entity in a mode's evidence: graph ``key`` and display ``name``; ``degree`` and ``position``
+    (LightRAG modes) and ``also_found_by`` (hybrid / mix) only where the mode has them."""
+
+    key: str
+    name: str
+    type: str
+    description: str
+    score: float
+    reason: str
+    source_chunk_ids: list[str] = field(default_factory=list)
+    degree: Optional[int] = None
+    position: Optional[int] = None
+    also_found_by: Optional[list[str]] = None
+
+    @classmethod
+    def make(cls, key: str, data: dict[str, Any], score: float, reason: str, *, name: str = "",
+             default_type: str = "", degree: Optional[int] = None) -> "EntityHit":
+        """The one constructor, from a graph node's ``data``."""
+        return cls(key=key, name=name or str(data.get("name") or key), type=data.get("type", default_type),
+                   description=data.get("description", ""), score=round(float(score), 6), reason=reason,
+                   source_chunk_ids=list(data.get("source_chunk_ids") or []), degree=degree)
+
+
+@dataclass
+class PathEdge(_Hit):
+    """One edge of a path, in the path's direction (``source`` comes first on the path)."""
+
+    source: str
+    target: str
+    source_key: str
+    target_key: str
+    keywords: list[str]
+    description: str
+    weight: float
+
+    @classmethod
+    def make(cls, a: str, b: str, names: tuple[str, str], data: dict[str, Any]) -> "PathEdge":
+        return cls(source=names[0], target=names[1], source_key=a, target_key=b,
+                   keywords=list(data.get("keywords") or []), description=data.get("description", ""),
+                   weight=float(data.get("weight", 0.0)))
+
+
+@dataclass
+class RelationHit(_Hit):
+    """A relation in a mode's evidence, between the entities ``source_key`` and ``target_key`` (display
+    names ``source`` / ``target``); ``degree`` and ``position`` (LightRAG) and ``also_found_by``
+    (hybrid / mix) only where the mode has them."""
+
+    source: str
+    target: str
+    source_key: str
+    target_key: str
+    keywords: list[str]
+    description: str
+    weight: float
+    score: float
+    reason: str
+    source_chunk_ids: list[str] = field(default_factory=list)
+    degree: Optional[int] = None
+    position: Optional[int] = None
+    also_found_by: Optional[list[str]] = None
+
+    @classmethod
+    def make(cls, a: str, b: str, names: tuple[str, str], data: dict[str, Any], score: float, reason: str, *,
+             default_weight: float = 1.0, degree: Optional[int] = None) -> "RelationHit":
+        """The one constructor, from a graph edge's ``data``."""
+        return cls(source=names[0], target=names[1], source_key=a, target_key=b,
+                   keywords=list(data.get("keywords") or []), description=data.get("description", ""),
+                   weight=float(data.get("weight", default_weight)), score=round(float(score), 6), reason=reason,
+                   source_chunk_ids=list(data.get("source_chunk_ids") or []), degree=degree)
+
+
+@dataclass
+class PathHit(_Hit):
+    """A PathRAG path: its node ``keys`` and display ``nodes`` in order, its edges, each node's
+    resource, its reliability ``score``, the text the context quotes; ``why`` and
+    ``question_entities`` say how it relates to the question (RAGScope's ranking)."""
+
+    rank: int
+    nodes: list[str]
+    keys: list[str]
+    relations: list[PathEdge]
+    resources: dict[str, float]
+    score: float
+    hops: int
+    text: str
+    why: Optional[str] = None
+    question_entities: Optional[int] = None
+
+
+@dataclass
+class SummaryHit(_Hit):
+    """An E2GraphRAG summary-tree node in a mode's evidence."""
+
+    node_id: str
+    level: int
+    scope: str
+    doc_id: str
+    doc_name: str
+    text: str
+    score: float
+    reason: str
+    leaf_chunk_ids: list[str] = field(default_factory=list)
+
+    @classmethod
+    def make(cls, node: Any, score: float, reason: str, doc_name: str = "") -> "SummaryHit":
+        """The one constructor, from a ``core.storage`` tree node."""
+        return cls(node_id=node.node_id, level=int(node.level), scope=node.scope, doc_id=node.doc_id or "",
+                   doc_name=doc_name, text=node.text, score=round(float(score), 6), reason=reason,
+                   leaf_chunk_ids=list(node.leaf_chunk_ids))
+
+
 @dataclass
 class Answer:
     text: str
@@ -137,11 +296,11 @@ class RetrievalResult:
     query: str
     params: dict[str, Any] = field(default_factory=dict)
     keywords: dict[str, list[str]] = field(default_factory=lambda: {"low": [], "high": []})
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    paths: list[dict[str, Any]] = field(default_factory=list)
-    chunks: list[dict[str, Any]] = field(default_factory=list)
-    summaries: list[dict[str, Any]] = field(default_factory=list)
+    entities: list[EntityHit] = field(default_factory=list)
+    relations: list[RelationHit] = field(default_factory=list)
+    paths: list[PathHit] = field(default_factory=list)
+    chunks: list[ChunkHit] = field(default_factory=list)
+    summaries: list[SummaryHit] = field(default_factory=list)
     context_text: str = ""
     context_tokens: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -158,7 +317,7 @@ class RetrievalResult:
     reached_chunk_ids: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        if self.answer is None:
-            data["answer"] = None
+        """The result as JSON-ready data; each hit through its own ``to_dict``."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "answer"}
+        data["answer"] = None if self.answer is None else asdict(self.answer)
         return data

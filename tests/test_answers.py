@@ -21,7 +21,7 @@ from core.answers.question import (HOW_MANY, HOW_MUCH, WHEN, WHERE, WHO, answer_
                                    make_frame, stem)
 from core.answers.scoring import best
 from core.answers.sentences import build_sentences
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, PathHit, RelationHit, RetrievalResult, SummaryHit
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "brightwater-robotics.md"
 CITE = re.compile(r"\[[^\[\]]+, chunk \d+\]")
@@ -141,14 +141,14 @@ def inputs(question: str = QUESTION, entities=("ilse marren",), lines: int = 4) 
     return inp
 
 
-def chunk(cid: str) -> dict:
+def chunk(cid: str) -> ChunkHit:
     name, order = NAMES[cid]
-    return {"chunk_id": cid, "doc_id": name, "doc_name": name, "order": order, "text": ""}
+    return ChunkHit(chunk_id=cid, score=0.0, reason="", doc_id=name, doc_name=name, order=order)
 
 
-def relation(a: str, b: str) -> dict:
-    return {"source": a.title(), "target": b.title(), "source_key": a, "target_key": b, "keywords": [],
-            "description": "", "source_chunk_ids": []}
+def relation(a: str, b: str) -> RelationHit:
+    return RelationHit(source=a.title(), target=b.title(), source_key=a, target_key=b, keywords=[], description="",
+                       weight=1.0, score=0.0, reason="")
 
 
 def answer_text(builder, inp: AnswerInputs, result: RetrievalResult) -> str:
@@ -191,9 +191,9 @@ def test_without_a_bridge_relations_state_what_the_mode_retrieved():
 
 def test_path_chain_quotes_the_sentence_of_every_edge_in_order():
     inp = inputs()
-    path = {"rank": 1, "keys": ["ilse marren", "brightwater robotics", "stellan industries"],
-            "nodes": ["Ilse Marren", "Brightwater Robotics", "Stellan Industries"], "relations": [], "why": "",
-            "score": 1.0}
+    path = PathHit(rank=1, keys=["ilse marren", "brightwater robotics", "stellan industries"],
+                   nodes=["Ilse Marren", "Brightwater Robotics", "Stellan Industries"], relations=[], resources={},
+                   score=1.0, hops=2, text="", why="")
     result = RetrievalResult(mode="path", query=QUESTION, paths=[path], chunks=[chunk("c2")])
     text = answer_text(path_answer, inp, result)
     chain = next(line for line in text.split("\n") if line.startswith("- path #1: "))
@@ -213,11 +213,13 @@ def test_naive_quotes_its_chunks_in_rank_order_with_their_labels():
 
 def test_tree_quotes_summary_sentences_then_leaf_sentences_with_the_query_entities():
     inp = inputs()
-    summary = {"node_id": "s1", "level": 1, "doc_name": "brightwater.md", "leaf_chunk_ids": ["c1", "c2"],
-               "text": "Brightwater Robotics was founded in 2011 by Ilse Marren, a lecturer at Northmere. "
-                       "The firm makes inspection robots for ship hulls and dock walls."}
+    summary = SummaryHit(node_id="s1", level=1, scope="document", doc_id="brightwater.md", doc_name="brightwater.md",
+                         leaf_chunk_ids=["c1", "c2"], score=1.0, reason="",
+                         text="Brightwater Robotics was founded in 2011 by Ilse Marren, a lecturer at Northmere. "
+                              "The firm makes inspection robots for ship hulls and dock walls.")
     result = RetrievalResult(mode="tree", query=QUESTION, summaries=[summary], chunks=[chunk("c2")],
-                             entities=[{"key": "brightwater", "name": "Brightwater"}])
+                             entities=[EntityHit(key="brightwater", name="Brightwater", type="ORG", description="",
+                                                 score=1.0, reason="")])
     text = answer_text(tree_answer, inp, result)
     labels = [line[2:].split(":")[0] for line in text.split("\n")[1:]]
     assert labels[0] == "summary, level 1"

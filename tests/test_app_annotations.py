@@ -68,7 +68,7 @@ def test_mark_in_inspect_and_compare_export_and_evaluate(data_dir, tmp_path):
     result = at.session_state["inspect_last"]["result"]
     radios = _mark_radios(at, "inspect")
     assert len(radios) == min(10, len(result.chunks)) and all(r.value == "—" for r in radios)
-    first, second = result.chunks[0]["chunk_id"], result.chunks[1]["chunk_id"]
+    first, second = result.chunks[0].chunk_id, result.chunks[1].chunk_id
     assert radios[0].key.endswith(first) and radios[1].key.endswith(second)
     radios[0].set_value("relevant")
     radios[1].set_value("not relevant")
@@ -84,10 +84,10 @@ def test_mark_in_inspect_and_compare_export_and_evaluate(data_dir, tmp_path):
     at.button(key="compare_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     results = at.session_state["compare_last"]["results"]
-    naive_ids = {c["chunk_id"] for c in results["naive"].chunks}
-    local_only = [c["chunk_id"] for c in results["local"].chunks if c["chunk_id"] not in naive_ids]
+    naive_ids = {c.chunk_id for c in results["naive"].chunks}
+    local_only = [c.chunk_id for c in results["local"].chunks if c.chunk_id not in naive_ids]
     at.number_input(key="compare_annotate_count").set_value(
-        len({c["chunk_id"] for r in results.values() for c in r.chunks})).run()
+        len({c.chunk_id for r in results.values() for c in r.chunks})).run()
     radios = {r.key.rsplit("_", 1)[1]: r for r in _mark_radios(at, "compare")}
     assert radios[first].value == "relevant" and radios[second].value == "not relevant"  # stored marks shown
     extra = local_only[0] if local_only else next(c for c in radios if c not in (first, second))

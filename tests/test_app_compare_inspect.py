@@ -163,8 +163,8 @@ def test_inspect_path_shows_paths_resources_subgraph_and_json(data_dir):
     first = json.loads(charts[0].proto.spec)
     bars = first["data"][0]
     assert bars["type"] == "bar"
-    assert bars["y"] == pytest.approx([result.paths[0]["resources"][n] for n in result.paths[0]["nodes"]])
-    assert first["layout"]["meta"]["reliability"] == pytest.approx(result.paths[0]["score"])
+    assert bars["y"] == pytest.approx([result.paths[0].resources[n] for n in result.paths[0].nodes])
+    assert first["layout"]["meta"]["reliability"] == pytest.approx(result.paths[0].score)
     assert [m.label for m in at.metric][:3] == ["Entities", "Relations", "Paths"]
     assert at.metric[2].value == str(len(result.paths))
     assert len(elements(at, "iframe")) == 1  # the highlighted subgraph
@@ -242,14 +242,14 @@ def test_first_line_html_escapes_document_text_and_bolds_only_the_short_answer()
 
 
 def test_retrieved_subgraph_highlights_and_caps():
-    from core.types import RetrievalResult
+    from core.types import EntityHit, RelationHit, RetrievalResult
     from ui.results_view import retrieved_subgraph
 
     g = nx.star_graph(400)  # hub 0 with 400 leaves
     g = nx.relabel_nodes(g, {n: f"n{n}" for n in g})
     g.add_edge("n1", "x")
-    result = RetrievalResult(mode="local", query="q", entities=[{"key": "n1", "name": "N1"}],
-                             relations=[{"source": "N1", "target": "N0", "source_key": "n1", "target_key": "n0"}])
+    result = RetrievalResult(mode="local", query="q", entities=[EntityHit.make("n1", {"name": "N1"}, 1.0, "")],
+                             relations=[RelationHit.make("n1", "n0", ("N1", "N0"), {}, 1.0, "")])
     sub, nodes, edges, truncated = retrieved_subgraph(g, result, max_nodes=50)
     assert nodes == {"n1", "n0"} and edges == {("n1", "n0")}
     assert sub.number_of_nodes() == 50 and truncated

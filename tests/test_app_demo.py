@@ -147,13 +147,14 @@ def test_prose_removes_markup_and_cut_off_repeats_and_escapes():
 
 # --- Compare: compact metrics, split latency chart, example questions --------------------------
 def test_metrics_line_and_latency_chart_keep_the_answer_apart():
-    from core.types import Answer, RetrievalResult
+    from core.types import Answer, ChunkHit, EntityHit, PathHit, RetrievalResult
     from ui.result_summary import latency_figure, metric_items
 
-    fast = RetrievalResult(mode="naive", query="q", chunks=[{"chunk_id": "c"}] * 3, context_tokens=300,
+    fast = RetrievalResult(mode="naive", query="q", chunks=[ChunkHit.make("c", 1.0, "")] * 3, context_tokens=300,
                            timings_ms={"embed_query": 5.0, "vector_search": 3.0, "answer": 900.0},
                            answer=Answer(text="a", kind="extractive"))
-    slow = RetrievalResult(mode="path", query="q", entities=[{"name": "E"}] * 2, paths=[{"nodes": []}],
+    slow = RetrievalResult(mode="path", query="q", entities=[EntityHit.make("e", {"name": "E"}, 1.0, "")] * 2,
+                           paths=[PathHit(rank=1, nodes=[], keys=[], relations=[], resources={}, score=0.0, hops=0, text="")],
                            context_tokens=50, timings_ms={"graph_walk": 120.0, "answer": 10.0},
                            answer=Answer(text="a", kind="llm", model="m"), llm_calls=1, prompt_tokens=40,
                            completion_tokens=7)
@@ -227,13 +228,14 @@ def test_inspect_one_entity_count_budget_and_subgraph_exports(data_dir):
 
 
 def test_query_subgraph_roles_and_budget():
-    from core.types import RetrievalResult
+    from core.types import EntityHit, RelationHit, RetrievalResult
     from ui.subgraph_view import caption, query_subgraph
 
     g = nx.path_graph(["a", "b", "c", "d", "e"])
     g.add_edge("b", "x")
-    result = RetrievalResult(mode="local", query="q", entities=[{"key": "b", "name": "B"}, {"key": "zz", "name": "Z"}],
-                             relations=[{"source_key": "b", "target_key": "c", "source": "B", "target": "C"}])
+    result = RetrievalResult(mode="local", query="q",
+                             entities=[EntityHit.make("b", {"name": "B"}, 1.0, ""), EntityHit.make("zz", {"name": "Z"}, 1.0, "")],
+                             relations=[RelationHit.make("b", "c", ("B", "C"), {}, 1.0, "")])
     view = query_subgraph(g, result, budget=10)
     assert view.entities == ["b"] and view.endpoints == ["c"] and view.edges == {("b", "c")}
     assert set(view.graph.nodes) == {"b", "c"} and view.graph.nodes["c"]["role"] == "endpoint"
@@ -358,7 +360,7 @@ def test_cli_indexing_beside_an_open_session_is_seen_by_the_next_query(data_dir,
     at.text_area(key="inspect_question").input("Who founded the Quillon Observatory?")
     at.button(key="inspect_run").click().run()
     before = at.session_state["inspect_last"]["result"]
-    assert "quillon.txt" not in [c.get("doc_name") for c in before.chunks]
+    assert "quillon.txt" not in [c.doc_name for c in before.chunks]
     doc = tmp_path / "quillon.txt"
     doc.write_text(NEW_DOC, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "core", "index", "--workspace", str(data_dir / "sample"), str(doc)],
@@ -367,7 +369,7 @@ def test_cli_indexing_beside_an_open_session_is_seen_by_the_next_query(data_dir,
     at.button(key="inspect_run").click().run()  # the same session, its vector store opened before the CLI ran
     assert not at.exception, [e.value for e in at.exception]
     after = at.session_state["inspect_last"]["result"]
-    assert [c.get("doc_name") for c in after.chunks][0] == "quillon.txt"
+    assert [c.doc_name for c in after.chunks][0] == "quillon.txt"
     from ui import state
 
     assert "vector store was reopened" in at.session_state[state.NOTICE_KEY]  # said once, by the sidebar

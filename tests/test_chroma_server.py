@@ -113,7 +113,7 @@ def test_the_vectors_live_on_the_server(chroma_server, server_workspace, sample_
 
 
 def _ranked(result) -> list[tuple[str, float]]:
-    return [(c["chunk_id"], c["score"]) for c in result.chunks]
+    return [(c.chunk_id, c.score) for c in result.chunks]
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
@@ -136,7 +136,7 @@ def test_every_mode_returns_the_same_results_as_the_embedded_store(chroma_server
         assert [c for c, _ in got] == [c for c, _ in want], mode
         for (_, a), (_, b) in zip(got, want):
             assert a == pytest.approx(b, abs=1e-3), mode
-        assert [e["name"] for e in served[mode].entities] == [e["name"] for e in embedded[mode].entities], mode
+        assert [e.name for e in served[mode].entities] == [e.name for e in embedded[mode].entities], mode
         assert served[mode].evidence_chunk_ids == embedded[mode].evidence_chunk_ids, mode
         report[mode] = (len(got), max((abs(a - b) for (_, a), (_, b) in zip(got, want)), default=0.0))
     print(f"server vs embedded for {question!r}: " +
@@ -153,7 +153,7 @@ def test_the_environment_variable_selects_the_server(chroma_server, server_works
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = [c["chunk_id"] for c in json.loads(proc.stdout)["chunks"]]
-    want = [c["chunk_id"] for c in run_modes(sample_ws, QUESTIONS[0], ["naive"], with_answers=False)["naive"].chunks]
+    want = [c.chunk_id for c in run_modes(sample_ws, QUESTIONS[0], ["naive"], with_answers=False)["naive"].chunks]
     assert got == want and got
     assert not (server_workspace / "chroma").exists()
 

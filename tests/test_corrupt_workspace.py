@@ -108,11 +108,11 @@ def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, samp
         assert reconcile(ws) == {}  # nothing left to repair
         got = run_modes(ws, QUESTION, ["naive"], with_answers=False)["naive"]
         want = run_modes(sample_ws, QUESTION, ["naive"], with_answers=False)["naive"]
-        assert got.chunks and [c["chunk_id"] for c in got.chunks][:3] == [c["chunk_id"] for c in want.chunks][:3]
-        assert set(c["chunk_id"] for c in got.chunks) == set(c["chunk_id"] for c in want.chunks)
-        want_scores = {c["chunk_id"]: c["score"] for c in want.chunks}
+        assert got.chunks and [c.chunk_id for c in got.chunks][:3] == [c.chunk_id for c in want.chunks][:3]
+        assert set(c.chunk_id for c in got.chunks) == set(c.chunk_id for c in want.chunks)
+        want_scores = {c.chunk_id: c.score for c in want.chunks}
         for chunk in got.chunks:
-            assert chunk["score"] == pytest.approx(want_scores[chunk["chunk_id"]], abs=0.01)
+            assert chunk.score == pytest.approx(want_scores[chunk.chunk_id], abs=0.01)
     finally:
         ws.close()
 

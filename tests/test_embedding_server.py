@@ -184,8 +184,8 @@ def test_every_mode_retrieves_what_the_local_workspace_retrieves(embedding_serve
     finally:
         ws.close()
     local = run_modes(sample_ws, question, modes, with_answers=False)
-    top = [(c["chunk_id"], c["score"]) for c in served["naive"].chunks[:5]]
-    want = [(c["chunk_id"], c["score"]) for c in local["naive"].chunks[:5]]
+    top = [(c.chunk_id, c.score) for c in served["naive"].chunks[:5]]
+    want = [(c.chunk_id, c.score) for c in local["naive"].chunks[:5]]
     assert top and same_up_to_ties(top, want), (top, want)
     overlaps = {}
     for mode in modes:

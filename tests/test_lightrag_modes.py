@@ -36,6 +36,7 @@ from core.retrieval.lightrag_context import (
     text_tokens,
 )
 from core.tokens import count_tokens
+from core.types import ChunkHit
 
 NAMES = {"a": "Alpha", "b": "Beta", "c": "Gamma", "d": "Delta", "e": "Epsilon", "f": "Zeta"}
 EDGES = [("a", "b", 2.0), ("a", "c", 5.0), ("b", "c", 1.0), ("b", "d", 3.0), ("c", "e", 1.0),
@@ -54,7 +55,7 @@ def hand_graph(description_words: int = 3) -> nx.Graph:
 
 
 def pairs(relations: list[dict]) -> list[tuple[str, str]]:
-    return [(r["source_key"], r["target_key"]) for r in relations]
+    return [(r.source_key, r.target_key) for r in relations]
 
 
 # --- local_expand -------------------------------------------------------------------------------
@@ -64,26 +65,26 @@ def test_local_expand_ranks_relations_by_edge_degree_then_weight() -> None:
     entities, relations = local_expand(graph, [("a", 0.9), ("d", 0.5), ("c", 0.3), ("f", 0.1)],
                                        top_k=40, threshold=0.2, query_label="low-level keywords 'x'")
     # f (0.1) is below the threshold; the others keep the vector order.
-    assert [e["key"] for e in entities] == ["a", "d", "c"]
-    assert [e["score"] for e in entities] == [0.9, 0.5, 0.3]
-    assert [e["degree"] for e in entities] == [2, 2, 3]
-    assert entities[0]["reason"] == "cosine 0.900 to low-level keywords 'x'; degree 2"
+    assert [e.key for e in entities] == ["a", "d", "c"]
+    assert [e.score for e in entities] == [0.9, 0.5, 0.3]
+    assert [e.degree for e in entities] == [2, 2, 3]
+    assert entities[0].reason == "cosine 0.900 to low-level keywords 'x'; degree 2"
     # Incident edges, discovery order: a-b, a-c (from a); b-d, d-e (from d); b-c, c-e (from c).
     # Ranked by (edge degree, weight) desc: b-c (6, w1), c-e (6, w1; later discovered),
     # a-c (5, w5), d-e (5, w4), b-d (5, w3), a-b (5, w2). e-f is not incident to a, d or c.
     assert pairs(relations) == [("b", "c"), ("c", "e"), ("a", "c"), ("d", "e"), ("b", "d"), ("a", "b")]
-    assert [r["score"] for r in relations] == [6, 6, 5, 5, 5, 5]
-    assert [r["position"] for r in relations] == [1, 2, 3, 4, 5, 6]
-    assert relations[2]["reason"] == "incident to retrieved entities Alpha and Gamma; edge degree 5, weight 5"
-    assert relations[0]["reason"] == "incident to retrieved entity Gamma; edge degree 6, weight 1"
-    assert (relations[0]["source"], relations[0]["target"]) == ("Beta", "Gamma")
+    assert [r.score for r in relations] == [6, 6, 5, 5, 5, 5]
+    assert [r.position for r in relations] == [1, 2, 3, 4, 5, 6]
+    assert relations[2].reason == "incident to retrieved entities Alpha and Gamma; edge degree 5, weight 5"
+    assert relations[0].reason == "incident to retrieved entity Gamma; edge degree 6, weight 1"
+    assert (relations[0].source, relations[0].target) == ("Beta", "Gamma")
 
 
 def test_local_expand_top_k_counts_missing_keys_and_sorts_hits() -> None:
     graph = hand_graph()
     # The best two hits are "zzz" (not in the graph, skipped) and a; d falls outside top_k = 2.
     entities, relations = local_expand(graph, [("d", 0.5), ("zzz", 0.95), ("a", 0.9)], top_k=2, threshold=0.2)
-    assert [e["key"] for e in entities] == ["a"]
+    assert [e.key for e in entities] == ["a"]
     # a-c (5, w5) before a-b (5, w2).
     assert pairs(relations) == [("a", "c"), ("a", "b")]
 
@@ -102,13 +103,13 @@ def test_global_expand_ranks_relations_then_endpoints() -> None:
     # d-e (0.1) is below the threshold; a-c keeps its best hit (0.8, given reversed as c-a).
     # Ranked by (cosine, edge degree, weight) desc: a-c (.8, 5, w5), a-b (.8, 5, w2), e-f (.8, 4, w1), b-d (.5, 5, w3).
     assert pairs(relations) == [("a", "c"), ("a", "b"), ("e", "f"), ("b", "d")]
-    assert [r["score"] for r in relations] == [0.8, 0.8, 0.8, 0.5]
-    assert relations[0]["reason"] == "cosine 0.800 to high-level keywords 'y'; edge degree 5, weight 5"
+    assert [r.score for r in relations] == [0.8, 0.8, 0.8, 0.5]
+    assert relations[0].reason == "cosine 0.800 to high-level keywords 'y'; edge degree 5, weight 5"
     # Endpoints by first appearance, the higher-degree end of a relation first:
     # a-c -> c (3), a (2); a-b -> b; e-f -> e (3), f (1); b-d -> d.
-    assert [e["key"] for e in entities] == ["c", "a", "b", "e", "f", "d"]
-    assert [e["score"] for e in entities] == [0.8, 0.8, 0.8, 0.8, 0.8, 0.5]
-    assert entities[5]["reason"] == "endpoint of relation Beta — Delta (ranked #4 by cosine 0.500); degree 2"
+    assert [e.key for e in entities] == ["c", "a", "b", "e", "f", "d"]
+    assert [e.score for e in entities] == [0.8, 0.8, 0.8, 0.8, 0.8, 0.5]
+    assert entities[5].reason == "endpoint of relation Beta — Delta (ranked #4 by cosine 0.500); degree 2"
 
 
 def test_global_expand_top_k_and_missing_edges() -> None:
@@ -116,7 +117,7 @@ def test_global_expand_top_k_and_missing_edges() -> None:
     # a-f is not an edge (skipped, but it used one of the top_k = 2 slots); b-d is third.
     entities, relations = global_expand(graph, [("a", "f", 0.9), ("e", "f", 0.6), ("b", "d", 0.5)], top_k=2)
     assert pairs(relations) == [("e", "f")]
-    assert [e["key"] for e in entities] == ["e", "f"]
+    assert [e.key for e in entities] == ["e", "f"]
 
 
 # --- chunks -------------------------------------------------------------------------------------
@@ -145,9 +146,9 @@ def test_round_robin_interleaves_and_keeps_first_occurrence() -> None:
 
 # --- budgets and rendering ----------------------------------------------------------------------
 
-def _chunks(n: int, words: int = 40) -> list[dict]:
-    return [{"chunk_id": f"k{i}", "doc_name": f"doc{i}.md", "order": i, "text": f"chunk {i} " + "sea " * words}
-            for i in range(n)]
+def _chunks(n: int, words: int = 40) -> list[ChunkHit]:
+    return [ChunkHit(chunk_id=f"k{i}", score=0.0, reason="", doc_name=f"doc{i}.md", order=i,
+                     text=f"chunk {i} " + "sea " * words) for i in range(n)]
 
 
 def test_apply_budgets_truncates_each_section_as_a_prefix() -> None:
@@ -163,9 +164,9 @@ def test_apply_budgets_truncates_each_section_as_a_prefix() -> None:
     total = skeleton + e_budget + r_budget + c_cost[0] + c_cost[1]
     fit = apply_budgets(entities, relations, chunks, max_entity_tokens=e_budget, max_relation_tokens=r_budget,
                         max_total_tokens=total)
-    assert [e["key"] for e in fit.entities] == ["a", "d"]
+    assert [e.key for e in fit.entities] == ["a", "d"]
     assert pairs(fit.relations) == pairs(relations[:3])
-    assert [c["chunk_id"] for c in fit.chunks] == ["k0", "k1"]
+    assert [c.chunk_id for c in fit.chunks] == ["k0", "k1"]
     assert fit.tokens == {"entities": e_budget, "relations": r_budget, "chunks": c_cost[0] + c_cost[1],
                           "headers": skeleton}
     # One token less for entities: only the first row fits; its leftover goes to chunks.
@@ -199,7 +200,7 @@ def test_render_within_drops_chunks_first() -> None:
     fit = Budgeted(list(entities), list(relations), _chunks(3), {})
     full = count_tokens(render_context(entities, relations, _chunks(3)))
     text, tokens, dropped = render_within(fit, full - 1)  # one token too many: the last chunk goes
-    assert dropped == 1 and [c["chunk_id"] for c in fit.chunks] == ["k0", "k1"]
+    assert dropped == 1 and [c.chunk_id for c in fit.chunks] == ["k0", "k1"]
     assert len(fit.entities) == len(entities) and len(fit.relations) == len(relations)
     assert tokens == count_tokens(text) <= full - 1
 
@@ -238,24 +239,24 @@ def test_mode_on_sample_workspace(sample_ws, mode: str) -> None:
     assert result.keywords["low"] == ["Tidewater Shipping Cooperative"] and "high" in result.keywords
     assert result.entities and result.relations and result.chunks
     for entity in result.entities:
-        assert {"name", "type", "description", "score", "reason", "source_chunk_ids", "key"} <= set(entity)
+        assert {"name", "type", "description", "score", "reason", "source_chunk_ids", "key"} <= set(entity.to_dict())
     for relation in result.relations:
         assert {"source", "target", "keywords", "description", "weight", "score", "reason",
-                "source_key", "target_key"} <= set(relation)
+                "source_key", "target_key"} <= set(relation.to_dict())
     for chunk in result.chunks:
-        assert chunk["text"] and chunk["doc_name"] and chunk["reason"]
+        assert chunk.text and chunk.doc_name and chunk.reason
     assert 0 < result.context_tokens <= settings.max_total_tokens
     assert result.context_tokens == count_tokens(result.context_text)
-    assert result.evidence_chunk_ids == [c["chunk_id"] for c in result.chunks]
+    assert result.evidence_chunk_ids == [c.chunk_id for c in result.chunks]
     assert "-----Entities-----" in result.context_text and "-----Sources-----" in result.context_text
     assert {"keywords", "embed_query", "vector_search", "graph_walk", "ranking", "context"} <= set(result.timings_ms)
     assert result.llm_calls == 0 and result.prompt_tokens == 0
     assert any("budgets:" in line for line in result.trace)
-    doc_names = {c["doc_name"] for c in result.chunks}
+    doc_names = {c.doc_name for c in result.chunks}
     assert "03-tidewater-shipping-cooperative.md" in doc_names
     if mode in ("local", "global"):
         for records in (result.entities, result.relations, result.chunks):
-            assert _descending([r["score"] for r in records])
+            assert _descending([r.score for r in records])
 
 
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix"])
@@ -276,7 +277,7 @@ def test_global_uses_high_level_keywords_or_falls_back(sample_ws) -> None:
     result = retriever.retrieve(QueryContext(sample_ws, question))
     assert result.keywords["high"] == ["arbitrator", "fishing dispute"]
     assert "high-level keywords searched: arbitrator, fishing dispute" in result.trace
-    assert "to high-level keywords 'arbitrator, fishing dispute'" in result.relations[0]["reason"]
+    assert "to high-level keywords 'arbitrator, fishing dispute'" in result.relations[0].reason
 
 
 def test_hybrid_is_the_round_robin_of_local_and_global(sample_ws) -> None:
@@ -296,7 +297,7 @@ def test_hybrid_is_the_round_robin_of_local_and_global(sample_ws) -> None:
     assert [chunk_key(c) for c in hybrid.chunks] == \
         [chunk_key(c) for c in round_robin(local.chunks, global_.chunks, key=chunk_key)]
     result = modes["hybrid"]().retrieve(ctx)
-    assert [e["key"] for e in result.entities] == [entity_key(e) for e in hybrid.entities][:len(result.entities)]
+    assert [e.key for e in result.entities] == [entity_key(e) for e in hybrid.entities][:len(result.entities)]
 
 
 def test_mix_contains_the_naive_chunks(sample_ws) -> None:
@@ -305,15 +306,15 @@ def test_mix_contains_the_naive_chunks(sample_ws) -> None:
     ctx = QueryContext(sample_ws, QUESTION)
     naive = NaiveRetriever().retrieve(ctx)
     mix = _retrievers()["mix"]().retrieve(ctx)
-    by_id = {c["chunk_id"]: c for c in mix.chunks}
+    by_id = {c.chunk_id: c for c in mix.chunks}
     for chunk in naive.chunks:
-        assert chunk["chunk_id"] in by_id
-        record = by_id[chunk["chunk_id"]]
-        assert record["via"] == "naive" or "naive" in record.get("also_found_by", [])
+        assert chunk.chunk_id in by_id
+        record = by_id[chunk.chunk_id]
+        assert record.via == "naive" or "naive" in (record.also_found_by or [])
     # With one entity/relation and one chunk each, the naive search brings chunks of its own.
     narrow = sample_ws.settings.with_overrides({"lightrag_top_k": 1, "chunks_per_entity": 1})
     mix = _retrievers()["mix"]().retrieve(QueryContext(sample_ws, QUESTION, settings=narrow))
-    assert any(c["via"] == "naive" for c in mix.chunks)
+    assert any(c.via == "naive" for c in mix.chunks)
     assert len(mix.chunks) > 2
 
 

@@ -198,7 +198,7 @@ def test_readers_work_while_an_indexing_process_is_writing(sample_ws_copy, tmp_p
             assert reader.knowledge_graph().number_of_nodes() == before["entities"]
             results = run_modes(reader, "Who inspected the breakwater at Port Sallow?", ["naive"])
             assert results["naive"].chunks, "naive query returned nothing during indexing"
-            assert all(c["doc_name"] != "harbour.txt" for c in results["naive"].chunks)
+            assert all(c.doc_name != "harbour.txt" for c in results["naive"].chunks)
             # while the indexer writes, this reader cannot become a writer
             with pytest.raises(WorkspaceBusyError, match=rf"pid {writer.pid}"):
                 with reader.writer():

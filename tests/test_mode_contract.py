@@ -43,15 +43,15 @@ def test_result_contract(sample_ws, mode):
     assert result.trace
     assert (result.llm_calls, result.prompt_tokens, result.completion_tokens) == (0, 0, 0)
     for path in result.paths:
-        assert set(path["resources"]) >= set(path["nodes"])
+        assert set(path.resources) >= set(path.nodes)
     # paths: question entities on the path first (RAGScope), then reliability
-    keys = [(-p.get("question_entities", 0), -p["score"]) for p in result.paths]
+    keys = [(-(p.question_entities or 0), -p.score) for p in result.paths]
     assert keys == sorted(keys)
     if mode in ("naive", "global"):
-        chunk_scores = [c["score"] for c in result.chunks]
+        chunk_scores = [c.score for c in result.chunks]
         assert chunk_scores == sorted(chunk_scores, reverse=True)
     for chunk in result.chunks:
-        assert chunk["chunk_id"] in known and chunk["reason"]
+        assert chunk.chunk_id in known and chunk.reason
 
 
 @pytest.mark.parametrize("mode", ALL_MODES)
@@ -60,7 +60,7 @@ def test_deterministic_on_the_same_workspace(sample_ws, mode):
     second = retrieve(QueryContext(sample_ws, QUESTION), mode)
     assert first.evidence_chunk_ids == second.evidence_chunk_ids
     assert first.context_text == second.context_text
-    assert [e.get("name") for e in first.entities] == [e.get("name") for e in second.entities]
+    assert [e.name for e in first.entities] == [e.name for e in second.entities]
 
 
 def test_compare_answers_every_mode_extractively_with_citations(sample_ws):

@@ -88,8 +88,8 @@ def test_path_seeds_are_question_entities_and_paths_connect_them(sample_ws):
     question = "How is Margaret Thorne related to the Velmora Maritime Museum?"
     result = PathRetriever().retrieve(QueryContext(sample_ws, question))
     first = result.paths[0]  # the multi-hop path between the two question entities comes first
-    assert {first["keys"][0], first["keys"][-1]} == {a, b} and first["hops"] == 2
-    assert first["question_entities"] == 2 and first["why"].startswith("connects question entities")
+    assert {first.keys[0], first.keys[-1]} == {a, b} and first.hops == 2
+    assert first.question_entities == 2 and first.why.startswith("connects question entities")
     assert any("path seeds:" in line for line in result.trace)
 
 
@@ -103,8 +103,8 @@ def test_sample_questions_get_question_relevant_paths(sample_ws):
         seeds = QueryContext(sample_ws, q.question)
         answer = normalize_name(q.answer or "")
         for path in result.paths[:5]:
-            touches = path["question_entities"] > 0 or answer in path["keys"]
-            assert touches, (q.qid, path["nodes"], path["why"])
+            touches = path.question_entities > 0 or answer in path.keys
+            assert touches, (q.qid, path.nodes, path.why)
 
 
 def test_tree_query_entities_are_linked_names(sample_ws):

@@ -30,8 +30,8 @@ def stable(result: Any) -> dict[str, Any]:
 
 def context_order(result: Any) -> list[dict[str, Any]]:
     """Items of a global tree result in context order (the context is ranked by score, ties by id)."""
-    items = [dict(s, _leaves=s["leaf_chunk_ids"], _id=s["node_id"]) for s in result.summaries]
-    items += [dict(c, _leaves=[c["chunk_id"]], _id=c["chunk_id"]) for c in result.chunks]
+    items = [dict(s.to_dict(), _leaves=s.leaf_chunk_ids, _id=s.node_id) for s in result.summaries]
+    items += [dict(c.to_dict(), _leaves=[c.chunk_id], _id=c.chunk_id) for c in result.chunks]
     return sorted(items, key=lambda r: (-r["score"], r["_id"]))
 
 
@@ -45,15 +45,15 @@ def test_tree_local_branch_two_entities(sample_ws) -> None:
     assert r.chunks and not r.summaries
     pair = ["Margaret Thorne", "Tidewater Shipping Cooperative"]
     for c in r.chunks:
-        assert c["pairs"] == [pair]
-        assert "Thorne" in c["text"] and "Tidewater" in c["text"]
-        assert "Margaret Thorne – Tidewater Shipping Cooperative" in c["reason"]
+        assert c.pairs == [pair]
+        assert "Thorne" in c.text and "Tidewater" in c.text
+        assert "Margaret Thorne – Tidewater Shipping Cooperative" in c.reason
     assert r.context_text.startswith("Margaret Thorne, Tidewater Shipping Cooperative: ")
-    assert r.evidence_chunk_ids == [c["chunk_id"] for c in r.chunks]
+    assert r.evidence_chunk_ids == [c.chunk_id for c in r.chunks]
     assert "embed_query" not in r.timings_ms  # the local branch is purely graph-based
     assert {"keywords", "graph_walk", "ranking", "context"} <= set(r.timings_ms)
     assert any(line.startswith("h-loop h=4:") for line in r.trace)
-    assert [e["name"] for e in r.entities] == pair
+    assert [e.name for e in r.entities] == pair
     assert r.context_tokens > 0
 
 
@@ -73,7 +73,7 @@ def test_tree_h_loop_tightening_is_traced(sample_ws) -> None:
     assert tight.params["branch"] in ("local", "local-fallback")
     assert tight.params["final_h"] < 4
     assert 1 <= len(tight.chunks) <= n - 1
-    assert {c["chunk_id"] for c in tight.chunks} <= {c["chunk_id"] for c in wide.chunks}
+    assert {c.chunk_id for c in tight.chunks} <= {c.chunk_id for c in wide.chunks}
     assert "tighten to h=3" in " ".join(tight.trace)
 
 
@@ -85,13 +85,13 @@ def test_tree_global_branch_without_entities(sample_ws) -> None:
     assert len(r.summaries) + len(r.chunks) <= sample_ws.settings.tree_top_k
     tree = sample_ws.tree_index()
     for s in r.summaries:
-        assert s["leaf_chunk_ids"] == tree[s["node_id"]].leaf_chunk_ids
-        assert {"node_id", "level", "scope", "text", "score", "leaf_chunk_ids"} <= set(s)
-        assert set(s["leaf_chunk_ids"]) <= set(r.evidence_chunk_ids)
+        assert s.leaf_chunk_ids == tree[s.node_id].leaf_chunk_ids
+        assert {"node_id", "level", "scope", "text", "score", "leaf_chunk_ids"} <= set(s.to_dict())
+        assert set(s.leaf_chunk_ids) <= set(r.evidence_chunk_ids)
     # evidence = items in context order, a summary contributing its leaves at its own position
     expected = list(dict.fromkeys(leaf for item in context_order(r) for leaf in item["_leaves"]))
     assert r.evidence_chunk_ids == expected
-    assert r.context_text.index(r.summaries[0]["text"]) >= 0
+    assert r.context_text.index(r.summaries[0].text) >= 0
     assert "embed_query" in r.timings_ms and "vector_search" in r.timings_ms
 
 
@@ -113,7 +113,7 @@ def test_tree_occurrence_ranking_with_one_entity(sample_ws) -> None:
     assert items and all(item["score"] > 0 for item in items)
     for item in items:  # weight = occurrences of the query entity over the item's leaves
         assert item["score"] == sum(index.get(leaf, 0) for leaf in item["_leaves"])
-    assert len(items) == sum(1 for s in r.summaries + r.chunks if s["score"] > 0)
+    assert len(items) == sum(1 for s in r.summaries + r.chunks if s.score > 0)
 
 
 def test_tree_is_deterministic_and_json(sample_ws) -> None:
@@ -131,27 +131,27 @@ def test_path_paths_resources_and_scores(sample_ws) -> None:
     s = sample_ws.settings
     assert r.mode == "path" and r.keywords["low"] == ["Margaret Thorne", "Tidewater Shipping Cooperative"]
     assert 0 < len(r.paths) <= s.path_top_paths
-    keys = [(-p["question_entities"], -p["score"]) for p in r.paths]
+    keys = [(-p.question_entities, -p.score) for p in r.paths]
     assert keys == sorted(keys)  # question entities on the path first, then reliability
-    assert r.paths[0]["question_entities"] == 2 and "connects question entities" in r.paths[0]["why"]
+    assert r.paths[0].question_entities == 2 and "connects question entities" in r.paths[0].why
     strict = run(PathRetriever(), sample_ws, TWO_ENTITIES, paper_strict=True)
-    scores = [p["score"] for p in strict.paths]
-    assert scores == sorted(scores, reverse=True) and all("paper ranking" in p["why"] for p in strict.paths)
+    scores = [p.score for p in strict.paths]
+    assert scores == sorted(scores, reverse=True) and all("paper ranking" in p.why for p in strict.paths)
     kg = sample_ws.knowledge_graph()
     for i, p in enumerate(r.paths, 1):
-        assert p["rank"] == i
-        assert set(p["resources"]) == set(p["nodes"]) and len(p["nodes"]) == len(p["keys"])
-        assert 1 <= p["hops"] == len(p["relations"]) == len(p["nodes"]) - 1 <= s.path_max_hops
-        assert p["resources"][p["nodes"][0]] == 1.0  # S(start) = 1
-        assert p["score"] == pytest.approx(sum(p["resources"].values()) / p["hops"], abs=1e-5)
-        for (a, b), rel in zip(zip(p["keys"], p["keys"][1:]), p["relations"]):
+        assert p.rank == i
+        assert set(p.resources) == set(p.nodes) and len(p.nodes) == len(p.keys)
+        assert 1 <= p.hops == len(p.relations) == len(p.nodes) - 1 <= s.path_max_hops
+        assert p.resources[p.nodes[0]] == 1.0  # S(start) = 1
+        assert p.score == pytest.approx(sum(p.resources.values()) / p.hops, abs=1e-5)
+        for (a, b), rel in zip(zip(p.keys, p.keys[1:]), p.relations):
             assert kg.has_edge(a, b)
-            assert (rel["source"], rel["target"]) == (kg.nodes[a]["name"], kg.nodes[b]["name"])
-    on_paths = {n for p in r.paths for n in p["nodes"]}
-    assert {e["name"] for e in r.entities} == on_paths
+            assert (rel.source, rel.target, rel.source_key, rel.target_key) == (kg.nodes[a]["name"], kg.nodes[b]["name"], a, b)
+    on_paths = {n for p in r.paths for n in p.nodes}
+    assert {e.name for e in r.entities} == on_paths
     for e in r.entities:
-        assert e["score"] == max(p["resources"][e["name"]] for p in r.paths if e["name"] in p["resources"])
-    assert len(r.relations) == len({frozenset(pair) for p in r.paths for pair in zip(p["keys"], p["keys"][1:])})
+        assert e.score == max(p.resources[e.name] for p in r.paths if e.name in p.resources)
+    assert len(r.relations) == len({frozenset(pair) for p in r.paths for pair in zip(p.keys, p.keys[1:])})
     assert any("expansion cap" in line for line in r.trace)
     assert any(line.startswith("kept ") for line in r.trace)
 
@@ -161,22 +161,22 @@ def test_path_context_most_reliable_last(sample_ws) -> None:
     assert len(r.paths) >= 2
     text = r.context_text
     assert text.startswith(f"Question: {TWO_ENTITIES}")
-    positions = [text.index(f"Path #{p['rank']} (") for p in r.paths]
+    positions = [text.index(f"Path #{p.rank} (") for p in r.paths]
     assert positions == sorted(positions, reverse=True)  # #1 (most reliable) comes last
-    assert r.paths[0]["text"] in text
+    assert r.paths[0].text in text
     assert text.index(SOURCES_HEADER) > positions[0]
-    assert r.chunks and r.chunks[0]["reason"].endswith("(path #1)")
-    assert r.evidence_chunk_ids[: len(r.chunks)] == [c["chunk_id"] for c in r.chunks]
+    assert r.chunks and r.chunks[0].reason.endswith("(path #1)")
+    assert r.evidence_chunk_ids[: len(r.chunks)] == [c.chunk_id for c in r.chunks]
     assert r.context_tokens <= sample_ws.settings.max_total_tokens
 
 
 def test_path_budget_drops_least_reliable_first(sample_ws) -> None:
     full = run(PathRetriever(), sample_ws, TWO_ENTITIES)
-    first = full.paths[0]["text"]
+    first = full.paths[0].text
     r = run(PathRetriever(), sample_ws, TWO_ENTITIES, max_total_tokens=600)
     assert r.context_tokens <= 600
     assert first in r.context_text
-    assert f"Path #{full.paths[-1]['rank']} (" not in r.context_text
+    assert f"Path #{full.paths[-1].rank} (" not in r.context_text
     assert any("least reliable paths dropped" in line for line in r.trace)
 
 
@@ -184,7 +184,7 @@ def test_path_is_deterministic_and_json(sample_ws) -> None:
     a, b = run(PathRetriever(), sample_ws, TWO_ENTITIES), run(PathRetriever(), sample_ws, TWO_ENTITIES)
     assert stable(a) == stable(b)
     data = json.loads(json.dumps(a.to_dict()))
-    assert data["paths"][0]["resources"] == a.paths[0]["resources"]
+    assert data["paths"][0]["resources"] == a.paths[0].resources
 
 
 def test_path_without_nodes(sample_ws) -> None:
@@ -220,10 +220,10 @@ def test_path_isolated_nodes_fall_back_to_node_context(sample_ws) -> None:
     r = PathRetriever().retrieve(QueryContext(_RewiredWorkspace(sample_ws), TWO_ENTITIES))
     assert r.paths == [] and r.relations == []
     assert any("no path" in line and "isolated" in line and "falls back" in line for line in r.trace)
-    assert r.entities and all("on no path" in e["reason"] for e in r.entities)
+    assert r.entities and all("on no path" in e.reason for e in r.entities)
     assert "-----Entities-----" in r.context_text and "Margaret Thorne (" in r.context_text
     assert r.chunks and SOURCES_HEADER in r.context_text
-    first_sources = sample_ws.knowledge_graph().nodes[r.entities[0]["key"]]["source_chunk_ids"]
+    first_sources = sample_ws.knowledge_graph().nodes[r.entities[0].key]["source_chunk_ids"]
     assert r.evidence_chunk_ids[0] in first_sources
 
 
@@ -234,5 +234,5 @@ def test_path_expansion_cap_is_reported(sample_ws) -> None:
     cap_lines = [line for line in r.trace if line.startswith("expansion cap HIT (100 per start node)")]
     assert len(cap_lines) == 1 and "incomplete" in cap_lines[0]
     assert 0 < len(r.paths) <= settings.path_top_paths
-    scores = [p["score"] for p in r.paths]
+    scores = [p.score for p in r.paths]
     assert scores == sorted(scores, reverse=True)

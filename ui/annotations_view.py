@@ -32,13 +32,12 @@ def chunk_rows(results: Mapping[str, RetrievalResult]) -> list[dict[str, Any]]:
     rows: dict[str, dict[str, Any]] = {}
     for m_index, (mode, result) in enumerate(results.items()):
         for rank, chunk in enumerate(result.chunks):
-            chunk_id = str(chunk.get("chunk_id") or "")
+            chunk_id = chunk.chunk_id
             if not chunk_id:
                 continue
-            row = rows.setdefault(chunk_id, {"chunk_id": chunk_id, "doc_id": chunk.get("doc_id", ""),
-                                             "doc_name": chunk.get("doc_name") or chunk.get("doc_id", ""),
-                                             "order": int(chunk.get("order", 0)), "text": chunk.get("text", ""),
-                                             "modes": [], "rank": (rank, m_index)})
+            row = rows.setdefault(chunk_id, {"chunk_id": chunk_id, "doc_id": chunk.doc_id,
+                                             "doc_name": chunk.doc_name or chunk.doc_id, "order": chunk.order,
+                                             "text": chunk.text, "modes": [], "rank": (rank, m_index)})
             row["modes"].append(mode)
             row["rank"] = min(row["rank"], (rank, m_index))
     return sorted(rows.values(), key=lambda r: r["rank"])

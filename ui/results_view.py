@@ -19,8 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.extraction.nlp import normalize_name
-from core.types import Answer, RetrievalResult
+from core.types import Answer, PathHit, RetrievalResult
 
 MODE_BLURBS: dict[str, str] = {
     "naive": "Dense top-k chunks for the question's embedding.",
@@ -90,16 +89,11 @@ def latency_figure(results: Mapping[str, RetrievalResult]) -> go.Figure:
 # --- overlap between modes -------------------------------------------------------------------
 def chunk_set(result: RetrievalResult) -> set[str]:
     """Chunks a mode's context rests on (evidence list; falls back to the chunk records)."""
-    return set(result.evidence_chunk_ids) or {c.get("chunk_id", "") for c in result.chunks} - {""}
-
-
-def entity_key(entity: Mapping[str, Any]) -> str:
-    """The graph key of a result entity (its ``key``, else its normalised name)."""
-    return str(entity.get("key") or normalize_name(str(entity.get("name", ""))))
+    return set(result.evidence_chunk_ids) or {c.chunk_id for c in result.chunks} - {""}
 
 
 def entity_set(result: RetrievalResult) -> set[str]:
-    return {entity_key(e) for e in result.entities} - {""}
+    return {e.key for e in result.entities} - {""}
 
 
 def jaccard_matrix(sets: Mapping[str, set[str]]) -> pd.DataFrame:
@@ -157,40 +151,33 @@ def _cell(value: Any) -> Any:
 
 
 def entities_frame(result: RetrievalResult) -> pd.DataFrame:
-    rows = [{"rank": i + 1, "name": e.get("name", ""), "type": e.get("type", ""), "score": e.get("score"),
-             "reason": e.get("reason", ""), "description": e.get("description", ""),
-             "chunks": len(e.get("source_chunk_ids") or [])} for i, e in enumerate(result.entities)]
+    rows = [{"rank": i + 1, "name": e.name, "type": e.type, "score": e.score, "reason": e.reason,
+             "description": e.description, "chunks": len(e.source_chunk_ids)} for i, e in enumerate(result.entities)]
     return pd.DataFrame(rows, columns=["rank", "name", "type", "score", "reason", "description", "chunks"])
 
 
 def relations_frame(result: RetrievalResult) -> pd.DataFrame:
-    rows = [{"rank": i + 1, "source": r.get("source", ""), "target": r.get("target", ""),
-             "keywords": _join(r.get("keywords")), "weight": r.get("weight"), "score": r.get("score"),
-             "reason": r.get("reason", ""), "description": r.get("description", "")}
-            for i, r in enumerate(result.relations)]
+    rows = [{"rank": i + 1, "source": r.source, "target": r.target, "keywords": _join(r.keywords), "weight": r.weight,
+             "score": r.score, "reason": r.reason, "description": r.description} for i, r in enumerate(result.relations)]
     return pd.DataFrame(rows, columns=["rank", "source", "target", "keywords", "weight", "score", "reason",
                                        "description"])
 
 
 def chunks_frame(result: RetrievalResult) -> pd.DataFrame:
-    rows = [{"rank": i + 1, "document": c.get("doc_name") or c.get("doc_id", ""),
-             "position": int(c.get("order", 0)) + 1, "score": c.get("score"), "reason": c.get("reason", ""),
-             "text": c.get("text", ""), "chunk_id": c.get("chunk_id", "")} for i, c in enumerate(result.chunks)]
+    rows = [{"rank": i + 1, "document": c.doc_name or c.doc_id, "position": c.order + 1, "score": c.score,
+             "reason": c.reason, "text": c.text, "chunk_id": c.chunk_id} for i, c in enumerate(result.chunks)]
     return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id"])
 
 
 def summaries_frame(result: RetrievalResult) -> pd.DataFrame:
-    rows = [{"rank": i + 1, "level": s.get("level"), "score": s.get("score"),
-             "leaves": len(s.get("leaf_chunk_ids") or []), "text": s.get("text", ""), "node_id": s.get("node_id", "")}
-            for i, s in enumerate(result.summaries)]
+    rows = [{"rank": i + 1, "level": s.level, "score": s.score, "leaves": len(s.leaf_chunk_ids), "text": s.text,
+             "node_id": s.node_id} for i, s in enumerate(result.summaries)]
     return pd.DataFrame(rows, columns=["rank", "level", "score", "leaves", "text", "node_id"])
 
 
 def paths_frame(result: RetrievalResult) -> pd.DataFrame:
-    rows = [{"rank": i + 1, "reliability": p.get("score"), "edges": max(len(p.get("nodes") or []) - 1, 0),
-             "question entities": p.get("question_entities"),
-             "path": " → ".join(str(n) for n in p.get("nodes") or []), "why kept": p.get("why") or ""}
-            for i, p in enumerate(result.paths)]
+    rows = [{"rank": i + 1, "reliability": p.score, "edges": p.hops, "question entities": p.question_entities,
+             "path": " → ".join(p.nodes), "why kept": p.why or ""} for i, p in enumerate(result.paths)]
     return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "question entities", "path", "why kept"])
 
 
@@ -261,16 +248,15 @@ def render_keywords(result: RetrievalResult) -> None:
         st.text(", ".join(result.keywords.get("high", [])) or "(none)")
 
 
-def path_resource_figure(path: Mapping[str, Any], rank: int) -> go.Figure:
+def path_resource_figure(path: PathHit, rank: int) -> go.Figure:
     """Bars of S(v) for the nodes of one path, in path order."""
-    nodes = [str(n) for n in path.get("nodes") or []]
-    resources = path.get("resources") or {}
+    nodes, resources = path.nodes, path.resources
     labels = [f"{i + 1}. {n}" for i, n in enumerate(nodes)]
     values = [float(resources.get(n, 0.0)) for n in nodes]
     fig = go.Figure(go.Bar(x=labels, y=values, text=[f"{v:.3f}" for v in values], textposition="outside",
                            width=0.45, marker_color="#1f77b4", hovertemplate="%{x}: S = %{y:.4f}<extra></extra>"))
     fig.update_layout(height=230, margin=dict(l=10, r=10, t=20, b=10), yaxis_title="resource S(v)",
-                      meta={"path_rank": rank, "reliability": float(path.get("score") or 0.0)},
+                      meta={"path_rank": rank, "reliability": path.score},
                       yaxis_range=[0, max(values + [1.0]) * 1.15])
     return fig
 
@@ -286,14 +272,14 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
     st.caption("Reliability = sum of S over the path's nodes / number of edges. The prompt lists paths from "
                "least to most reliable.")
     for i, path in enumerate(result.paths):
-        label = f"Path {i + 1} · reliability {float(path.get('score') or 0):.3f} · {len(path.get('nodes') or [])} nodes"
+        label = f"Path {i + 1} · reliability {path.score:.3f} · {len(path.nodes)} nodes"
         with st.expander(label, expanded=i < expanded):
-            if path.get("why"):
-                st.text(f"Why kept: {path['why']}")  # st.text never interprets the names as markup
+            if path.why:
+                st.text(f"Why kept: {path.why}")  # st.text never interprets the names as markup
             st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
-            if path.get("relations"):
-                st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in dict(r).items()} if isinstance(r, Mapping)
-                                           else {"relation": str(r)} for r in path["relations"]]),
+            if path.relations:
+                st.dataframe(pd.DataFrame([{"source": r.source, "target": r.target, "keywords": _join(r.keywords),
+                                            "description": r.description, "weight": r.weight} for r in path.relations]),
                              hide_index=True, key=f"{key_prefix}_path_rel_{i}")
 
 
@@ -321,21 +307,18 @@ def relation_keys(result: RetrievalResult) -> tuple[list[str], list[tuple[str, s
     nodes: list[str] = []
     edges: list[tuple[str, str]] = []
     for r in result.relations:
-        a = str(r.get("source_key") or normalize_name(str(r.get("source", ""))))
-        b = str(r.get("target_key") or normalize_name(str(r.get("target", ""))))
-        nodes += [a, b]
-        edges.append((a, b))
+        nodes += [r.source_key, r.target_key]
+        edges.append((r.source_key, r.target_key))
     for p in result.paths:
-        seq = [str(n) for n in p.get("keys") or p.get("nodes") or []]
-        nodes += seq
-        edges += list(zip(seq, seq[1:]))
+        nodes += p.keys
+        edges += list(zip(p.keys, p.keys[1:]))
     return nodes, edges
 
 
 def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
     """Entity keys and edges (key pairs) a result retrieved, in rank order, paths included."""
     rel_nodes, edges = relation_keys(result)
-    nodes = [entity_key(e) for e in result.entities] + rel_nodes
+    nodes = [e.key for e in result.entities] + rel_nodes
     return list(dict.fromkeys(n for n in nodes if n)), list(dict.fromkeys(e for e in edges if all(e)))
 
 

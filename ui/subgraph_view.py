@@ -20,7 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from ui.results_view import entity_key, relation_keys
+from ui.results_view import relation_keys
 
 DEFAULT_BUDGET = 40
 ROLES = ("retrieved entity", "endpoint", "neighbour")
@@ -47,7 +47,7 @@ def query_subgraph(graph: nx.Graph, result: Any, budget: int = DEFAULT_BUDGET, n
                    ) -> QuerySubgraph:
     """Retrieved entities first (rank order), then relation/path endpoints, then (optionally) their
     1-hop neighbours, up to ``budget`` nodes; the induced subgraph with a ``role`` per node."""
-    entity_keys = list(dict.fromkeys(k for k in (entity_key(e) for e in result.entities) if k))
+    entity_keys = list(dict.fromkeys(e.key for e in result.entities if e.key))
     rel_nodes, rel_edges = relation_keys(result)
     in_graph = [k for k in entity_keys if k in graph]
     endpoint_keys = [k for k in dict.fromkeys(rel_nodes) if k in graph and k not in set(entity_keys)]

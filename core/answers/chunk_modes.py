@@ -10,13 +10,12 @@
 """
 from __future__ import annotations
 
-from typing import Any
-
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
 from core.answers.scoring import Pick, best
 from core.answers.sentences import MIN_WORDS, Sentence
+from core.types import RetrievalResult, SummaryHit
 
 NAIVE_CHUNKS = 5  # naive: chunks whose sentences are candidates
 TREE_SUMMARIES = 3  # tree: summaries read, in rank order
@@ -25,9 +24,9 @@ SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stor
 TREE_CHUNKS = 8  # tree: leaf chunks read, in rank order
 
 
-def naive_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+def naive_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
     """Candidates and evidence lines of the naive mode."""
-    ids = [c["chunk_id"] for c in result.chunks[:NAIVE_CHUNKS]]
+    ids = [c.chunk_id for c in result.chunks[:NAIVE_CHUNKS]]
     candidates: list[Pick] = []
     entries: list[Entry] = []
     for rank, sentences in enumerate(inp.bank.get(ids).values()):
@@ -45,40 +44,40 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def summary_sentences(inp: AnswerInputs, summary: dict[str, Any]) -> list[Sentence]:
+def summary_sentences(inp: AnswerInputs, summary: SummaryHit) -> list[Sentence]:
     """A summary's sentences, each the stored record of a leaf sentence when one matches."""
     from core.indexing.summarize import split_sentences
 
-    leaves = inp.closest_chunks(summary.get("leaf_chunk_ids") or [], SUMMARY_LEAVES)
+    leaves = inp.closest_chunks(summary.leaf_chunk_ids, SUMMARY_LEAVES)
     stored = {_norm(s.text): s for s in inp.bank.sentences(leaves)}
-    where = summary.get("doc_name") or "the corpus"
+    where = summary.doc_name or "the corpus"
     out: list[Sentence] = []
-    for i, text in enumerate(split_sentences(summary.get("text", ""))):
+    for i, text in enumerate(split_sentences(summary.text)):
         text = " ".join(text.lstrip("#-*•> \t").split())
         if len(text.split()) < MIN_WORDS:
             continue
         out.append(stored.get(_norm(text)) or Sentence(
-            text, f"summary:{summary.get('node_id', '')}", i, f"summary of {where}, level {summary.get('level', '?')}",
+            text, f"summary:{summary.node_id}", i, f"summary of {where}, level {summary.level}",
             stems=sentence_stems(text)))
     return out
 
 
-def tree_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+def tree_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
     """Candidates and evidence lines of the tree mode."""
     graph = inp.graph
     names: dict[str, str] = {}
     for entity in result.entities:
-        key = str(entity.get("key") or "")
+        key = entity.key
         if key:
-            names[inp.bank.aliases.get(key, key) if key not in graph else key] = str(entity.get("name") or key)
+            names[inp.bank.aliases.get(key, key) if key not in graph else key] = entity.name or key
     query_keys = set(names) | set(inp.frame.entity_keys)
     summary_picks: list[Pick] = []
     for rank, summary in enumerate(result.summaries[:TREE_SUMMARIES]):
-        label = f"summary, level {summary.get('level', '?')}"
+        label = f"summary, level {summary.level}"
         summary_picks += [inp.score(s, "summary", rank, label)
                           for s in summary_sentences(inp, summary)]
     leaf_picks: list[Pick] = []
-    ids = [c["chunk_id"] for c in result.chunks[:TREE_CHUNKS]]
+    ids = [c.chunk_id for c in result.chunks[:TREE_CHUNKS]]
     for rank, sentences in enumerate(inp.bank.get(ids).values()):
         for s in sentences:
             held = [k for k in s.keys if k in query_keys]

@@ -28,7 +28,7 @@ from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
 from core.answers.scoring import Pick, best
-from core.extraction.nlp import normalize_name
+from core.types import RelationHit, RetrievalResult
 
 BRIDGES = 10  # bridge relations read, after the pre-rank
 PRE_RANK_SIMILARITY = 1.0  # weight of the relation vector's cosine to the question in the pre-rank
@@ -40,26 +40,24 @@ CONTEXT_CHUNKS = 5  # own context chunks whose sentences are candidates
 GRAPH_LINES = 2  # bridge / about / relation lines shown before the best chunk sentences
 
 
-def _ends(relation: dict[str, Any]) -> tuple[str, str]:
-    return (str(relation.get("source_key") or normalize_name(str(relation.get("source", "")))),
-            str(relation.get("target_key") or normalize_name(str(relation.get("target", "")))))
+def _ends(relation: RelationHit) -> tuple[str, str]:
+    return relation.source_key, relation.target_key
 
 
 def _name(graph: Any, key: str) -> str:
     return str(graph.nodes[key].get("name") or key) if key in graph else key
 
 
-def _pre_rank(inp: AnswerInputs, relation: dict[str, Any], other: str) -> float:
-    words = " ".join([" ".join(relation.get("keywords") or []), _name(inp.graph, other),
-                      str(relation.get("description", ""))[:600]])
+def _pre_rank(inp: AnswerInputs, relation: RelationHit, other: str) -> float:
+    words = " ".join([" ".join(relation.keywords), _name(inp.graph, other), str(relation.description)[:600]])
     stems = sentence_stems(words)
     total = sum(inp.frame.terms.values()) or 1.0
     lexical = sum(w for t, w in inp.frame.terms.items() if t in stems) / total
     return lexical + PRE_RANK_SIMILARITY * inp.pair_similarity(*_ends(relation))
 
 
-def _sources(inp: AnswerInputs, relation: dict[str, Any], a: str, b: str) -> list[str]:
-    ids = relation.get("source_chunk_ids")
+def _sources(inp: AnswerInputs, relation: RelationHit, a: str, b: str) -> list[str]:
+    ids = relation.source_chunk_ids
     if not ids and inp.graph.has_edge(a, b):
         ids = inp.graph.edges[a, b].get("source_chunk_ids")
     return list(ids or [])
@@ -71,11 +69,11 @@ def _statements(inp: AnswerInputs, ids: list[str], a: str, b: str, role: str, ra
             for s in inp.bank.sentences(ids) if a in s.keys and b in s.keys]
 
 
-def lightrag_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
     """Candidates and evidence lines of a LightRAG mode."""
     graph, question = inp.graph, inp.frame.entity_keys
-    own = [c["chunk_id"] for c in result.chunks]
-    bridges: list[tuple[float, int, str, str, dict[str, Any]]] = []
+    own = [c.chunk_id for c in result.chunks]
+    bridges: list[tuple[float, int, str, str, RelationHit]] = []
     for rank, relation in enumerate(result.relations):
         a, b = _ends(relation)
         if (a in question) == (b in question):
@@ -117,7 +115,7 @@ def lightrag_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[En
             if top_relation is not None:
                 entries.append(sentence_entry(top_relation))
     chunk_picks: list[Pick] = []
-    via = {c["chunk_id"]: str(c.get("via") or "") for c in result.chunks}
+    via = {c.chunk_id: c.via or "" for c in result.chunks}
     for rank, (chunk_id, sentences) in enumerate(inp.bank.get(own[:CONTEXT_CHUNKS]).items()):
         label = f"{via[chunk_id]} chunk #{rank + 1}".strip()  # who brought it: entity, relation, naive (mix)
         chunk_picks += [inp.score(s, "chunk", rank, label) for s in sentences]

@@ -15,11 +15,10 @@ first ``CHAIN_LINES`` paths, then the best source sentences.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, quoted, sentence_entry
 from core.answers.scoring import Pick, best
+from core.types import RetrievalResult
 
 PATHS = 8  # kept paths turned into chains
 EDGE_CHUNKS = 3  # source chunks read per path edge
@@ -55,15 +54,14 @@ def _keywords(inp: AnswerInputs, a: str, b: str) -> str:
     return f"related: {words}" if words else "related"
 
 
-def path_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]]:
+def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
     """Candidates and evidence lines (one chain per path) of the path mode."""
-    own = [c["chunk_id"] for c in result.chunks]
+    own = [c.chunk_id for c in result.chunks]
     candidates: list[Pick] = []
     entries: list[Entry] = []
     for rank, path in enumerate(result.paths[:PATHS]):
-        keys = [str(k) for k in path.get("keys") or []]
-        names = [str(n) for n in path.get("nodes") or keys]
-        label = f"path #{path.get('rank', rank + 1)}"
+        keys, names = path.keys, path.nodes
+        label = f"path #{path.rank}"
         parts = [names[0] if names else ""]
         quotes: set[tuple[str, int]] = set()
         for i, (a, b) in enumerate(zip(keys, keys[1:])):
@@ -79,16 +77,16 @@ def path_answer(inp: AnswerInputs, result: Any) -> tuple[list[Pick], list[Entry]
             entries.append(Entry(f"{label}: " + "".join(parts), quotes | {("path", rank)}))
     # the Sources section: every sentence of the mode's source chunks, those naming a node of a kept
     # path (with no path: a retrieved node) labelled with it: PathRAG describes every node of a path
-    nodes = {str(k) for path in result.paths[:PATHS] for k in path.get("keys") or []}
+    nodes = {k for path in result.paths[:PATHS] for k in path.keys}
     if not result.paths:
-        nodes = {str(e.get("key") or "") for e in result.entities} - {""}
+        nodes = {e.key for e in result.entities} - {""}
     # in a multi-hop question the entities one hop from a question entity on a kept path are bridges:
     # the question asks about them, not for them
     question = inp.frame.entity_keys
     bridges: set[str] = set()
     if inp.frame.multi_hop:
         for path in result.paths[:PATHS]:
-            keys = [str(k) for k in path.get("keys") or []]
+            keys = path.keys
             bridges |= {b for a, b in zip(keys, keys[1:]) if a in question} | {a for a, b in zip(keys, keys[1:])
                                                                                if b in question}
     bridges -= set(question)

@@ -8,7 +8,7 @@ import time
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from core.types import RetrievalResult
+from core.types import ChunkHit, RetrievalResult
 from core.workspace import Workspace
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -45,8 +45,7 @@ class BM25Baseline:
         scores = self.bm25.get_scores(tokenize(question, self.stop))
         order = np.argsort(-scores, kind="stable")[:k]
         ids = [self.chunk_ids[i] for i in order]
-        result.chunks = [{"chunk_id": c, "score": float(scores[i]), "reason": "BM25", "text": self.texts[c]}
-                         for c, i in zip(ids, order)]
+        result.chunks = [ChunkHit.make(c, scores[i], "BM25", self.texts[c]) for c, i in zip(ids, order)]
         result.evidence_chunk_ids = ids
         result.context_text = "\n\n".join(self.texts[c] for c in ids)
         result.timings_ms["retrieval"] = round((time.perf_counter() - started) * 1000, 3)

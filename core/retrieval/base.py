@@ -12,7 +12,7 @@ import numpy as np
 
 from core.settings import Settings
 from core.tokens import count_tokens
-from core.types import RetrievalResult
+from core.types import ChunkHit, RetrievalResult
 from core.workspace import Workspace
 
 
@@ -98,23 +98,17 @@ def new_result(ctx: QueryContext, mode: str, param_names: Sequence[str]) -> Retr
     return RetrievalResult(mode=mode, query=ctx.question, params=params)
 
 
-def chunk_record(ws: Workspace, chunk_id: str, score: float, reason: str, text: Optional[str] = None) -> dict[str, Any]:
-    """A chunk as it appears in results (text filled in by ``fill_chunk_texts`` when not given)."""
-    return {"chunk_id": chunk_id, "doc_id": "", "doc_name": "", "order": 0, "text": text or "",
-            "score": round(float(score), 6), "reason": reason}
-
-
-def fill_chunk_texts(ws: Workspace, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
     """Fill doc ids, names, positions and texts of chunk records in one query; drop vanished chunks."""
-    chunks = ws.store.chunks_by_id(r["chunk_id"] for r in records)
+    chunks = ws.store.chunks_by_id(r.chunk_id for r in records)
     names = ws.doc_names()
     out = []
     for record in records:
-        chunk = chunks.get(record["chunk_id"])
+        chunk = chunks.get(record.chunk_id)
         if chunk is None:
             continue
-        record.update(doc_id=chunk.doc_id, doc_name=names.get(chunk.doc_id, chunk.doc_id), order=chunk.order,
-                      text=record["text"] or chunk.text)
+        record.doc_id, record.doc_name, record.order = chunk.doc_id, names.get(chunk.doc_id, chunk.doc_id), chunk.order
+        record.text = record.text or chunk.text
         out.append(record)
     return out
 

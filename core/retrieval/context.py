@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
 
+from core.types import ChunkHit
+
 T = TypeVar("T")
 
 
-def source_block(chunk: dict[str, Any], index: int) -> str:
+def source_block(chunk: ChunkHit, index: int) -> str:
     """A chunk as the answer model sees it in the Sources section, numbered from 1:
     ``[index] (document, chunk n)`` then its text."""
-    source = chunk.get("doc_name") or chunk.get("doc_id", "")
-    return f"[{index}] ({source}, chunk {int(chunk.get('order', 0)) + 1})\n{chunk.get('text', '')}"
+    source = chunk.doc_name or chunk.doc_id
+    return f"[{index}] ({source}, chunk {int(chunk.order) + 1})\n{chunk.text}"
 
 
-def sources_text(chunks: Sequence[dict[str, Any]]) -> str:
+def sources_text(chunks: Sequence[ChunkHit]) -> str:
     """The numbered source blocks of ``chunks`` in rank order, separated by blank lines."""
     return "\n\n".join(source_block(c, i) for i, c in enumerate(chunks, 1))
 

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 
 def _unique(ids: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(c for c in ids if c))
 
 
-def _sources(records: Iterable[dict[str, Any]]) -> list[str]:
-    return [c for record in records for c in record.get("source_chunk_ids") or []]
+def _sources(records: Iterable[EntityHit | RelationHit]) -> list[str]:
+    return [c for record in records for c in record.source_chunk_ids]
 
 
 def set_funnel(result: RetrievalResult, selected: Iterable[str], reached: Iterable[str] = ()) -> RetrievalResult:
@@ -36,11 +36,11 @@ def set_funnel(result: RetrievalResult, selected: Iterable[str], reached: Iterab
     return result
 
 
-def lightrag_funnel(result: RetrievalResult, entities: Sequence[dict[str, Any]],
-                    relations: Sequence[dict[str, Any]], chunks: Sequence[dict[str, Any]]) -> RetrievalResult:
+def lightrag_funnel(result: RetrievalResult, entities: Sequence[EntityHit],
+                    relations: Sequence[RelationHit], chunks: Sequence[ChunkHit]) -> RetrievalResult:
     """LightRAG modes: the chunk picks are selected; every gathered entity's and relation's source
     chunks were reached (before the entity and relation budgets)."""
-    return set_funnel(result, (c["chunk_id"] for c in chunks), [*_sources(entities), *_sources(relations)])
+    return set_funnel(result, (c.chunk_id for c in chunks), [*_sources(entities), *_sources(relations)])
 
 
 def path_funnel(result: RetrievalResult, kg: Any, paths: Sequence[Any], retrieved: Sequence[tuple[str, float]]

@@ -43,9 +43,9 @@ class GlobalRetriever(LightRAGRetriever):
             return Gathered()
         result.trace.append(f"{prefix}{len(entities)} endpoint entities of {len(relations)} relations "
                             f"(in order of appearance)")
-        owners = [(f"relation {r['source']} — {r['target']}", r["source_chunk_ids"]) for r in relations]
+        owners = [(f"relation {r.source} — {r.target}", r.source_chunk_ids) for r in relations]
         return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "relation",
-                           [r["score"] for r in relations])
+                           [r.score for r in relations])
 
 
 def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = ""

@@ -3,18 +3,20 @@ relations and chunks are merged round-robin (1st local, 1st global, 2nd local, â
 then cut to the token budgets. mix adds the naive mode's dense chunk search to the chunk merge."""
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Sequence
+from typing import Callable, Hashable, Sequence, TypeVar
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, new_result
+from core.retrieval.base import QueryContext, Stopwatch, new_result
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.lightrag_context import Gathered, chunk_key, entity_key, relation_key, round_robin
 from core.retrieval.lightrag_retrieval import LIGHTRAG_PARAMS, LightRAGRetriever, assemble
 from core.retrieval.local_search import LocalRetriever
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 
-def merge_labelled(labelled: Sequence[tuple[str, list[dict[str, Any]]]], key: Callable[[dict[str, Any]], Hashable]
-                   ) -> list[dict[str, Any]]:
+Merged = TypeVar("Merged", EntityHit, RelationHit, ChunkHit)
+
+
+def merge_labelled(labelled: Sequence[tuple[str, list[Merged]]], key: Callable[[Merged], Hashable]) -> list[Merged]:
     """``round_robin`` over the lists; a kept record that another list also found says so in its
     reason and in ``also_found_by`` (the labels of the other lists)."""
     merged = round_robin(*(records for _, records in labelled), key=key)
@@ -22,9 +24,13 @@ def merge_labelled(labelled: Sequence[tuple[str, list[dict[str, Any]]]], key: Ca
     for label, records in labelled:
         for record in records:
             first = kept[key(record)]
-            if first is not record and label not in first.setdefault("also_found_by", []):
-                first["also_found_by"].append(label)
-                first["reason"] += f"; also found by {label}"
+            if first is record:
+                continue
+            if first.also_found_by is None:
+                first.also_found_by = []
+            if label not in first.also_found_by:
+                first.also_found_by.append(label)
+                first.reason += f"; also found by {label}"
     return merged
 
 
@@ -65,8 +71,8 @@ class MixRetriever:
             hits = ctx.ws.vectors.query_chunks(vector, k)
         naive = []
         for hit in hits:
-            record = chunk_record(ctx.ws, hit.id, hit.score, f"naive: cosine {hit.score:.3f} to the question")
-            record.update(via="naive", brought_by=[])
+            record = ChunkHit.make(hit.id, hit.score, f"naive: cosine {hit.score:.3f} to the question")
+            record.via, record.brought_by = "naive", []
             naive.append(record)
         chunks = merge_labelled([("graph", gathered.chunks), ("naive", naive)], chunk_key)
         result.trace.append(f"mix chunks: {len(gathered.chunks)} graph + {len(naive)} naive (dense top-{k}) -> "

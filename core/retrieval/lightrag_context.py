@@ -23,6 +23,7 @@ import networkx as nx
 from core.retrieval.base import csv_table
 from core.retrieval.context import fit_to_budget, prefix_within, source_block, sources_text
 from core.tokens import count_tokens
+from core.types import ChunkHit, EntityHit, RelationHit
 
 T = TypeVar("T")
 
@@ -34,9 +35,9 @@ RELATION_HEADER = ("id", "source", "target", "description", "keywords", "weight"
 class Gathered:
     """What one LightRAG mode retrieved before budgets: ranked entities, relations and chunk records."""
 
-    entities: list[dict[str, Any]] = field(default_factory=list)
-    relations: list[dict[str, Any]] = field(default_factory=list)
-    chunks: list[dict[str, Any]] = field(default_factory=list)
+    entities: list[EntityHit] = field(default_factory=list)
+    relations: list[RelationHit] = field(default_factory=list)
+    chunks: list[ChunkHit] = field(default_factory=list)
 
 
 @dataclass
@@ -53,9 +54,9 @@ class ChunkPick:
 class Budgeted:
     """Lists that fit in the token budgets, with the tokens each section used."""
 
-    entities: list[dict[str, Any]]
-    relations: list[dict[str, Any]]
-    chunks: list[dict[str, Any]]
+    entities: list[EntityHit]
+    relations: list[RelationHit]
+    chunks: list[ChunkHit]
     tokens: dict[str, int]
 
 
@@ -85,21 +86,14 @@ class _Lookup:
     def name(self, key: str) -> str:
         return str(self.nodes[key].get("name") or key)
 
-    def entity(self, key: str, score: float, reason: str) -> dict[str, Any]:
-        data = self.nodes[key]
-        return {"key": key, "name": self.name(key), "type": data.get("type", "UNKNOWN"),
-                "description": data.get("description", ""), "score": round(float(score), 6),
-                "degree": self.degree(key), "reason": reason,
-                "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+    def entity(self, key: str, score: float, reason: str) -> EntityHit:
+        return EntityHit.make(key, self.nodes[key], score, reason, name=self.name(key), default_type="UNKNOWN",
+                              degree=self.degree(key))
 
-    def relation(self, a: str, b: str, score: float, reason: str, degree: int) -> dict[str, Any]:
+    def relation(self, a: str, b: str, score: float, reason: str, degree: int) -> RelationHit:
         src, tgt = (a, b) if a <= b else (b, a)
-        data = self.adj[src][tgt]
-        return {"source": self.name(src), "target": self.name(tgt), "source_key": src, "target_key": tgt,
-                "keywords": list(data.get("keywords") or []), "description": data.get("description", ""),
-                "weight": float(data.get("weight", 1.0)), "degree": degree,
-                "score": round(float(score), 6), "reason": reason,
-                "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+        return RelationHit.make(src, tgt, (self.name(src), self.name(tgt)), self.adj[src][tgt], score, reason,
+                                degree=degree)
 
 
 def edge_degree(graph: nx.Graph, a: str, b: str) -> int:
@@ -107,9 +101,12 @@ def edge_degree(graph: nx.Graph, a: str, b: str) -> int:
     return int(graph.degree(a)) + int(graph.degree(b))
 
 
-def _number(positioned: list[dict[str, Any]]) -> list[dict[str, Any]]:
+Positioned = TypeVar("Positioned", EntityHit, RelationHit, ChunkHit)
+
+
+def _number(positioned: list[Positioned]) -> list[Positioned]:
     for i, record in enumerate(positioned):
-        record["position"] = i + 1
+        record.position = i + 1
     return positioned
 
 
@@ -122,7 +119,7 @@ def _filter_hits(hits: Iterable[tuple[Any, float]], top_k: int, threshold: float
 
 def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, top_k: int = 40,
                  threshold: float = 0.2, query_label: str = "the low-level keywords",
-                 reasons: Mapping[str, str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                 reasons: Mapping[str, str] | None = None) -> tuple[list[EntityHit], list[RelationHit]]:
     """LightRAG low-level retrieval from ``(entity_key, cosine)`` hits.
 
     Entities: hits with cosine >= ``threshold``, best first, at most ``top_k`` (keys missing from
@@ -131,17 +128,17 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
     A relation's ``score`` is its edge degree, the key it is ranked by.
     """
     look = _Lookup(graph)
-    entities: list[dict[str, Any]] = []
+    entities: list[EntityHit] = []
     taken: set[str] = set()
     for key, score in _filter_hits(entity_hits, top_k, threshold):
         if key in graph and key not in taken:
             taken.add(key)
             why = reasons[key] if reasons and key in reasons else f"cosine {score:.3f} to {query_label}"
             entities.append(look.entity(key, score, f"{why}; degree {look.degree(key)}"))
-    retrieved = {e["key"]: e["name"] for e in entities}
+    retrieved = {e.key: e.name for e in entities}
     found: dict[tuple[str, str], list[str]] = {}
     for entity in entities:
-        key = entity["key"]
+        key = entity.key
         for neighbour in sorted(look.adj[key]):
             pair = (key, neighbour) if key <= neighbour else (neighbour, key)
             if pair not in found:
@@ -160,7 +157,7 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
 def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float]], *, top_k: int = 40,
                   threshold: float = 0.2, query_label: str = "the high-level keywords",
                   reasons: Mapping[tuple[str, str], str] | None = None
-                  ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                  ) -> tuple[list[EntityHit], list[RelationHit]]:
     """LightRAG high-level retrieval from ``(source_key, target_key, cosine)`` hits.
 
     Relations: hits with cosine >= ``threshold`` among the best ``top_k``, ranked by cosine desc, then
@@ -184,16 +181,16 @@ def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float
         reason = f"{why or f'cosine {score:.3f} to {query_label}'}; edge degree {degree}, weight {weight:g}"
         relations.append(look.relation(a, b, score, reason, degree))
     _number(relations)
-    entities: list[dict[str, Any]] = []
+    entities: list[EntityHit] = []
     placed: set[str] = set()
     for relation in relations:
-        for key in sorted((relation["source_key"], relation["target_key"]), key=lambda k: -look.degree(k)):
+        for key in sorted((relation.source_key, relation.target_key), key=lambda k: -look.degree(k)):
             if key in placed:
                 continue
             placed.add(key)
-            reason = (f"endpoint of relation {relation['source']} — {relation['target']} (ranked "
-                      f"#{relation['position']} by cosine {relation['score']:.3f}); degree {look.degree(key)}")
-            entities.append(look.entity(key, relation["score"], reason))
+            reason = (f"endpoint of relation {relation.source} — {relation.target} (ranked "
+                      f"#{relation.position} by cosine {relation.score:.3f}); degree {look.degree(key)}")
+            entities.append(look.entity(key, relation.score, reason))
     return _number(entities), relations
 
 
@@ -254,13 +251,13 @@ def pick_reason(pick: ChunkPick) -> str:
 
 # --- budgets and rendering ---------------------------------------------------------------------
 
-def entity_row(entity: dict[str, Any], index: int) -> tuple[Any, ...]:
-    return (index, entity["name"], entity["type"], entity["description"], entity.get("degree", 0))
+def entity_row(entity: EntityHit, index: int) -> tuple[Any, ...]:
+    return (index, entity.name, entity.type, entity.description, entity.degree or 0)
 
 
-def relation_row(relation: dict[str, Any], index: int) -> tuple[Any, ...]:
-    return (index, relation["source"], relation["target"], relation["description"],
-            ", ".join(relation["keywords"]), f"{relation['weight']:g}", relation.get("degree", 0))
+def relation_row(relation: RelationHit, index: int) -> tuple[Any, ...]:
+    return (index, relation.source, relation.target, relation.description,
+            ", ".join(relation.keywords), f"{relation.weight:g}", relation.degree or 0)
 
 
 @lru_cache(maxsize=16384)
@@ -274,8 +271,8 @@ def _table(header: Sequence[str], lines: Iterable[str]) -> str:
     return "\n".join([",".join(header), *lines])
 
 
-def render_context(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
-                   chunks: Sequence[dict[str, Any]]) -> str:
+def render_context(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
+                   chunks: Sequence[ChunkHit]) -> str:
     """The LightRAG-style context: entity and relation CSV tables, then the numbered source chunks."""
     entity_table = _table(ENTITY_HEADER, (csv_line(entity_row(e, i + 1)) for i, e in enumerate(entities)))
     relation_table = _table(RELATION_HEADER, (csv_line(relation_row(r, i + 1)) for i, r in enumerate(relations)))
@@ -291,23 +288,23 @@ def text_tokens(text: str) -> int:
     return count_tokens(text)
 
 
-def entity_cost(entity: dict[str, Any]) -> int:
+def entity_cost(entity: EntityHit) -> int:
     """Tokens an entity's table row adds to the context (the row and its line break; rendered as row 1,
     which costs the same as any row number below 1000: cl100k keeps 1-3 digit runs as one token)."""
     return text_tokens(csv_line(entity_row(entity, 1)) + "\n")
 
 
-def relation_cost(relation: dict[str, Any]) -> int:
+def relation_cost(relation: RelationHit) -> int:
     return text_tokens(csv_line(relation_row(relation, 1)) + "\n")
 
 
-def chunk_cost(chunk: dict[str, Any]) -> int:
+def chunk_cost(chunk: ChunkHit) -> int:
     """Tokens a chunk's Sources block adds (the block and the blank line after it)."""
     return text_tokens(source_block(chunk, 1) + "\n\n")
 
 
-def apply_budgets(entities: Sequence[dict[str, Any]], relations: Sequence[dict[str, Any]],
-                  chunks: Sequence[dict[str, Any]], *, max_entity_tokens: int, max_relation_tokens: int,
+def apply_budgets(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
+                  chunks: Sequence[ChunkHit], *, max_entity_tokens: int, max_relation_tokens: int,
                   max_total_tokens: int) -> Budgeted:
     """Keep the longest prefixes that fit: entity rows in ``max_entity_tokens``, relation rows in
     ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the section
@@ -361,18 +358,18 @@ def round_robin(*lists: Sequence[T], key: Callable[[T], Hashable]) -> list[T]:
     return merged
 
 
-def entity_key(entity: dict[str, Any]) -> Hashable:
-    return entity.get("key") or entity["name"]
+def entity_key(entity: EntityHit) -> Hashable:
+    return entity.key
 
 
-def relation_key(relation: dict[str, Any]) -> Hashable:
-    return (relation.get("source_key") or relation["source"], relation.get("target_key") or relation["target"])
+def relation_key(relation: RelationHit) -> Hashable:
+    return (relation.source_key, relation.target_key)
 
 
-def chunk_key(chunk: dict[str, Any]) -> Hashable:
-    return chunk["chunk_id"]
+def chunk_key(chunk: ChunkHit) -> Hashable:
+    return chunk.chunk_id
 
 
-def renumber(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def renumber(records: list[Positioned]) -> list[Positioned]:
     """Reset the 1-based ``position`` of merged or truncated records."""
     return _number(records)

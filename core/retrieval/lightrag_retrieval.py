@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from core.extraction.query_terms import name_spans
-from core.retrieval.base import (QueryContext, Stopwatch, chunk_record, edge_count, fill_chunk_texts, finish,
+from core.retrieval.base import (QueryContext, Stopwatch, edge_count, fill_chunk_texts, finish,
                                  new_result)
 from core.retrieval.context import add_keyword_usage
 from core.retrieval.entity_linking import Seed, dictionary_names, question_seeds
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              select_chunks)
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
                    "max_relation_tokens", "max_total_tokens"]
@@ -48,7 +48,7 @@ def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, l
 
 
 def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str,
-                  owner_scores: Optional[Sequence[float]] = None) -> list[dict[str, Any]]:
+                  owner_scores: Optional[Sequence[float]] = None) -> list[ChunkHit]:
     """Source chunks of ranked owners, ``chunks_per_entity`` each, ranked by cosine to the question
     (paper) or by owner score + cosine (``owner_scores`` given, see ``select_chunks``)."""
     candidate_ids = list(dict.fromkeys(c for _, ids in owners for c in ids))
@@ -62,8 +62,8 @@ def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[st
         similarity = matrix.chunk_cosines(question, candidate_ids)  # a chunk's best window
         records = []
         for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity, owner_scores):
-            record = chunk_record(ctx.ws, pick.chunk_id, pick.score, pick_reason(pick))
-            record.update(via=via, brought_by=list(pick.brought_by))
+            record = ChunkHit.make(pick.chunk_id, pick.score, pick_reason(pick))
+            record.via, record.brought_by = via, list(pick.brought_by)
             records.append(record)
     return records
 
@@ -86,7 +86,7 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
             # finish() counts the context's tokens; using it as the counter avoids counting twice.
             context, _, dropped = render_within(
                 fit, s.max_total_tokens,
-                counter=lambda text: finish(result, text, [c["chunk_id"] for c in fit.chunks]).context_tokens)
+                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks]).context_tokens)
             if dropped:
                 result.trace.append(f"dropped {dropped} trailing record(s) so that the context fits in "
                                     f"{s.max_total_tokens} tokens exactly")
@@ -140,7 +140,7 @@ def trace_hits(result: RetrievalResult, ctx: QueryContext, prefix: str, noun: st
 
 
 def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str,
-                entities: list[dict[str, Any]], relations: list[dict[str, Any]],
+                entities: list[EntityHit], relations: list[RelationHit],
                 owners: Sequence[tuple[str, Sequence[str]]], via: str,
                 owner_scores: Optional[Sequence[float]] = None) -> Gathered:
     """Add the owners' source chunks (``chunks_per_entity`` each, the closest to the question),

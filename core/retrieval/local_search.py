@@ -37,6 +37,6 @@ class LocalRetriever(LightRAGRetriever):
             return Gathered()
         result.trace.append(f"{prefix}expanded to {len(relations)} relations (1-hop neighbourhood of "
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
-        owners = [(f"entity {e['name']}", e["source_chunk_ids"]) for e in entities]
+        owners = [(f"entity {e.name}", e.source_chunk_ids) for e in entities]
         return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "entity",
-                           [e["score"] for e in entities])
+                           [e.score for e in entities])

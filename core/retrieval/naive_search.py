@@ -1,11 +1,11 @@
 """naive mode: the question's embedding against the chunk vectors, top-k chunks (k = 10)."""
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import prefix_within, sources_text
 from core.retrieval.funnel import set_funnel
 from core.tokens import count_tokens
-from core.types import RetrievalResult
+from core.types import ChunkHit, RetrievalResult
 
 
 class NaiveRetriever:
@@ -20,12 +20,12 @@ class NaiveRetriever:
         with clock.stage("vector_search"):
             hits = ctx.ws.vectors.query_chunks(vector, ctx.settings.naive_top_k)
         with clock.stage("context"):
-            records = [chunk_record(ctx.ws, h.id, h.score, f"cosine {h.score:.3f} to the question") for h in hits]
+            records = [ChunkHit.make(h.id, h.score, f"cosine {h.score:.3f} to the question") for h in hits]
             records = fill_chunk_texts(ctx.ws, records)
-            set_funnel(result, [r["chunk_id"] for r in records])
-            records, _ = prefix_within(records, lambda c: count_tokens(c["text"]), ctx.settings.max_total_tokens)
+            set_funnel(result, [r.chunk_id for r in records])
+            records, _ = prefix_within(records, lambda c: count_tokens(c.text), ctx.settings.max_total_tokens)
             result.chunks = records
             result.trace.append(f"dense top-{ctx.settings.naive_top_k} over {ctx.ws.vectors.count('chunks')} chunks: "
                                 f"{len(records)} kept")
-            finish(result, sources_text(records), [c["chunk_id"] for c in records])
+            finish(result, sources_text(records), [c.chunk_id for c in records])
         return result

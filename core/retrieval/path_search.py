@@ -29,13 +29,13 @@ from typing import Any, Callable, Iterable, Optional
 
 import networkx as nx
 
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
 from core.tokens import count_tokens
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, PathEdge, PathHit, RelationHit, RetrievalResult
 
 PARAMS = ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
           "path_max_expansions", "cosine_threshold", "max_total_tokens", "paper_strict", "seed_relative_cutoff"]
@@ -85,17 +85,15 @@ def _unique_names(kg: nx.Graph, keys: list[str]) -> list[str]:
     return names
 
 
-def path_record(kg: nx.Graph, path: ScoredPath, rank: int) -> dict[str, Any]:
+def path_record(kg: nx.Graph, path: ScoredPath, rank: int) -> PathHit:
+    """The one constructor of a ``PathHit`` from a kept path."""
     keys = [str(n) for n in path.nodes]
     names = _unique_names(kg, keys)
-    relations = []
-    for (a, b), (na, nb) in zip(zip(keys, keys[1:]), zip(names, names[1:])):
-        data = kg.edges[a, b]
-        relations.append({"source": na, "target": nb, "keywords": list(data.get("keywords") or []),
-                          "description": data.get("description", ""), "weight": float(data.get("weight", 0.0))})
-    return {"rank": rank, "nodes": names, "keys": keys, "relations": relations,
-            "resources": {name: round(float(path.resources[key]), 6) for name, key in zip(names, keys)},
-            "score": round(float(path.score), 6), "hops": path.edges, "text": path_text(kg, path, rank)}
+    relations = [PathEdge.make(a, b, (na, nb), kg.edges[a, b])
+                 for (a, b), (na, nb) in zip(zip(keys, keys[1:]), zip(names, names[1:]))]
+    return PathHit(rank=rank, nodes=names, keys=keys, relations=relations,
+                   resources={name: round(float(path.resources[key]), 6) for name, key in zip(names, keys)},
+                   score=round(float(path.score), 6), hops=path.edges, text=path_text(kg, path, rank))
 
 
 class PathRetriever:
@@ -138,13 +136,12 @@ class PathRetriever:
             result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]
             names = {k: entity_name(kg, k) for p in paths for k in p.nodes}
             for record, path in zip(result.paths, paths):
-                record["why"] = why_kept(path, question, seed_why, names, s.paper_strict)
-                record["question_entities"] = sum(1 for n in path.nodes if n in question)
+                record.why = why_kept(path, question, seed_why, names, s.paper_strict)
+                record.question_entities = sum(1 for n in path.nodes if n in question)
             if paths:
                 result.entities, result.relations = path_entities(kg, paths), path_relations(kg, paths)
             else:
-                result.entities = [dict(_entity(kg, k), score=round(c, 6),
-                                        reason=f"retrieved: cosine {c:.3f} to the node query; on no path")
+                result.entities = [_entity(kg, k, c, f"retrieved: cosine {c:.3f} to the node query; on no path")
                                    for k, c in retrieved]
         with clock.stage("context"):
             if paths:
@@ -210,13 +207,11 @@ def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: li
                         f"source chunks (PathRAG's reference code also keeps node context)")
 
 
-def _entity(kg: nx.Graph, key: str) -> dict[str, Any]:
-    data = kg.nodes[key]
-    return {"name": entity_name(kg, key), "key": key, "type": data.get("type", ""),
-            "description": data.get("description", ""), "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+def _entity(kg: nx.Graph, key: str, score: float, reason: str) -> EntityHit:
+    return EntityHit.make(key, kg.nodes[key], score, reason, name=entity_name(kg, key))
 
 
-def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[dict[str, Any]]:
+def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[EntityHit]:
     """Entities on kept paths: score = their largest resource, reason = the paths they lie on."""
     best: dict[str, float] = {}
     on: dict[str, list[int]] = {}
@@ -226,25 +221,22 @@ def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[dict[str, Any]]
             on.setdefault(key, []).append(rank)
     order = {k: i for i, k in enumerate(on)}
     keys = sorted(on, key=lambda k: (-best[k], order[k]))
-    return [dict(_entity(kg, k), score=round(best[k], 6),
-                 reason="on path " + ", ".join(f"#{r}" for r in dict.fromkeys(on[k]))) for k in keys]
+    return [_entity(kg, k, best[k], "on path " + ", ".join(f"#{r}" for r in dict.fromkeys(on[k]))) for k in keys]
 
 
-def path_relations(kg: nx.Graph, paths: list[ScoredPath]) -> list[dict[str, Any]]:
-    """Edges on kept paths, in order of first appearance from the most reliable path."""
-    out: dict[frozenset, dict[str, Any]] = {}
+def path_relations(kg: nx.Graph, paths: list[ScoredPath]) -> list[RelationHit]:
+    """Edges on kept paths (in the direction of the first path that uses them), in order of first
+    appearance from the most reliable path."""
+    out: dict[frozenset, RelationHit] = {}
     for rank, path in enumerate(paths, 1):
         for a, b in zip(path.nodes, path.nodes[1:]):
             key = frozenset((a, b))
             if key in out:
-                if f"#{rank}" not in out[key]["reason"]:
-                    out[key]["reason"] += f", #{rank}"
+                if f"#{rank}" not in out[key].reason:
+                    out[key].reason += f", #{rank}"
                 continue
-            data = kg.edges[a, b]
-            out[key] = {"source": entity_name(kg, a), "target": entity_name(kg, b),
-                        "keywords": list(data.get("keywords") or []), "description": data.get("description", ""),
-                        "weight": float(data.get("weight", 0.0)), "score": round(float(path.score), 6),
-                        "reason": f"on path #{rank}", "source_chunk_ids": list(data.get("source_chunk_ids") or [])}
+            out[key] = RelationHit.make(a, b, (entity_name(kg, a), entity_name(kg, b)), kg.edges[a, b], path.score,
+                                        f"on path #{rank}", default_weight=0.0)
     return list(out.values())
 
 
@@ -280,32 +272,32 @@ class _Sizer:
             total += self.lines[line] + 1
         return total
 
-    def source(self, record: dict[str, Any]) -> int:
-        body = self.chunks.get(record["chunk_id"])
+    def source(self, record: ChunkHit) -> int:
+        body = self.chunks.get(record.chunk_id)
         if body is None:
-            body = count_tokens(record["text"])
+            body = count_tokens(record.text)
         return self.text(source_block(record, 99).split("\n", 1)[0]) + body + 2
 
-    def sources(self, ctx: QueryContext, candidates: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    def sources(self, ctx: QueryContext, candidates: list[ChunkHit], budget: int) -> list[ChunkHit]:
         """Source chunk records with texts, cut to the budget."""
         records = fill_chunk_texts(ctx.ws, candidates)
-        found = ctx.ws.store.chunks_by_id(r["chunk_id"] for r in records)
+        found = ctx.ws.store.chunks_by_id(r.chunk_id for r in records)
         self.chunks.update({cid: int(c.tokens) for cid, c in found.items()})
         return prefix_within(records, self.source, max(budget, 0))[0]
 
 
-def _sources_section(chunks: list[dict[str, Any]]) -> list[str]:
+def _sources_section(chunks: list[ChunkHit]) -> list[str]:
     if not chunks:
         return []
     return [SOURCES_HEADER + "\n" + sources_text(chunks)]
 
 
-Render = Callable[[list[Any], list[dict[str, Any]]], str]
-Evidence = Callable[[list[Any], list[dict[str, Any]]], list[str]]
+Render = Callable[[list[Any], list[ChunkHit]], str]
+Evidence = Callable[[list[Any], list[ChunkHit]], list[str]]
 
 
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
-                   blocks: list[Any], sources: list[dict[str, Any]]) -> tuple[list[Any], list[dict[str, Any]]]:
+                   blocks: list[Any], sources: list[ChunkHit]) -> tuple[list[Any], list[ChunkHit]]:
     """Render and count exactly; while over budget drop the last source, then the last block."""
     blocks, sources = list(blocks), list(sources)
     fit_to_budget((sources, blocks),
@@ -319,25 +311,25 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     head = f"Question: {ctx.question}"
     sizer = _Sizer(ctx)
     room = budget - sizer.text(head) - MARGIN
-    kept, used = prefix_within(result.paths, lambda p: sizer.text(p["text"]), room)
-    chosen: list[dict[str, Any]] = []
+    kept, used = prefix_within(result.paths, lambda p: sizer.text(p.text), room)
+    chosen: list[ChunkHit] = []
     seen: set[str] = set()
     for p in kept:
-        keys = p["keys"]
-        for a, b, rel in zip(keys, keys[1:], p["relations"]):
+        keys = p.keys
+        for a, b, rel in zip(keys, keys[1:], p.relations):
             for cid in _closest(ctx, kg.edges[a, b].get("source_chunk_ids") or [], SOURCES_PER_EDGE):
                 if cid not in seen:
                     seen.add(cid)
-                    chosen.append(chunk_record(ctx.ws, cid, p["score"],
-                                               f"source of {rel['source']} – {rel['target']} (path #{p['rank']})"))
+                    chosen.append(ChunkHit.make(cid, p.score,
+                                                f"source of {rel.source} – {rel.target} (path #{p.rank})"))
 
-    def render(blocks: list[dict[str, Any]], srcs: list[dict[str, Any]]) -> str:
-        return "\n\n".join([head] + [p["text"] for p in reversed(blocks)] + _sources_section(srcs))
+    def render(blocks: list[PathHit], srcs: list[ChunkHit]) -> str:
+        return "\n\n".join([head] + [p.text for p in reversed(blocks)] + _sources_section(srcs))
 
-    def evidence(blocks: list[dict[str, Any]], srcs: list[dict[str, Any]]) -> list[str]:
-        out = [c["chunk_id"] for c in srcs]
+    def evidence(blocks: list[PathHit], srcs: list[ChunkHit]) -> list[str]:
+        out = [c.chunk_id for c in srcs]
         for record in blocks:  # most reliable path first
-            path = paths[record["rank"] - 1]
+            path = paths[record.rank - 1]
             for a, b in zip(path.nodes, path.nodes[1:]):
                 out.extend(_closest(ctx, kg.edges[a, b].get("source_chunk_ids") or []))
             for key in path.nodes:
@@ -363,21 +355,21 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     sizer = _Sizer(ctx)
     room = budget - sizer.text(head) - MARGIN
     keys, used = prefix_within([k for k, _ in retrieved], lambda k: sizer.text(entity_line(kg, k)), room)
-    chosen: list[dict[str, Any]] = []
+    chosen: list[ChunkHit] = []
     seen: set[str] = set()
     cosine = dict(retrieved)
     for key in keys:
         for cid in _closest(ctx, kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
             if cid not in seen:
                 seen.add(cid)
-                chosen.append(chunk_record(ctx.ws, cid, cosine[key], f"source of entity {entity_name(kg, key)}"))
+                chosen.append(ChunkHit.make(cid, cosine[key], f"source of entity {entity_name(kg, key)}"))
 
-    def render(blocks: list[str], srcs: list[dict[str, Any]]) -> str:
+    def render(blocks: list[str], srcs: list[ChunkHit]) -> str:
         entities = ["-----Entities-----\n" + "\n".join(entity_line(kg, k) for k in blocks)] if blocks else []
         return "\n\n".join([head] + entities + _sources_section(srcs))
 
-    def evidence(blocks: list[str], srcs: list[dict[str, Any]]) -> list[str]:
-        out = [c["chunk_id"] for c in srcs]
+    def evidence(blocks: list[str], srcs: list[ChunkHit]) -> list[str]:
+        out = [c.chunk_id for c in srcs]
         for key in blocks:
             out.extend(kg.nodes[key].get("source_chunk_ids") or [])
         return out

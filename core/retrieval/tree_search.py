@@ -29,7 +29,7 @@ stored at indexing time, the rendered context then counted exactly and trimmed i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 
 import networkx as nx
 import numpy as np
@@ -38,11 +38,11 @@ from core.extraction.query_terms import labelled_query_entities
 from core.extraction.query_terms import name_spans
 from core.retrieval.entity_linking import dictionary_names, link_names
 from core.retrieval.funnel import set_funnel, tree_reached
-from core.retrieval.base import QueryContext, Stopwatch, chunk_record, fill_chunk_texts, finish, new_result
+from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import fit_to_budget
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.tokens import count_tokens
-from core.types import RetrievalResult
+from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit
 
 PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens", "paper_strict"]
 TIE_INLINE = 2  # RAGScope: a summary leaf holding this many question terms stays at the summary's rank
@@ -87,38 +87,35 @@ def collapsed_tree(ctx: QueryContext, vector: np.ndarray, k: int) -> list[_Candi
     return out[:k]
 
 
-def summary_record(node: Any, score: float, reason: str, doc_name: str = "") -> dict[str, Any]:
-    """A summary-tree node as it appears in ``result.summaries``."""
-    return {"node_id": node.node_id, "level": int(node.level), "scope": node.scope, "doc_id": node.doc_id or "",
-            "doc_name": doc_name, "text": node.text, "score": round(float(score), 6), "reason": reason,
-            "leaf_chunk_ids": list(node.leaf_chunk_ids)}
-
-
 def _hops(d: Optional[int]) -> str:
     return "? hops" if d is None else f"{d} hop{'' if d == 1 else 's'}"
 
 
-def _split(item: tuple[str, dict[str, Any]]) -> tuple[str, str]:
+Item = Tuple[str, Union[ChunkHit, SummaryHit]]  # ("summary" | "local" | "chunk", the hit)
+
+
+def _split(item: Item) -> tuple[str, str]:
     """(header, body) of one context item; the body is the chunk or summary text."""
     kind, rec = item
-    if kind == "summary":
-        where = "the corpus" if rec["scope"] == "corpus" else rec["doc_name"] or "a document"
-        return f"[summary of {where}, level {rec['level']}, {len(rec['leaf_chunk_ids'])} chunks]\n", rec["text"]
+    if isinstance(rec, SummaryHit):
+        where = "the corpus" if rec.scope == "corpus" else rec.doc_name or "a document"
+        return f"[summary of {where}, level {rec.level}, {len(rec.leaf_chunk_ids)} chunks]\n", rec.text
     if kind == "local":
-        return "; ".join(f"{a}, {b}" for a, b in rec["pairs"]) + ": ", rec["text"]
-    return f"[{rec['doc_name']}, chunk {rec['order'] + 1}]\n", rec["text"]
+        return "; ".join(f"{a}, {b}" for a, b in rec.pairs or []) + ": ", rec.text
+    return f"[{rec.doc_name}, chunk {rec.order + 1}]\n", rec.text
 
 
-def _render_item(item: tuple[str, dict[str, Any]]) -> str:
+def _render_item(item: Item) -> str:
     header, body = _split(item)
     return header + body
 
 
-def _item_id(item: tuple[str, dict[str, Any]]) -> str:
-    return item[1]["node_id"] if item[0] == "summary" else item[1]["chunk_id"]
+def _item_id(item: Item) -> str:
+    rec = item[1]
+    return rec.node_id if isinstance(rec, SummaryHit) else rec.chunk_id
 
 
-def stored_tokens(ctx: QueryContext, items: Sequence[tuple[str, dict[str, Any]]]) -> dict[str, int]:
+def stored_tokens(ctx: QueryContext, items: Sequence[Item]) -> dict[str, int]:
     """Token counts recorded at indexing time for the items' bodies (chunks and summaries)."""
     tree = ctx.ws.tree_index()
     sizes = {i: int(tree[i].tokens) for i in (_item_id(x) for x in items if x[0] == "summary") if i in tree}
@@ -132,7 +129,7 @@ class _Items:
     """The branch's ordered context items (kind, record) and a one-line summary for the trace."""
 
     branch: str
-    items: list[tuple[str, dict[str, Any]]]
+    items: list[Item]
     note: str
     considered: list[str] = field(default_factory=list)  # collapsed-tree candidates' leaves (evidence funnel)
 
@@ -260,9 +257,9 @@ def local_items(ctx: QueryContext, outcome: LocalOutcome, distances: Mapping[tup
         occurrences = sum(index[t][cid] for t in found)
         pairs = outcome.chunk_pairs.get(cid, [])
         selected = ", ".join(f"{names[a]} – {names[b]} ({_hops(distances.get((a, b)))})" for a, b in pairs)
-        rec = chunk_record(ctx.ws, cid, occurrences, f"selected by {selected}; {len(found)} query entities, "
+        rec = ChunkHit.make(cid, occurrences, f"selected by {selected}; {len(found)} query entities, "
                                                      f"{occurrences} occurrences (h={outcome.final_h})")
-        rec["pairs"] = [[names[a], names[b]] for a, b in pairs]
+        rec.pairs = [[names[a], names[b]] for a, b in pairs]
         records.append(rec)
     records = fill_chunk_texts(ctx.ws, records)
     how = "ranked by distinct query entities, then occurrences, top k" if outcome.branch == "local-fallback" else \
@@ -302,23 +299,23 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
                                     f"fall back to the plain dense top-{k}")
         if not chosen:
             chosen = [(c, c.cosine, f"cosine {c.cosine:.3f} to the question") for c in cands[:k]]
-    items: list[tuple[str, dict[str, Any]]] = []
+    items: list[Item] = []
     doc_names = ctx.ws.doc_names()
     for cand, score, reason in chosen:
         if cand.is_summary:
             doc_name = doc_names.get(cand.node.doc_id or "", "")
-            items.append(("summary", summary_record(cand.node, score, reason, doc_name)))
+            items.append(("summary", SummaryHit.make(cand.node, score, reason, doc_name)))
         else:
-            items.append(("chunk", chunk_record(ctx.ws, cand.item_id, score, reason)))
-    filled = {r["chunk_id"] for r in fill_chunk_texts(ctx.ws, [r for kind, r in items if kind == "chunk"])}
-    items = [(kind, r) for kind, r in items if kind == "summary" or r["chunk_id"] in filled]
+            items.append(("chunk", ChunkHit.make(cand.item_id, score, reason)))
+    filled = {r.chunk_id for r in fill_chunk_texts(ctx.ws, [r for _, r in items if isinstance(r, ChunkHit)])}
+    items = [(kind, r) for kind, r in items if isinstance(r, SummaryHit) or r.chunk_id in filled]
     n_sum = sum(1 for kind, _ in items if kind == "summary")
     return _Items(branch, items, f"{branch}: {n_sum} summaries, {len(items) - n_sum} chunks",
                   [leaf for c in cands for leaf in c.leaves])
 
 
 # --- context -----------------------------------------------------------------------------------
-def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[str, int] | None = None,
+def _evidence(kept: Sequence[Item], leaf_weight: Mapping[str, int] | None = None,
               strict: bool = True, tie: Mapping[str, float] | None = None) -> list[str]:
     """Chunks in context order; a summary contributes its leaf chunks at its position, the leaves
     that mention the query entities most first (then leaf order), so a corpus-level summary does not
@@ -329,9 +326,9 @@ def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[s
     tie = tie or {}
     out: list[str] = []
     tail: list[str] = []
-    for kind, rec in kept:
-        if kind == "summary":
-            leaves = list(rec["leaf_chunk_ids"])
+    for _, rec in kept:
+        if isinstance(rec, SummaryHit):
+            leaves = list(rec.leaf_chunk_ids)
             ranked = sorted(leaves, key=lambda c: (-weight.get(c, 0), -tie.get(c, 0.0), leaves.index(c))) \
                 if weight else leaves
             if strict or not weight:
@@ -341,7 +338,7 @@ def _evidence(kept: Sequence[tuple[str, dict[str, Any]]], leaf_weight: Mapping[s
                 out.extend(inline)
                 tail.extend(c for c in ranked if c not in set(inline))
         else:
-            out.append(rec["chunk_id"])
+            out.append(rec.chunk_id)
     return out + tail
 
 
@@ -364,7 +361,7 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     """
     budget = ctx.settings.max_total_tokens
     sizes = stored_tokens(ctx, chosen.items)
-    kept: list[tuple[str, dict[str, Any]]] = []
+    kept: list[Item] = []
     used = 0
     for item in chosen.items:
         header, body = _split(item)
@@ -381,15 +378,15 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     if len(kept) < len(chosen.items):
         result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
                             f"{len(chosen.items)} items dropped")
-    result.summaries = [r for kind, r in kept if kind == "summary"]
-    result.chunks = [r for kind, r in kept if kind != "summary"]
+    result.summaries = [r for _, r in kept if isinstance(r, SummaryHit)]
+    result.chunks = [r for _, r in kept if isinstance(r, ChunkHit)]
     index = ctx.ws.mention_index()
     labels = ctx.ws.mention_graph().nodes
     for term in present:
         counts = index.get(term, {})
         total = sum(counts.values())
-        result.entities.append({
-            "name": names[term], "key": term, "type": str(labels[term].get("label", "")), "description": "",
-            "score": float(total), "reason": f"query entity: {len(counts)} chunks mention it ({total} occurrences)",
-            "source_chunk_ids": [c for c in result.evidence_chunk_ids if counts.get(c, 0) > 0]})
+        node = {"name": names[term], "type": str(labels[term].get("label", "")),
+                "source_chunk_ids": [c for c in result.evidence_chunk_ids if counts.get(c, 0) > 0]}
+        result.entities.append(EntityHit.make(term, node, total, f"query entity: {len(counts)} chunks mention it "
+                                                                 f"({total} occurrences)"))
     result.trace.append(f"{chosen.note}; context {result.context_tokens} tokens")
