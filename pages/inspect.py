@@ -21,39 +21,35 @@ import streamlit as st  # noqa: E402
 
 from core.api import run_modes  # noqa: E402
 from core.retrieval.registry import mode_params  # noqa: E402
-from core.settings import Settings, field_bounds, is_numeric_field  # noqa: E402
+from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
-from ui.settings_labels import label_for  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
+from ui.settings_widgets import settings_field_widget  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
 GRAPH_HEIGHT = 560
 STATE_KEY = "inspect_last"
+INSPECT_FINE_STEP = 0.01  # +/- step of a fractional parameter here (finer than the Settings page's 0.05)
 
 
 def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
-    """Number inputs for the mode's parameters; returns the values that differ from the settings."""
+    """Number inputs for the mode's parameters (``ui.settings_widgets``, as on the Settings page); returns
+    the values that differ from the settings."""
     names = [name for name in mode_params(mode) if is_numeric_field(name)]  # what the mode declares it reads
-    helps = Settings.field_help()
     overrides: dict[str, Any] = {}
     with st.expander(f"Parameters of {mode} (overrides for this page only)", expanded=False):
         cols = st.columns(3)
         for i, name in enumerate(names):
             current = getattr(settings, name)
-            low, high = field_bounds(name)
-            is_float = isinstance(current, float)
             with cols[i % 3]:
-                value = st.number_input(
-                    label_for(name), value=current, key=f"inspect_param_{mode}_{name}", help=helps.get(name, ""),
-                    min_value=float(low) if is_float and low is not None else (int(low) if low is not None else None),
-                    max_value=float(high) if is_float and high is not None else (int(high) if high is not None else None),
-                    step=0.01 if is_float else 1, format="%.3f" if is_float else "%d")
+                value = settings_field_widget(name, current, f"inspect_param_{mode}_{name}",
+                                              fine_step=INSPECT_FINE_STEP)
             if value is not None and value != current:
                 overrides[name] = value
         st.caption("Defaults come from Settings; change them there to make them permanent.")

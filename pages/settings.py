@@ -6,17 +6,16 @@ so it is never written to disk. Changing the embedder of a non-empty workspace i
 embedder-mismatch message (vectors of different embedders cannot be mixed)."""
 from __future__ import annotations
 
-import typing
 from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
 
 from core.config import apply_environment
-from core.settings import DEFAULT_ENTITY_TYPES, Settings, field_bounds
+from core.settings import Settings
 from ui import state
 from ui.errors import escape_markdown, show_errors
-from ui.settings_labels import label_for
+from ui.settings_widgets import settings_field_widget
 
 GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
     "Providers": [
@@ -52,37 +51,6 @@ def widget_key(field: str) -> str:
     return f"set::{state.current_workspace_name()}::{field}"
 
 
-def field_widget(field: str, current: Settings, help_text: dict[str, str]) -> Any:
-    """One widget for one settings field, keyed per workspace, initialised from the current settings."""
-    info = Settings.model_fields[field]
-    annotation = info.annotation
-    key = widget_key(field)
-    value = getattr(current, field)
-    if key not in st.session_state:
-        st.session_state[key] = list(value) if isinstance(value, list) else value
-    label = label_for(field)
-    help_ = help_text.get(field) or None
-    if typing.get_origin(annotation) is typing.Literal:
-        return st.selectbox(label, list(typing.get_args(annotation)), key=key, help=help_)
-    if annotation is bool:
-        return st.checkbox(label, key=key, help=help_)
-    if annotation is int:
-        low, high = field_bounds(field)
-        return st.number_input(label, min_value=low, max_value=high, step=1, key=key, help=help_)
-    if annotation is float:
-        low, high = field_bounds(field)
-        low = float(low) if low is not None else None
-        high = float(high) if high is not None else None
-        if field in {"llm_temperature", "path_alpha", "path_theta", "cosine_threshold"}:
-            return st.number_input(label, min_value=low, max_value=high, step=0.05, format="%.3f", key=key,
-                                   help=help_)
-        return st.number_input(label, min_value=low, step=1.0, key=key, help=help_)
-    if typing.get_origin(annotation) is list:
-        options = list(dict.fromkeys(list(DEFAULT_ENTITY_TYPES) + list(st.session_state[key])))
-        return st.multiselect(label, options, key=key, help=help_, accept_new_options=True)
-    return st.text_input(label, key=key, help=help_)
-
-
 def api_key_widget() -> None:
     """The API key field: copied to st.session_state['llm_api_key'] (session only, never saved)."""
     if KEY_WIDGET not in st.session_state:
@@ -99,7 +67,6 @@ def api_key_widget() -> None:
 
 def collect(current: Settings) -> dict[str, Any]:
     """Draw every tab's sections of widgets (two per row) and return the values entered."""
-    help_text = Settings.field_help()
     values: dict[str, Any] = {}
     listed = {f for sections in GROUPS.values() for _, fields in sections for f in fields}
     extra = [f for f in Settings.model_fields if f not in listed and f not in HIDDEN]
@@ -125,7 +92,7 @@ def collect(current: Settings) -> dict[str, Any]:
                             if field == "__api_key__":
                                 api_key_widget()
                             else:
-                                values[field] = field_widget(field, current, help_text)
+                                values[field] = settings_field_widget(field, getattr(current, field), widget_key(field))
     values["version"] = current.version
     return values
 
