@@ -56,7 +56,7 @@ def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
     return overrides
 
 
-def _stream_answer(ws, result: RetrievalResult, llm) -> None:
+def _stream_answer(result: RetrievalResult, llm) -> None:
     """Generate an LLM answer into a plain-text placeholder as it streams."""
     from core.llm.answers import stream_answer
 
@@ -83,7 +83,7 @@ def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
                             keywords=keywords)
     result = results[mode]
     if streaming:
-        _stream_answer(ws, result, llm)
+        _stream_answer(result, llm)
     st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "generation": ws.generation(),
                                    "mode": mode, "question": question, "overrides": overrides, "result": result,
                                    "graph_html": None}

@@ -10,7 +10,7 @@ from core.indexing.reconcile import reconcile
 from core.types import SourceDocument
 from core.workspace import Workspace
 
-from conftest import SAMPLES, sample_sources
+from conftest import sample_sources
 
 NEW_DOC = SourceDocument(
     name="harbour-notes.md",

@@ -2,8 +2,6 @@
 RAGScope's choices where the papers leave things open (``paper_strict`` turns them off)."""
 from __future__ import annotations
 
-from typing import Any
-
 import networkx as nx
 import numpy as np
 
