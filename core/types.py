@@ -133,11 +133,12 @@ def _plain(value: Any) -> Any:
 
 class _Hit:
     """``to_dict``: the record's JSON, a field left ``None`` (not used by the mode) left out, so each
-    mode's JSON keeps the field names it always had."""
+    mode's JSON keeps the field names it always had; a record's own fields come before inherited ones."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)  # type: ignore[arg-type]
-                if getattr(self, f.name) is not None}
+        own = type(self).__dict__.get("__annotations__", {})
+        ordered = sorted(fields(self), key=lambda f: f.name not in own)  # type: ignore[arg-type]
+        return {f.name: _plain(getattr(self, f.name)) for f in ordered if getattr(self, f.name) is not None}
 
 
 @dataclass
@@ -167,21 +168,28 @@ class ChunkHit(_Hit):
         return cls(chunk_id=chunk_id, score=round(float(score), 6), reason=reason, text=text or "")
 
 
-@dataclass
-class EntityHit(_Hit):
-    """An entity in a mode's evidence: graph ``key`` and display ``name``; ``degree`` and ``position``
-    (LightRAG modes) and ``also_found_by`` (hybrid / mix) only where the mode has them."""
+@dataclass(kw_only=True)
+class _GraphHit(_Hit):
+    """What an entity or relation hit carries besides what it is: its score and the reason, the chunks it
+    was extracted from; ``degree`` and ``position`` (LightRAG modes) and ``also_found_by`` (hybrid /
+    mix) only where the mode has them."""
 
-    key: str
-    name: str
-    type: str
-    description: str
     score: float
     reason: str
     source_chunk_ids: list[str] = field(default_factory=list)
     degree: Optional[int] = None
     position: Optional[int] = None
     also_found_by: Optional[list[str]] = None
+
+
+@dataclass(kw_only=True)
+class EntityHit(_GraphHit):
+    """An entity in a mode's evidence: graph ``key`` and display ``name``."""
+
+    key: str
+    name: str
+    type: str
+    description: str
 
     @classmethod
     def make(cls, key: str, data: dict[str, Any], score: float, reason: str, *, name: str = "",
@@ -194,7 +202,8 @@ class EntityHit(_Hit):
 
 @dataclass
 class PathEdge(_Hit):
-    """One edge of a path, in the path's direction (``source`` comes first on the path)."""
+    """One edge between the entities ``source_key`` and ``target_key`` (display names ``source`` /
+    ``target``); on a path, in the path's direction."""
 
     source: str
     target: str
@@ -212,24 +221,8 @@ class PathEdge(_Hit):
 
 
 @dataclass
-class RelationHit(_Hit):
-    """A relation in a mode's evidence, between the entities ``source_key`` and ``target_key`` (display
-    names ``source`` / ``target``); ``degree`` and ``position`` (LightRAG) and ``also_found_by``
-    (hybrid / mix) only where the mode has them."""
-
-    source: str
-    target: str
-    source_key: str
-    target_key: str
-    keywords: list[str]
-    description: str
-    weight: float
-    score: float
-    reason: str
-    source_chunk_ids: list[str] = field(default_factory=list)
-    degree: Optional[int] = None
-    position: Optional[int] = None
-    also_found_by: Optional[list[str]] = None
+class RelationHit(_GraphHit, PathEdge):
+    """A relation in a mode's evidence: an edge with its score and reason."""
 
     @classmethod
     def make(cls, a: str, b: str, names: tuple[str, str], data: dict[str, Any], score: float, reason: str, *,
