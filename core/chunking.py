@@ -130,25 +130,28 @@ def chunk_text(doc_id: str, text: str, chunk_tokens: int = 1200, overlap: int = 
     return chunks
 
 
+def split_overlap(chunks: list[Chunk]) -> list[tuple[str, str]]:
+    """Consecutive chunks of one document in order, each as (the leading text it repeats from the
+    chunks before it, its new text)."""
+    ordered = sorted(chunks, key=lambda c: c.order)
+    out: list[tuple[str, str]] = []
+    if all(c.start_char >= 0 for c in ordered):
+        end = -1
+        for chunk in ordered:
+            skip = max(0, end - chunk.start_char) if out else 0
+            out.append((chunk.text[:skip], chunk.text[skip:]))
+            end = max(end, chunk.start_char + len(chunk.text))
+        return out
+    # chunks read back from an older workspace (token windows): the overlap is counted in tokens
+    end = 0
+    for chunk in ordered:
+        skip = max(0, end - chunk.start_token) if out else 0
+        ids = encode(chunk.text) if skip else []
+        out.append((decode(ids[:skip]), decode(ids[skip:])) if skip else ("", chunk.text))
+        end = chunk.start_token + chunk.tokens
+    return out
+
+
 def join_without_overlap(chunks: list[Chunk]) -> str:
     """Concatenate consecutive chunks of one document, dropping the overlapping text."""
-    if not chunks:
-        return ""
-    ordered = sorted(chunks, key=lambda c: c.order)
-    if all(c.start_char >= 0 for c in ordered):
-        out = [ordered[0].text]
-        end = ordered[0].start_char + len(ordered[0].text)
-        for chunk in ordered[1:]:
-            skip = max(0, end - chunk.start_char)
-            out.append(chunk.text[skip:])
-            end = max(end, chunk.start_char + len(chunk.text))
-        return "".join(out)
-    # chunks read back from an older workspace (token windows): drop the overlapping tokens
-    out = [ordered[0].text]
-    end = ordered[0].start_token + ordered[0].tokens
-    for chunk in ordered[1:]:
-        skip = max(0, end - chunk.start_token)
-        ids = encode(chunk.text)
-        out.append(decode(ids[skip:]) if skip else chunk.text)
-        end = chunk.start_token + chunk.tokens
-    return "".join(out)
+    return "".join(new for _, new in split_overlap(chunks))

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from core.chunking import chunk_text
 from core.storage.store import Store
-from core.indexing.tree import SummaryTree
+from core.indexing.tree import Passage, SummaryTree
 
 
-def joined(texts: list[str]) -> str:
+def joined(passages: list[Passage]) -> str:
     """A deterministic stand-in summarizer: the first 3 words of every child."""
-    return " | ".join(" ".join(t.split()[:3]) for t in texts)
+    return " | ".join(" ".join(p.text.split()[:3]) for p in passages)
 
 
 def add_doc(store: Store, doc_id: str, n_chunks: int, g: int = 5) -> list[str]:

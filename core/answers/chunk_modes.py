@@ -45,14 +45,16 @@ def _norm(text: str) -> str:
 
 
 def summary_sentences(inp: AnswerInputs, summary: SummaryHit) -> list[Sentence]:
-    """A summary's sentences, each the stored record of a leaf sentence when one matches."""
-    from core.indexing.summarize import split_sentences
+    """A summary's sentences, each the stored record of a leaf sentence when one matches (the summary's
+    text is cut at those sentences; the rest is split by ``split_known``'s regex fallback)."""
+    from core.indexing.summarize import split_known
 
     leaves = inp.closest_chunks(summary.leaf_chunk_ids, SUMMARY_LEAVES)
-    stored = {_norm(s.text): s for s in inp.bank.sentences(leaves)}
+    records = inp.bank.sentences(leaves)
+    stored = {_norm(s.text): s for s in records}
     where = summary.doc_name or "the corpus"
     out: list[Sentence] = []
-    for i, text in enumerate(split_sentences(summary.text)):
+    for i, text in enumerate(split_known(summary.text, [s.text for s in records])):
         text = " ".join(text.lstrip("#-*•> \t").split())
         if len(text.split()) < MIN_WORDS:
             continue

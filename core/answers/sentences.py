@@ -8,8 +8,8 @@ load time every mention key is resolved to its knowledge-graph entity (merged al
 entity it most likely refers to: the entity an earlier sentence of the chunk (at most ``LOOKBACK``
 back) is about, of a fitting type (a person for he/she, an ORG for "the company", a place for "the
 town", anything for it/they).
-Workspaces indexed before sentence records existed fall back to the chunk text split into sentences,
-without mentions.
+Workspaces indexed before sentence records existed fall back to the chunk text split into sentences
+(``core.indexing.summarize.unparsed_sentences``), without mentions.
 """
 from __future__ import annotations
 
@@ -136,10 +136,9 @@ class SentenceBank:
             cite = f"{names.get(chunk.doc_id, chunk.doc_id)}, chunk {int(chunk.order) + 1}"
             stored = rows.get(chunk_id)
             if stored is None:  # indexed before sentence records existed: plain sentences, no mentions
-                from core.extraction.markup import plain_text
-                from core.indexing.summarize import split_sentences
+                from core.indexing.summarize import unparsed_sentences
 
-                stored = [(s, []) for s in split_sentences(plain_text(chunk.text))]
+                stored = [(s, []) for s in unparsed_sentences(chunk.text)]
             self.by_chunk[chunk_id] = build_sentences(chunk_id, cite, stored, self.graph, self.aliases)
 
 

@@ -6,10 +6,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from core.extraction.markup import plain_text
 from core.indexing.merge import MergedEntity, MergedRelation, merge_entity, merge_relation
-from core.indexing.summarize import extractive_summary, tfidf_vectors
-from core.indexing.tree import SummaryTree
+from core.indexing.summarize import extractive_summary, tfidf_vectors, unparsed_sentences
+from core.indexing.tree import Passage, Summarizer, SummaryTree
 from core.storage import graph_store
 from core.workspace import Workspace
 
@@ -71,9 +70,10 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     return changed_entities, changed_relations, removed
 
 
-def make_tree_summarizer(ws: Workspace, cache: dict) -> Callable[[list[str]], str]:
-    """Extractive LexRank summaries (TF-IDF similarity by default; embedder vectors when the
-    ``tree_summary_similarity`` setting says so, cached so upper levels reuse them)."""
+def make_tree_summarizer(ws: Workspace, cache: dict) -> Summarizer:
+    """Extractive LexRank summaries of the children's parsed sentences (their text split by
+    ``unparsed_sentences`` where no parse covers it) with TF-IDF similarity by default; embedder vectors
+    when the ``tree_summary_similarity`` setting says so, cached so upper levels reuse them."""
 
     def embed_cached(sentences: list[str]) -> np.ndarray:
         missing = [s for s in dict.fromkeys(sentences) if s not in cache]
@@ -83,13 +83,21 @@ def make_tree_summarizer(ws: Workspace, cache: dict) -> Callable[[list[str]], st
 
     similarity = embed_cached if ws.settings.tree_summary_similarity == "embedder" else tfidf_vectors
 
-    def summarize(texts: list[str]) -> str:
-        # summaries never quote markup ("## Foundation", list bullets): they read the plain text
-        return extractive_summary([plain_text(t) for t in texts], similarity, ws.settings.summary_tokens)
+    def summarize(passages: list[Passage]) -> str:
+        # summaries never quote markup ("## Foundation", list bullets): parsed sentences are plain text
+        # already, the rest is split from the plain text
+        sentences = [s for p in passages for s in (p.sentences if p.sentences is not None
+                                                   else unparsed_sentences(p.text))]
+        return extractive_summary(sentences, similarity, ws.settings.summary_tokens)
 
     return summarize
 
 
 def new_tree(ws: Workspace, cache: dict, summarizer: Optional[Callable[[list[str]], str]] = None) -> SummaryTree:
-    """The summary tree of the workspace, summarising with ``summarizer`` (default: extractive)."""
-    return SummaryTree(ws.store, ws.settings.tree_group_size, summarizer or make_tree_summarizer(ws, cache))
+    """The summary tree of the workspace, summarising with ``summarizer(texts)`` (an LLM, which reads the
+    children's texts) or by default extractively from their sentences."""
+    if summarizer is None:
+        return SummaryTree(ws.store, ws.settings.tree_group_size, make_tree_summarizer(ws, cache))
+    texts_summarizer = summarizer
+    return SummaryTree(ws.store, ws.settings.tree_group_size,
+                       lambda passages: texts_summarizer([p.text for p in passages]))

@@ -1,4 +1,4 @@
-"""Extractive summaries for the offline provider.
+"""Extractive summaries for the offline provider, and the sentences they are made of.
 
 * ``extractive_summary`` — LexRank: sentence centrality (PageRank, ``networkx.pagerank``) on cosine
   similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
@@ -6,6 +6,11 @@
   central sentences are kept in their original order up to a token budget. Used for summary-tree
   nodes. TF-IDF is the default because embedding every sentence of the corpus costs more than the
   rest of offline indexing together (measured; see the README's benchmark section).
+* Sentences: the summary tree reads the sentences spaCy found in the chunks at extraction time (the
+  ``sentences`` rows); ``split_known`` recovers them from a summary's text (a summary is its
+  sentences joined by spaces), and ``unparsed_sentences`` — a punctuation regex over the plain text —
+  splits only text no parse covers ("Dr. Smith" becomes two sentences there): an LLM's summary, a
+  corpus-level summary, a chunk of a workspace indexed before sentence rows existed.
 * ``merge_fragments`` — cheap lexical centrality over description fragments, used to cap merged
   entity/relation profiles without embedding every fragment.
 """
@@ -13,30 +18,67 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import networkx as nx
 import numpy as np
 
+from core.extraction.markup import plain_text
 from core.tokens import count_tokens
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n{2,}|\n(?=[#\-*•])")
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 
 
+def _cut_long(sentence: str) -> list[str]:
+    """A very long unpunctuated run cut into pieces, so one line cannot swallow a summary budget."""
+    out: list[str] = []
+    while count_tokens(sentence) > 120 and len(sentence) > 600:
+        out.append(sentence[:600].strip())
+        sentence = sentence[600:]
+    out.append(sentence.strip())
+    return [s for s in out if s]
+
+
 def split_sentences(text: str) -> list[str]:
     """Split text into sentences (punctuation/paragraph based; robust for any script)."""
-    parts = [p.strip() for p in _SENTENCE_SPLIT.split(text or "")]
+    return [piece for part in _SENTENCE_SPLIT.split(text or "") if part and part.strip()
+            for piece in _cut_long(part.strip())]
+
+
+def unparsed_sentences(text: str) -> list[str]:
+    """Sentences of a text no parse covers: ``split_sentences`` of its plain text (markup removed)."""
+    return split_sentences(plain_text(text))
+
+
+def split_known(text: str, known: Iterable[str]) -> list[str]:
+    """Sentences of ``text``, where text made of ``known`` sentences joined by whitespace (an extractive
+    summary of parsed sentences) is cut exactly at them: a known sentence is tried at the start, after
+    each known sentence found and at each regex boundary; what lies between found sentences is
+    split by ``unparsed_sentences``."""
+    by_word: dict[str, list[str]] = {}
+    for sentence in sorted(set(known), key=lambda k: (-len(k), k)):
+        if sentence:
+            by_word.setdefault(sentence.split(None, 1)[0], []).append(sentence)
+    if not by_word:
+        return unparsed_sentences(text)
+    text = text or ""
+    boundaries = [m.end() for m in _SENTENCE_SPLIT.finditer(text)]
     out: list[str] = []
-    for part in parts:
-        if not part:
+    gap = pos = 0  # gap: start of the text not matched yet
+    while pos < len(text):
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        word = text[pos:].split(None, 1)[0] if pos < len(text) else ""
+        found = next((k for k in by_word.get(word, []) if text.startswith(k, pos)
+                      and (pos + len(k) == len(text) or text[pos + len(k)].isspace())), None)
+        if found is not None:
+            out += unparsed_sentences(text[gap:pos])
+            out.append(found)
+            pos = gap = pos + len(found)
             continue
-        # very long unpunctuated runs are cut so one line cannot swallow a summary budget
-        while count_tokens(part) > 120 and len(part) > 600:
-            out.append(part[:600].strip())
-            part = part[600:]
-        out.append(part.strip())
-    return [s for s in out if s]
+        pos = next((b for b in boundaries if b > pos), len(text))
+    return out + unparsed_sentences(text[gap:])
 
 
 def tfidf_vectors(sentences: Sequence[str]) -> np.ndarray:
@@ -84,21 +126,16 @@ def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int
     return " ".join(sentences[i] for i in sorted(chosen))
 
 
-def extractive_summary(texts: Sequence[str], embed, max_tokens: int = 300) -> str:
-    """LexRank summary of the concatenated texts; ``embed(list[str]) -> unit vectors``."""
-    sentences: list[str] = []
-    seen: set[str] = set()
-    for text in texts:
-        for sentence in split_sentences(text):
-            if sentence not in seen:
-                seen.add(sentence)
-                sentences.append(sentence)
-    if not sentences:
+def extractive_summary(sentences: Iterable[str], embed, max_tokens: int = 300) -> str:
+    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces);
+    ``embed(list[str]) -> unit vectors``."""
+    unique = list(dict.fromkeys(piece for sentence in sentences for piece in _cut_long(sentence)))
+    if not unique:
         return ""
-    if sum(count_tokens(s) for s in sentences) <= max_tokens:
-        return " ".join(sentences)
-    vectors = embed(sentences)
-    return select_central(sentences, lexrank_scores(vectors), max_tokens)
+    if sum(count_tokens(s) for s in unique) <= max_tokens:
+        return " ".join(unique)
+    vectors = embed(unique)
+    return select_central(unique, lexrank_scores(vectors), max_tokens)
 
 
 def merge_fragments(fragments: Sequence[str], max_fragments: int, max_tokens: int, summary_tokens: int) -> str:

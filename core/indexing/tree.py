@@ -6,18 +6,72 @@ the chunk itself). Corpus level: document roots are grouped ``g`` at a time in i
 recursively up to one corpus root. The corpus part grows like the right spine of a B-tree:
 appending a document touches only the right-most path; deleting one touches only the path that
 held it. Node ids are positional and stable (``corpus-L2-0``); vector ids hash the node's text.
+
+A summarizer gets each child as a ``Passage``: its text and, where a parse covers it, its sentences —
+the sentences spaCy found in the chunks at extraction time (read from the store, which the batch
+fills before it builds the tree, so a tree built in one run, resumed, or recomputed after a deletion
+sees the same sentences). A document's summary is cut at its leaves' sentences (``split_known``); a
+corpus-level summary's text and a chunk without sentence rows have none (the summarizer splits
+their text itself).
 """
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
-from core.chunking import join_without_overlap
+from core.chunking import join_without_overlap, split_overlap
+from core.extraction.markup import plain_text
+from core.indexing.summarize import split_known
+from core.storage.graph_store import chunk_sentences
 from core.storage.store import Store, TreeNode
 from core.tokens import count_tokens
 from core.types import Chunk
 
-Summarizer = Callable[[list[str]], str]  # texts of the children -> summary text
+
+@dataclass(frozen=True)
+class Passage:
+    """One child of a summary node: its text, and its sentences when a parse covers it (else None)."""
+
+    text: str
+    sentences: Optional[tuple[str, ...]] = None
+
+
+Summarizer = Callable[[list[Passage]], str]  # the children -> summary text
+Rows = dict[str, list[str]]  # chunk id -> its stored sentences
+
+
+def run_sentences(chunks: Sequence[Chunk], rows: Rows) -> Optional[tuple[str, ...]]:
+    """The stored sentences of consecutive chunks of one document, in order, each once: a chunk's
+    leading sentences that lie inside the text it repeats from the chunk before (the overlap) are
+    skipped, and a sentence the previous chunk ends with is dropped when the next one holds it whole
+    (a chunk cut inside a sentence: "… Dr." then "… Dr. Who."). None when a chunk has no sentence
+    rows (the summarizer then splits the joined text)."""
+    if any(c.chunk_id not in rows for c in chunks):
+        return None
+    ordered = sorted(chunks, key=lambda c: c.order)
+    out: list[str] = []
+    for chunk, (repeated, _) in zip(ordered, split_overlap(list(ordered))):
+        sentences = [" ".join(s.split()) for s in rows[chunk.chunk_id]]
+        overlap = " ".join(plain_text(repeated).split())
+        skip = 0
+        while overlap and skip < len(sentences) and sentences[skip] in overlap:
+            skip += 1
+        while overlap and out and skip < len(sentences) and out[-1] in sentences[skip] and out[-1] in overlap:
+            out.pop()
+        out += sentences[skip:]
+    return tuple(out)
+
+
+def load_rows(store: Store, chunk_ids: Sequence[str]) -> Rows:
+    """The stored sentence texts of these chunks (chunks without rows are absent)."""
+    return {c: [text for text, _ in rows] for c, rows in chunk_sentences(store.conn, chunk_ids).items()}
+
+
+def summary_passage(text: str, leaf_ids: Sequence[str], rows: Rows) -> Passage:
+    """A document summary's text with the sentences of its leaves it is made of (none without rows)."""
+    known = [s for leaf in leaf_ids for s in rows.get(leaf, [])]
+    return Passage(text, tuple(split_known(text, known)) if known else None)
 
 
 def tree_vector_id(node_id: str, text: str) -> str:
@@ -43,6 +97,7 @@ class SummaryTree:
             raise ValueError("a document without chunks has no subtree")
         if len(chunks) == 1:
             return chunks[0].chunk_id
+        rows = load_rows(self.store, [c.chunk_id for c in chunks])
         level_items: list[tuple[str, list[str], Sequence[Chunk] | None, str]] = [
             (c.chunk_id, [c.chunk_id], [c], c.text) for c in chunks]
         level = 0
@@ -53,9 +108,10 @@ class SummaryTree:
                 group = level_items[start : start + self.g]
                 node_id = f"{doc_id}-L{level}-{ord_}"
                 if level == 1:
-                    text = self.summarize([join_without_overlap([c for item in group for c in item[2]])])
+                    run = [c for item in group for c in item[2]]
+                    text = self.summarize([Passage(join_without_overlap(run), run_sentences(run, rows))])
                 else:
-                    text = self.summarize([item[3] for item in group])
+                    text = self.summarize([summary_passage(item[3], item[1], rows) for item in group])
                 leaves = [leaf for item in group for leaf in item[1]]
                 node = TreeNode(node_id, "doc", doc_id, level, ord_, None, [item[0] for item in group], leaves,
                                 text, count_tokens(text), tree_vector_id(node_id, text))
@@ -149,8 +205,8 @@ class SummaryTree:
         roots = {root: doc for doc, (root, _) in self.store.doc_roots().items()}
         for node_id in sorted(self._dirty, key=lambda i: (self._corpus[i].level, self._corpus[i].ord)):
             node = self._corpus[node_id]
-            texts, leaves = self._children_content(node.child_ids, roots)
-            text = self.summarize(texts)
+            passages, leaves = self._children_content(node.child_ids, roots)
+            text = self.summarize(passages)
             if node.vector_id:
                 self.removed_vector_ids.append(node.vector_id)
             node.text, node.tokens, node.leaf_chunk_ids = text, count_tokens(text), leaves
@@ -160,20 +216,24 @@ class SummaryTree:
         self._dirty.clear()
         return self.recomputed
 
-    def _children_content(self, child_ids: list[str], roots: dict[str, str]) -> tuple[list[str], list[str]]:
+    def _children_content(self, child_ids: list[str], roots: dict[str, str]) -> tuple[list[Passage], list[str]]:
         doc_nodes = {}
         for child in child_ids:
             if child not in self._corpus and child in roots and not child.startswith("chunk-"):
                 doc_nodes.update({n.node_id: n for n in self.store.tree_nodes(scope="doc", doc_id=roots[child])})
         chunks = self.store.chunks_by_id([c for c in child_ids if c not in self._corpus and c not in doc_nodes])
-        texts: list[str] = []
+        rows = load_rows(self.store, list(chunks) + [leaf for c in child_ids if c in doc_nodes
+                                                     for leaf in doc_nodes[c].leaf_chunk_ids])
+        passages: list[Passage] = []
         leaves: list[str] = []
         for child in child_ids:
             node = self._corpus.get(child) or doc_nodes.get(child)
             if node is not None:
-                texts.append(node.text)
+                # a corpus summary's leaves span many documents: its text is split by the summarizer
+                passages.append(Passage(node.text) if child in self._corpus
+                                else summary_passage(node.text, node.leaf_chunk_ids, rows))
                 leaves.extend(node.leaf_chunk_ids)
             elif child in chunks:
-                texts.append(chunks[child].text)
+                passages.append(Passage(chunks[child].text, run_sentences([chunks[child]], rows)))
                 leaves.append(child)
-        return texts, leaves
+        return passages, leaves
