@@ -210,3 +210,20 @@ def blank_pdf() -> bytes:
     buffer = io.BytesIO()
     writer.write(buffer)
     return buffer.getvalue()
+
+
+class HashEmbedder:
+    """Deterministic 16-d vectors from a text hash: stands in for MiniLM where only the pipeline's
+    bookkeeping is under test."""
+
+    name, dim = "hash-embedder", 16
+
+    def embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        rows = [np.frombuffer(hashlib.sha256(t.encode("utf-8")).digest()[:16], dtype=np.uint8) for t in texts]
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim) + 1.0
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, shared_dataset
+from conftest import ROOT, HashEmbedder, shared_dataset
 
 N_DOCS = int(os.environ.get("RAGSCOPE_CRASH_DOCS", "40"))
 BATCH_TOKENS = os.environ.get("RAGSCOPE_CRASH_BATCH_TOKENS", "500")
@@ -257,21 +257,6 @@ class ScriptedExtractor:
                                      cooccurrence={tuple(sorted(p)): 1 for p in zip(keys, keys[1:])})
             out.append(ChunkExtraction(entities, relations, mentions))
         return out
-
-
-class HashEmbedder:
-    """Deterministic 16-d vectors from a text hash (stands in for MiniLM)."""
-
-    name, dim = "hash-embedder", 16
-
-    def embed(self, texts):
-        import hashlib
-
-        import numpy as np
-
-        rows = [np.frombuffer(hashlib.sha256(t.encode("utf-8")).digest()[:16], dtype=np.uint8) for t in texts]
-        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim) + 1.0
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def _index_in_batches(path: Path, batch_tokens: int):

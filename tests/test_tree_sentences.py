@@ -6,11 +6,9 @@ A punctuation regex cuts "Dr. Smith joined the U.S. Navy" into "Dr.", "Smith joi
 """
 from __future__ import annotations
 
-import hashlib
 import re
 
-import numpy as np
-
+from conftest import HashEmbedder
 from core.chunking import chunk_text, join_without_overlap
 from core.indexing.summarize import extractive_summary, split_known, tfidf_vectors, unparsed_sentences
 from core.indexing.tree import Passage, SummaryTree, load_rows, run_sentences
@@ -31,17 +29,6 @@ DOCS = {
                "Thames. Mr. J. R. Jones sent them maps."),
     "d3.txt": "The U.S. Navy bought three ships in 1992. Adm. Clark named them after rivers of Maine.",
 }
-
-
-class HashEmbedder:
-    """Deterministic 16-d vectors from a text hash (no model needed)."""
-
-    name, dim = "hash-embedder", 16
-
-    def embed(self, texts):
-        rows = [np.frombuffer(hashlib.sha256(t.encode("utf-8")).digest()[:16], dtype=np.uint8) for t in texts]
-        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim) + 1.0
-        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
 def test_split_known_cuts_at_known_sentences_and_splits_the_rest():
