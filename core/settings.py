@@ -61,9 +61,15 @@ class Settings(BaseModel):
     # --- indexing --------------------------------------------------------------------------
     chunk_vector_windows: bool = Field(
         True,
-        description="Embed a chunk longer than one window (~192 tokens) window by window and average the vectors, "
-        "so its vector covers the whole chunk; off = the embedder reads only the start (MiniLM: 256 wordpieces, "
-        "a fifth of a 1,200-token chunk). Changing it affects newly indexed chunks only.",
+        description="Embed a chunk longer than one window (~200 tokens) window by window, one vector per window, "
+        "and score the chunk by its best window; off = the embedder reads only the start (MiniLM: 256 "
+        "wordpieces, a fifth of a 1,200-token chunk). Changing it affects newly indexed chunks only.",
+    )
+    vector_search: Literal["exact", "approximate"] = Field(
+        "exact",
+        description="Retrieval's vector searches: exact cosines over the workspace's vectors held in memory "
+        "(deterministic, like LightRAG's brute-force nano-vectordb) or ChromaDB's approximate HNSW index (less "
+        "memory on very large corpora; results can vary slightly from one process to the next).",
     )
     chunk_tokens: int = Field(1200, ge=50, le=8000, description="Chunk size in cl100k tokens (LightRAG / E2GraphRAG: 1200).")
     chunk_overlap: int = Field(100, ge=0, le=1000, description="Overlap between consecutive chunks of a document, in tokens (100).")

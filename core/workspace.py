@@ -234,6 +234,17 @@ class Workspace:
         """Chunk vectors in memory (row by chunk id), cached per generation."""
         return self._cached("chunk_vectors", lambda: self.vectors.matrix("chunks"))
 
+    def vector_matrix(self, collection: str) -> Any:
+        """The in-memory vectors of one collection ("chunks", "entities", "relations", "tree"), cached per
+        generation (the same matrices entity linking and chunk ranking use)."""
+        if collection == "entities":
+            return self.entity_vectors()
+        if collection == "relations":
+            return self.relation_vectors()
+        if collection == "chunks":
+            return self.chunk_vectors()
+        return self._cached(f"{collection}_vectors", lambda: self.vectors.matrix(collection))
+
     def tree_index(self) -> dict[str, Any]:
         return self._cached("tree", lambda: {n.node_id: n for n in self.store.tree_nodes()})
 

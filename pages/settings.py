@@ -24,7 +24,7 @@ GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fi
         ("Embeddings", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
                         "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
                         "chunk_vector_windows"]),
-        ("Vector store", ["chroma_url"]),
+        ("Vector store", ["chroma_url", "vector_search"]),
     ],
     "Indexing": [
         ("Documents and chunks", ["max_document_mb", "chunk_tokens", "chunk_overlap"]),

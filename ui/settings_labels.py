@@ -23,6 +23,7 @@ LABELS: dict[str, str] = {
     "embedding_timeout_s": "Embedding request timeout (seconds)",
     "embedding_max_retries": "Retries per embedding request",
     "chroma_url": "ChromaDB server URL",
+    "vector_search": "Vector search",
     "chunk_vector_windows": "Embed long chunks as windows",
     "chunk_tokens": "Chunk size (tokens)",
     "chunk_overlap": "Chunk overlap (tokens)",

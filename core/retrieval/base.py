@@ -55,6 +55,19 @@ class QueryContext:
         self.memo: dict[str, Any] = {}  # per-question results shared by the modes of one comparison
         self.keyword_usage: dict[str, int] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
+    def search(self, collection: str, vector: np.ndarray, k: int) -> list[Any]:
+        """A retrieval vector search: exact cosines over the in-memory vectors (``vector_search`` "exact",
+        the default: deterministic) or ChromaDB's approximate HNSW index ("approximate")."""
+        if self.settings.vector_search == "approximate":
+            return self.ws.vectors.query(collection, vector, k)
+        return self.ws.vector_matrix(collection).top(vector, k)
+
+    def search_chunks(self, vector: np.ndarray, k: int) -> list[Any]:
+        """The top-k chunks by their best window, exact or approximate like ``search``."""
+        if self.settings.vector_search == "approximate":
+            return self.ws.vectors.query_chunks(vector, k)
+        return self.ws.chunk_vectors().top_chunks(vector, k)
+
     def embed(self, text: str) -> np.ndarray:
         """Embedding of one query string (fp32, cached)."""
         if text not in self._embeddings:

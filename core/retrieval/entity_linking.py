@@ -202,7 +202,7 @@ def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) ->
     if not terms or graph.number_of_nodes() == 0:
         return []
     joined = ", ".join(terms)
-    hits = ctx.ws.vectors.query("entities", ctx.embed(joined), top_n)
+    hits = ctx.search("entities", ctx.embed(joined), top_n)
     out: list[Seed] = []
     seen: set[str] = set()
     for hit in hits:

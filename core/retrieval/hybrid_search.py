@@ -68,7 +68,7 @@ class MixRetriever:
         with clock.stage("embed_query"):
             vector = ctx.embed(ctx.question)
         with clock.stage("vector_search"):
-            hits = ctx.ws.vectors.query_chunks(vector, k)
+            hits = ctx.search_chunks(vector, k)
         naive = []
         for hit in hits:
             record = ChunkHit.make(hit.id, hit.score, f"naive: cosine {hit.score:.3f} to the question")

@@ -114,7 +114,7 @@ def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, le
         ctx.prefetch([", ".join(terms)] + [", ".join(level_terms) for level_terms in ctx.keywords()] + [ctx.question])
         vector = ctx.embed(", ".join(terms))
     with clock.stage("vector_search"):
-        hits = ctx.ws.vectors.query(collection, vector, ctx.settings.lightrag_top_k)
+        hits = ctx.search(collection, vector, ctx.settings.lightrag_top_k)
     with clock.stage("graph_walk"):
         graph = ctx.ws.knowledge_graph()
     size = graph.number_of_nodes() if collection == "entities" else edge_count(graph)

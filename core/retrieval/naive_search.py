@@ -18,7 +18,7 @@ class NaiveRetriever:
         with clock.stage("embed_query"):
             vector = ctx.embed(ctx.question)
         with clock.stage("vector_search"):
-            hits = ctx.ws.vectors.query_chunks(vector, ctx.settings.naive_top_k)
+            hits = ctx.search_chunks(vector, ctx.settings.naive_top_k)
         with clock.stage("context"):
             records = [ChunkHit.make(h.id, h.score, f"cosine {h.score:.3f} to the question") for h in hits]
             records = fill_chunk_texts(ctx.ws, records)

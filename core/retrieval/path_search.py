@@ -155,7 +155,7 @@ class PathRetriever:
 def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vector: Any) -> list[tuple[str, float]]:
     """Top-N entity keys with cosine >= the threshold that exist in the knowledge graph, best first."""
     s = ctx.settings
-    hits = ctx.ws.vectors.query("entities", vector, s.path_top_nodes)
+    hits = ctx.search("entities", vector, s.path_top_nodes)
     out: list[tuple[str, float]] = []
     seen: set[str] = set()
     below = 0

@@ -77,9 +77,9 @@ def collapsed_tree(ctx: QueryContext, vector: np.ndarray, k: int) -> list[_Candi
     """Dense top-k over chunks + summary nodes, merged by cosine (ties: id); stale hits skipped."""
     tree = ctx.ws.tree_index()
     out: list[_Candidate] = []
-    for hit in ctx.ws.vectors.query_chunks(vector, k):
+    for hit in ctx.search_chunks(vector, k):
         out.append(_Candidate(hit.id, hit.score, [hit.id]))
-    for hit in ctx.ws.vectors.query("tree", vector, k):
+    for hit in ctx.search("tree", vector, k):
         node = tree.get(str(hit.metadata.get("node_id", "")))
         if node is not None:
             out.append(_Candidate(node.node_id, hit.score, list(node.leaf_chunk_ids), node))

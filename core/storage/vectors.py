@@ -50,6 +50,32 @@ class VectorMatrix:
                 out[chunk_id] = float(cosine)
         return out
 
+    def top(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """Exact top-k by cosine (ties: id), like a brute-force vector database (LightRAG's
+        nano-vectordb); unlike ChromaDB's HNSW search it is deterministic and never misses a vector."""
+        if k <= 0 or not len(self.ids):
+            return []
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        k = min(k, len(scores))
+        rows = np.argpartition(-scores, k - 1)[:k]
+        hits = [VectorHit(self.ids[r], float(scores[r]), dict(self.metadatas[r])) for r in rows.tolist()]
+        return sorted(hits, key=lambda h: (-h.score, h.id))
+
+    def top_chunks(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """Exact top-k chunks, each scored by its best window (max-sim); a hit's id is the chunk id."""
+        if k <= 0 or not len(self.ids):
+            return []
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        best: dict[str, VectorHit] = {}
+        for row in np.argsort(-scores, kind="stable").tolist():
+            meta = self.metadatas[row]
+            chunk_id = str(meta.get("chunk_id") or chunk_of_window(self.ids[row]))
+            if chunk_id not in best:
+                best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(meta))
+                if len(best) >= k:
+                    break
+        return sorted(best.values(), key=lambda h: (-h.score, h.id))
+
     def by_meta(self, *fields: str) -> dict[Any, int]:
         """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
         if len(fields) == 1:
