@@ -90,3 +90,14 @@ def test_split_sentences_handles_cjk_and_long_lines():
 
 def test_merge_fragments_dedupes_below_budget():
     assert merge_fragments(["a b.", "a b.", "c d."], 8, 1200, 200) == "a b. c d."
+
+
+def test_merged_descriptions_do_not_repeat_a_sentence_of_overlapping_chunks():
+    from core.indexing.merge import without_repeated_sentences
+
+    first = "Kestrel Point Lighthouse marks Carrow Sound. The headland is a popular viewpoint for seabirds."
+    second = "The headland is a popular viewpoint for seabirds. Its keeper lived in Port Sallow."
+    assert without_repeated_sentences([first, second]) == [first, "Its keeper lived in Port Sallow."]
+    assert without_repeated_sentences([first, first.split(". ")[1]]) == [first]  # nothing new: dropped
+    # a short repeated piece may be an abbreviation the regex split off: kept
+    assert without_repeated_sentences(["Dr. Smith came.", "Dr. Jones left."]) == ["Dr. Smith came.", "Dr. Jones left."]

@@ -17,7 +17,7 @@ from typing import Callable, Optional, Sequence
 from core.extraction.nlp import normalize_name
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
-from core.indexing.summarize import merge_fragments
+from core.indexing.summarize import merge_fragments, split_sentences
 from core.tokens import count_tokens, truncate
 
 # (kind, name, fragments) -> summary text; used when an LLM summarises over-budget profiles
@@ -96,9 +96,27 @@ def _over_budget(fragments: list[str], settings: Settings) -> bool:
     return len(fragments) >= settings.profile_max_fragments or count_tokens(" ".join(fragments)) >= settings.profile_max_tokens
 
 
+MIN_REPEAT_WORDS = 4  # a shorter repeated piece may be an abbreviation split off by the regex ("Dr.")
+
+
+def without_repeated_sentences(fragments: list[str]) -> list[str]:
+    """The fragments with every sentence an earlier fragment already holds left out (two overlapping chunks
+    extract the same sentence twice: "A. B." and "B. C." become "A. B." and "C."); a fragment with nothing
+    new is dropped, an unchanged one is kept as it was."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for fragment in fragments:
+        pieces = split_sentences(fragment)
+        kept = [p for p in pieces if p not in seen or len(p.split()) < MIN_REPEAT_WORDS]
+        seen.update(pieces)
+        if kept:
+            out.append(fragment if len(kept) == len(pieces) else " ".join(kept))
+    return out
+
+
 def _merge_descriptions(kind: str, name: str, fragments: list[str], settings: Settings,
                         summarizer: Optional[ProfileSummarizer]) -> str:
-    unique = list(dict.fromkeys(f.strip() for f in fragments if f.strip()))
+    unique = without_repeated_sentences(list(dict.fromkeys(f.strip() for f in fragments if f.strip())))
     if summarizer is not None and _over_budget(unique, settings):
         return summarizer(kind, name, unique)
     return merge_fragments(unique, settings.profile_max_fragments, settings.profile_max_tokens,
