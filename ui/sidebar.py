@@ -89,7 +89,8 @@ def provider_line(settings: Any, has_key: bool) -> str:
 def _counts(ws: Any, live: bool = False) -> None:
     status = ws.status() if live else _cached_status(str(ws.path), ws.generation(), ws)
     left, right = st.columns(2)
-    left.metric("Documents", status["documents"])
+    left.metric("Documents", status["processed"], help="Indexed documents (as on the Documents page); documents "
+                "waiting to be indexed are counted below, failed ones under Failed.")
     right.metric("Chunks", status["chunks"])
     left.metric("Entities", status["entities"])
     right.metric("Relations", status["relations"])
