@@ -101,3 +101,5 @@ def test_merged_descriptions_do_not_repeat_a_sentence_of_overlapping_chunks():
     assert without_repeated_sentences([first, first.split(". ")[1]]) == [first]  # nothing new: dropped
     # a short repeated piece may be an abbreviation the regex split off: kept
     assert without_repeated_sentences(["Dr. Smith came.", "Dr. Jones left."]) == ["Dr. Smith came.", "Dr. Jones left."]
+    twice = "The Van Deusen families descend from Abraham. The Van Deusen families descend from Abraham."
+    assert without_repeated_sentences([twice]) == ["The Van Deusen families descend from Abraham."]

@@ -100,15 +100,18 @@ MIN_REPEAT_WORDS = 4  # a shorter repeated piece may be an abbreviation split of
 
 
 def without_repeated_sentences(fragments: list[str]) -> list[str]:
-    """The fragments with every sentence an earlier fragment already holds left out (two overlapping chunks
-    extract the same sentence twice: "A. B." and "B. C." become "A. B." and "C."); a fragment with nothing
-    new is dropped, an unchanged one is kept as it was."""
+    """The fragments with every sentence already said (earlier in the fragment or in an earlier one) left
+    out: two overlapping chunks extract the same sentence twice, "A. B." and "B. C." become "A. B." and
+    "C."; a fragment with nothing new is dropped, an unchanged one is kept as it was."""
     seen: set[str] = set()
     out: list[str] = []
     for fragment in fragments:
         pieces = split_sentences(fragment)
-        kept = [p for p in pieces if p not in seen or len(p.split()) < MIN_REPEAT_WORDS]
-        seen.update(pieces)
+        kept = []
+        for piece in pieces:
+            if piece not in seen or len(piece.split()) < MIN_REPEAT_WORDS:
+                kept.append(piece)
+            seen.add(piece)
         if kept:
             out.append(fragment if len(kept) == len(pieces) else " ".join(kept))
     return out
