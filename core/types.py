@@ -238,7 +238,8 @@ class RelationHit(_GraphHit, PathEdge):
 class PathHit(_Hit):
     """A PathRAG path: its node ``keys`` and display ``nodes`` in order, its edges, each node's
     resource, its reliability ``score``, the text the context quotes; ``why`` and
-    ``question_entities`` say how it relates to the question (RAGScope's ranking)."""
+    ``question_entities`` say how it relates to the question (RAGScope's ranking). Built from a scored
+    path by its one constructor, ``core.retrieval.path_search.path_record``."""
 
     rank: int
     nodes: list[str]
