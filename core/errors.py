@@ -41,3 +41,14 @@ class LLMError(RAGScopeError, RuntimeError):
 # ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
 # with a ValueError whose message names the fix.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)
+
+
+def retry_after(exc: Exception) -> float:
+    """Seconds a server asked the client to wait (the Retry-After header of an HTTP error from the
+    ``openai`` client, used by the LLM and the embeddings clients); 0 when it did not say."""
+    response = getattr(exc, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return max(0.0, float(value)) if value else 0.0
+    except ValueError:
+        return 0.0

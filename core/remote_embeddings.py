@@ -33,7 +33,7 @@ import numpy as np
 import openai
 
 from core.embeddings import _normalise, chunk_pieces, embed_chunk_windows, split_windows
-from core.errors import EmbeddingServerError
+from core.errors import EmbeddingServerError, retry_after
 from core.types import ServiceUnavailable
 
 log = logging.getLogger("core.embeddings")
@@ -243,7 +243,7 @@ class RemoteEmbedder:
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             if status == 429 or status >= 500 or status in (408, 409):
-                return _Retryable(f"HTTP {status} from {where}", _retry_after(exc))
+                return _Retryable(f"HTTP {status} from {where}", retry_after(exc))
             lowered = message.lower()
             if status in (401, 403):
                 return EmbeddingConfigError(f"the embeddings server at {where} refused the API key (HTTP {status}) "
@@ -258,15 +258,6 @@ class RemoteEmbedder:
             return EmbeddingRequestError(f"the embeddings server at {where} rejected a request (HTTP {status}): "
                                          f"{message}")
         return EmbeddingServerError(f"embeddings request to {where} failed: {message}")
-
-
-def _retry_after(exc: Exception) -> float:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value else 0.0
-    except ValueError:
-        return 0.0
 
 
 def remote_embedder(settings: Any, api_key: Optional[str] = None, expected_dim: Optional[int] = None

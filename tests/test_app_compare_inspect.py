@@ -243,16 +243,16 @@ def test_first_line_html_escapes_document_text_and_bolds_only_the_short_answer()
 
 def test_retrieved_subgraph_highlights_and_caps():
     from core.types import EntityHit, RelationHit, RetrievalResult
-    from ui.results_view import retrieved_subgraph
+    from ui.subgraph_view import query_subgraph
 
     g = nx.star_graph(400)  # hub 0 with 400 leaves
     g = nx.relabel_nodes(g, {n: f"n{n}" for n in g})
     g.add_edge("n1", "x")
     result = RetrievalResult(mode="local", query="q", entities=[EntityHit.make("n1", {"name": "N1"}, 1.0, "")],
                              relations=[RelationHit.make("n1", "n0", ("N1", "N0"), {}, 1.0, "")])
-    sub, nodes, edges, truncated = retrieved_subgraph(g, result, max_nodes=50)
-    assert nodes == {"n1", "n0"} and edges == {("n1", "n0")}
-    assert sub.number_of_nodes() == 50 and truncated
-    assert "x" in sub  # a retrieved node's neighbours come before the cap cuts the rest
-    sub, _, _, truncated = retrieved_subgraph(g, result, max_nodes=1000)
-    assert sub.number_of_nodes() == 402 and not truncated
+    view = query_subgraph(g, result, budget=50, neighbours=True)
+    assert view.highlighted == {"n1", "n0"} and view.edges == {("n1", "n0")}
+    assert view.graph.number_of_nodes() == 50 and len(view.neighbours) == 48  # the cap cut the hub's leaves
+    assert "x" in view.graph  # a retrieved node's neighbours come before the cap cuts the rest
+    view = query_subgraph(g, result, budget=1000, neighbours=True)
+    assert view.graph.number_of_nodes() == 402 and len(view.neighbours) == 400

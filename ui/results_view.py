@@ -14,7 +14,6 @@ import math
 import re
 from typing import Any, Iterable, Mapping, Optional
 
-import networkx as nx
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -67,23 +66,6 @@ def stages_frame(result: RetrievalResult) -> pd.DataFrame:
     """Latency per stage, in the order the stages ran."""
     rows = [(stage, round(float(ms), 1)) for stage, ms in result.timings_ms.items()]
     return pd.DataFrame(rows, columns=["stage", "ms"])
-
-
-def latency_figure(results: Mapping[str, RetrievalResult]) -> go.Figure:
-    """Stacked horizontal bars of every stage, one bar per mode (the pages use
-    ``ui.result_summary.latency_figure``, which keeps the answer stage apart)."""
-    fig = go.Figure()
-    stages: list[str] = []
-    for result in results.values():
-        stages += [s for s in result.timings_ms if s not in stages]
-    modes = list(results)
-    for stage in stages:
-        fig.add_bar(name=stage, y=modes, x=[float(results[m].timings_ms.get(stage, 0.0)) for m in modes],
-                    orientation="h", hovertemplate="%{y} · " + stage + ": %{x:.1f} ms<extra></extra>")
-    fig.update_layout(barmode="stack", height=110 + 34 * len(modes), margin=dict(l=10, r=10, t=10, b=10),
-                      xaxis_title="milliseconds", legend_orientation="h",
-                      legend_y=-0.35, yaxis_autorange="reversed")
-    return fig
 
 
 # --- overlap between modes -------------------------------------------------------------------
@@ -313,35 +295,6 @@ def relation_keys(result: RetrievalResult) -> tuple[list[str], list[tuple[str, s
         nodes += p.keys
         edges += list(zip(p.keys, p.keys[1:]))
     return nodes, edges
-
-
-def retrieved_graph_items(result: RetrievalResult) -> tuple[list[str], list[tuple[str, str]]]:
-    """Entity keys and edges (key pairs) a result retrieved, in rank order, paths included."""
-    rel_nodes, edges = relation_keys(result)
-    nodes = [e.key for e in result.entities] + rel_nodes
-    return list(dict.fromkeys(n for n in nodes if n)), list(dict.fromkeys(e for e in edges if all(e)))
-
-
-def retrieved_subgraph(graph: nx.Graph, result: RetrievalResult, max_nodes: int = 300
-                       ) -> tuple[nx.Graph, set[str], set[tuple[str, str]], bool]:
-    """The retrieved nodes plus their 1-hop neighbours (retrieved first, capped at ``max_nodes``).
-
-    Returns the subgraph, the highlighted nodes and edges present in it, and whether the cap cut
-    anything off."""
-    nodes, edges = retrieved_graph_items(result)
-    core = [n for n in nodes if n in graph]
-    keep: dict[str, None] = dict.fromkeys(core[:max_nodes])
-    truncated = len(core) > max_nodes
-    for n in core:
-        for nb in graph.neighbors(n):
-            if len(keep) >= max_nodes:
-                truncated = truncated or nb not in keep
-                continue
-            keep.setdefault(nb, None)
-    sub = graph.subgraph(keep).copy()
-    hl_nodes = {n for n in core if n in sub}
-    hl_edges = {(a, b) for a, b in edges if sub.has_edge(a, b)}
-    return sub, hl_nodes, hl_edges, truncated
 
 
 def iter_rows(items: Iterable[Any], size: int) -> Iterable[list[Any]]:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 import openai
 
-from core.errors import LLMError
+from core.errors import LLMError, retry_after
 from core.types import Cancelled
 
 log = logging.getLogger("core.llm")
@@ -276,7 +276,7 @@ class OpenAIChat:
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             if status == 429 or status >= 500 or status in (408, 409):
-                return _Retryable(f"HTTP {status} from {where}", _retry_after(exc))
+                return _Retryable(f"HTTP {status} from {where}", retry_after(exc))
             lowered = message.lower()
             if status in (401, 403):
                 return LLMConfigError(f"the server at {where} refused the API key (HTTP {status}) — set "
@@ -293,15 +293,6 @@ class OpenAIChat:
                                 "Settings → chunk size or the context token budgets")
             return LLMError(f"the server at {where} rejected the request (HTTP {status}): {message}")
         return LLMError(f"LLM call to {where} failed: {message}")
-
-
-def _retry_after(exc: Exception) -> float:
-    response = getattr(exc, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return max(0.0, float(value)) if value else 0.0
-    except ValueError:
-        return 0.0
 
 
 def _chain(first: Any, rest: Iterator[Any]) -> Iterator[Any]:

@@ -26,6 +26,11 @@ class VectorHit:
     metadata: dict[str, Any]
 
 
+def window_chunk(vector_id: str, meta: dict[str, Any]) -> str:
+    """The chunk a chunk-collection vector belongs to (one vector per window of a chunk)."""
+    return str(meta.get("chunk_id") or chunk_of_window(vector_id))
+
+
 class VectorMatrix:
     """All vectors of one collection in memory: row ``i`` is ``ids[i]`` with ``metadatas[i]``."""
 
@@ -34,9 +39,10 @@ class VectorMatrix:
         self.vectors = vectors
         self.metadatas = metadatas
         self.row = {vector_id: i for i, vector_id in enumerate(ids)}
+        self.chunk_of_row = [window_chunk(vector_id, meta) for vector_id, meta in zip(ids, metadatas)]
         self.rows_of_chunk: dict[str, list[int]] = {}
-        for i, (vector_id, meta) in enumerate(zip(ids, metadatas)):
-            self.rows_of_chunk.setdefault(str(meta.get("chunk_id") or chunk_of_window(vector_id)), []).append(i)
+        for i, chunk_id in enumerate(self.chunk_of_row):
+            self.rows_of_chunk.setdefault(chunk_id, []).append(i)
 
     def chunk_cosines(self, vector: np.ndarray, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Each known chunk's best window cosine to ``vector`` (chunks without vectors are left out)."""
@@ -68,10 +74,9 @@ class VectorMatrix:
         scores = self.vectors @ np.asarray(vector, dtype=np.float32)
         best: dict[str, VectorHit] = {}
         for row in np.argsort(-scores, kind="stable").tolist():
-            meta = self.metadatas[row]
-            chunk_id = str(meta.get("chunk_id") or chunk_of_window(self.ids[row]))
+            chunk_id = self.chunk_of_row[row]
             if chunk_id not in best:
-                best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(meta))
+                best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(self.metadatas[row]))
                 if len(best) >= k:
                     break
         return sorted(best.values(), key=lambda h: (-h.score, h.id))
@@ -195,7 +200,7 @@ class VectorStore:
             hits = self.query("chunks", vector, fetch)
             best: dict[str, VectorHit] = {}
             for hit in hits:
-                chunk_id = str(hit.metadata.get("chunk_id") or chunk_of_window(hit.id))
+                chunk_id = window_chunk(hit.id, hit.metadata)
                 if chunk_id not in best:
                     best[chunk_id] = VectorHit(chunk_id, hit.score, hit.metadata)
             if len(best) >= k or len(hits) < fetch:
