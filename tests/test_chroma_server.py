@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, SAMPLES, stop_process
+from conftest import ROOT, SAMPLES, require_or_skip, stop_process
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def heartbeat(url: str) -> bool:
 def chroma_server(tmp_path_factory):
     chroma = shutil.which("chroma") or str(Path(sys.executable).with_name("chroma"))
     if not Path(chroma).exists():
-        pytest.skip("the chroma CLI (chromadb) is not installed")
+        require_or_skip("chroma", "the chroma CLI (chromadb) is not installed (pip install -r requirements.txt)")
     data = tmp_path_factory.mktemp("chroma_server")
     port = free_port()
     url = f"http://127.0.0.1:{port}"

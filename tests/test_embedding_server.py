@@ -9,7 +9,8 @@ unfinished documents stay pending (none failed), and the same command completes 
 The last test runs the README's four processes (app/CLI, Chroma server, embeddings server, LLM server).
 
 Infinity lives in its own venv (``scripts/install-embeddings.sh``, run by ``scripts/test.sh``); the tests
-skip, saying why, only when that environment could not be built.
+skip, saying why, only when that environment could not be built (and fail then when ``RAGSCOPE_REQUIRE``
+names ``embeddings`` or ``all``).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, SAMPLES, free_port, stop_process
+from conftest import ROOT, SAMPLES, free_port, require_or_skip, stop_process
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +93,7 @@ class EmbeddingServer:
 def infinity(tmp_path_factory) -> Path:
     problem = infinity_problem()
     if problem:
-        pytest.skip(problem)
+        require_or_skip("embeddings", problem)
     return tmp_path_factory.mktemp("infinity_logs")
 
 
