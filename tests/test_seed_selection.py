@@ -98,8 +98,9 @@ def test_sample_questions_get_question_relevant_paths(sample_ws):
 
     for q in load_questions(ROOT / "data" / "sample_questions.jsonl"):
         result = PathRetriever().retrieve(QueryContext(sample_ws, q.question))
-        seeds = QueryContext(sample_ws, q.question)
         answer = normalize_name(q.answer or "")
+        assert result.paths, (q.qid, "no path at all")
+        assert len(result.paths) >= min(5, sample_ws.settings.path_top_paths), (q.qid, len(result.paths))
         for path in result.paths[:5]:
             touches = path.question_entities > 0 or answer in path.keys
             assert touches, (q.qid, path.nodes, path.why)
