@@ -91,7 +91,7 @@ def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
 
 def render_header(last: dict, result: RetrievalResult) -> None:
     """Answer, headline numbers, keywords and the parameters used."""
-    st.subheader(f"Result of {last['mode']}", help=rv.MODE_BLURBS.get(last["mode"]) or None)
+    st.subheader(f"Result of {last['mode']}", help=rv.mode_blurb(last["mode"]) or None)
     st.caption("Question")
     st.text(last["question"])
     rv.render_answer(result)
@@ -200,7 +200,7 @@ def main() -> None:
         example_picker(ws, "inspect_question")
         question = st.text_area("Question", key="inspect_question", height=90,
                                 placeholder="e.g. How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?")
-    st.caption(rv.MODE_BLURBS.get(mode, ""))
+    st.caption(rv.mode_blurb(mode))
     overrides: dict[str, Any] = {}
     with show_errors("Reading the parameters"):
         overrides = parameter_overrides(mode, session_settings())

@@ -20,15 +20,13 @@ import streamlit as st
 
 from core.types import Answer, PathHit, RetrievalResult
 
-MODE_BLURBS: dict[str, str] = {
-    "naive": "Dense top-k chunks for the question's embedding.",
-    "local": "LightRAG low level: entities matched by low-level keywords, their relations and chunks.",
-    "global": "LightRAG high level: relations matched by high-level keywords, their endpoints and chunks.",
-    "hybrid": "LightRAG: local and global merged round-robin.",
-    "mix": "LightRAG: hybrid plus the naive chunks.",
-    "tree": "E2GraphRAG: query-entity pairs within h nodes in the mention graph, else the summary tree.",
-    "path": "PathRAG: flow-pruned paths between retrieved nodes, least reliable first in the prompt.",
-}
+
+def mode_blurb(mode: str) -> str:
+    """One line on what ``mode`` does, from its ``ModeSpec`` (empty for an unknown mode)."""
+    from core.retrieval.registry import mode_help
+
+    return mode_help(mode)
+
 
 COUNT_FIELDS = ("entities", "relations", "paths", "chunks", "summaries")
 
@@ -206,7 +204,7 @@ def render_answer(result: RetrievalResult) -> None:
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:
     """One Compare column: heading, answer, counts/tokens, latency per stage."""
-    st.subheader(mode, help=MODE_BLURBS.get(mode) or None)
+    st.subheader(mode, help=mode_blurb(mode) or None)
     render_answer(result)
     from ui.result_summary import metrics_line
 

@@ -1,8 +1,9 @@
 """Offline (extractive) answers built from each mode's own evidence, and the answer entry point.
 
-Every mode quotes sentences of its own evidence, chosen in its own terms (one module each):
-naive and tree in ``chunk_modes``, local/global/hybrid/mix in ``lightrag`` (bridge relations from
-the question's entities first), path in ``path`` (one chain of supporting sentences per kept path).
+Every mode quotes sentences of its own evidence, chosen in its own terms; its ``ModeSpec``
+(``core.retrieval.registry``) names the builder: naive and tree in ``chunk_modes``,
+local/global/hybrid/mix in ``lightrag`` (bridge relations from the question's entities first), path
+in ``path`` (one chain of supporting sentences per kept path).
 All use the sentence records stored at indexing time (``sentences``: no parsing per query), score
 them with lexical, graph and answer-type signals (``question``, ``scoring``; no embedding of
 sentences) and lay them out the same way (``layout``): the single best sentence first with the
@@ -24,17 +25,17 @@ Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entr
 
 
 def _builder(mode: str) -> Builder:
-    from core.answers.chunk_modes import naive_answer, tree_answer
-    from core.answers.lightrag import lightrag_answer
-    from core.answers.path import path_answer
+    """The mode's offline answer builder, named by its ``ModeSpec`` (``core.retrieval.registry``); a
+    result of a mode that is not registered (e.g. read back from an older export) is answered from
+    its chunks, as naive's is."""
+    from core.retrieval.registry import find_spec
 
-    if mode == "path":
-        return path_answer
-    if mode == "tree":
-        return tree_answer
-    if mode in ("local", "global", "hybrid", "mix"):
-        return lightrag_answer
-    return naive_answer  # naive, and any mode that only ranks chunks
+    spec = find_spec(mode)
+    if spec is None:
+        from core.answers.chunk_modes import naive_answer
+
+        return naive_answer
+    return spec.offline_builder()
 
 
 def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: Optional[dict] = None,

@@ -11,7 +11,7 @@ from typing import Any
 from core.cli.base import add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers, with_params
 from core.evaluation.questions import load_questions
 from core.evaluation.runner import evaluate
-from core.retrieval.registry import parse_modes
+from core.retrieval.registry import modes, parse_modes
 
 
 def _table(report) -> str:
@@ -75,7 +75,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``eval``."""
     p = sub.add_parser("eval", parents=[common], help="evidence recall of each mode on a question file")
     p.add_argument("--questions", required=True, help="JSONL question file (shared FORMAT.md layout)")
-    p.add_argument("--modes", default="all")
+    p.add_argument("--modes", default="all", help=f"'all' or a comma-separated list of: {', '.join(modes())}")
     p.add_argument("--k", default="2,5,10", help="comma-separated cut-offs")
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--per-question", default="", help="write per-question rows to this .csv or .json file")

@@ -18,7 +18,7 @@ from core.cli.base import (EXIT_CANCELLED, add_provider_flags, emit_json, gracef
                            with_params)
 from core.evaluation.questions import load_questions
 from core.judge.runner import estimate_cost, run_judge
-from core.retrieval.registry import parse_modes
+from core.retrieval.registry import modes, parse_modes
 
 
 def _estimate_line(estimate: dict[str, Any]) -> str:
@@ -123,7 +123,7 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``judge``."""
     p = sub.add_parser("judge", parents=[common], help="LLM-judged pairwise win rates between modes")
     p.add_argument("--questions", required=True, help="JSONL question file ({\"question\": ...} lines are enough)")
-    p.add_argument("--modes", required=True, help="comma-separated modes (at least two) or 'all'")
+    p.add_argument("--modes", required=True, help=f"'all' or at least two of: {', '.join(modes())}")
     p.add_argument("--criteria", default="lightrag",
                    help="lightrag (comprehensiveness, diversity, empowerment, overall), pathrag (comprehensiveness, "
                         "diversity, logicality, relevance, coherence) or comma-separated names")

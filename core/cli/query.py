@@ -7,6 +7,7 @@ from typing import Any
 from core.api import run_modes
 from core.cli.base import (PARAM_HELP, add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers,
                            with_params)
+from core.retrieval.registry import modes
 from core.types import RetrievalResult
 
 
@@ -61,14 +62,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``query`` and ``compare``."""
     p = sub.add_parser("query", parents=[common], help="run one retrieval mode on a question")
-    p.add_argument("--mode", default="hybrid")
+    p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(modes())}")
     p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
     add_provider_flags(p)
     add_embedding_flags(p)
     p.add_argument("question")
     p.set_defaults(run=cmd_query)
     p = sub.add_parser("compare", parents=[common], help="run several modes on one question")
-    p.add_argument("--modes", default="all", help="'all' or a comma-separated list")
+    p.add_argument("--modes", default="all", help=f"'all' or a comma-separated list of: {', '.join(modes())}")
     p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
     add_provider_flags(p)
     add_embedding_flags(p)

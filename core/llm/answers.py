@@ -1,8 +1,9 @@
 """Generated answers from a retrieval mode's rendered context (``RetrievalResult.context_text``).
 
-Every mode gets the same short system prompt. The path mode's context is already a complete
-prompt (the question first, then the paths from least to most reliable), so it is sent as it is;
-for the other modes the context comes first and the question last. The answer is
+Every mode gets the same short system prompt; the mode's ``ModeSpec.llm_answer`` builds the user
+message. The path mode's context is already a complete prompt (the question first, then the paths
+from least to most reliable), so it is sent as it is (``context_is_prompt``); for the other modes
+the context comes first and the question last (``context_then_question``). The answer is
 ``Answer(kind="llm", model=...)`` and the result's ``llm_calls``/``prompt_tokens``/
 ``completion_tokens`` grow by what the call cost (a cache hit costs nothing). ``stream_answer``
 yields the text as it arrives (for the app) and sets ``result.answer`` when done.
@@ -22,14 +23,25 @@ SYSTEM_PROMPT = (
 EMPTY_CONTEXT = "The retrieval returned no context for this question, so there is nothing to answer from."
 
 
-def answer_messages(result: RetrievalResult) -> list[Message]:
-    """The messages sent for ``result`` (path mode: its context as is; others: context, then question)."""
+def context_then_question(result: RetrievalResult) -> str:
+    """The user message of most modes: the rendered context, then the question."""
     context = (result.context_text or "").strip()
-    if result.mode == "path":
-        user = context
-    else:
-        user = f"Context:\n{context}\n\nQuestion: {result.query.strip()}\n\nAnswer:"
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    return f"Context:\n{context}\n\nQuestion: {result.query.strip()}\n\nAnswer:"
+
+
+def context_is_prompt(result: RetrievalResult) -> str:
+    """The user message of a mode whose context is already a complete prompt (path: question first)."""
+    return (result.context_text or "").strip()
+
+
+def answer_messages(result: RetrievalResult) -> list[Message]:
+    """The messages sent for ``result``: the mode's ``ModeSpec.llm_answer`` builds the user message
+    (a mode that is not registered gets ``context_then_question``)."""
+    from core.retrieval.registry import find_spec
+
+    spec = find_spec(result.mode)
+    build = spec.llm_builder() if spec is not None else context_then_question
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": build(result)}]
 
 
 def _record(result: RetrievalResult, completion: Completion) -> None:

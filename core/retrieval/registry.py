@@ -1,54 +1,97 @@
-"""The registry of retrieval modes and the one call that runs a mode (and answers)."""
+"""The retrieval modes: one ordered ``ModeSpec`` per mode (``SPECS``, in display order), and the calls
+that read it — the mode list, a mode's declared parameters, parsing ``--modes``, running a mode.
+
+Adding a mode: write its retriever module (and, if its evidence is not plain chunks, its answer
+builder), then add one ``ModeSpec`` to ``SPECS``. The CLI's ``--modes``, Compare, Inspect, Evaluate,
+the offline and LLM answers all read this list.
+"""
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from core.retrieval.base import QueryContext, Retriever
+from core.retrieval.spec import ModeSpec, ModeSpecError
 from core.types import RetrievalResult
 
+_LIGHTRAG_ANSWER = "core.answers.lightrag:lightrag_answer"
 
-def _registry() -> dict[str, Retriever]:
-    from core.retrieval.global_search import GlobalRetriever
-    from core.retrieval.hybrid_search import HybridRetriever, MixRetriever
-    from core.retrieval.local_search import LocalRetriever
-    from core.retrieval.naive_search import NaiveRetriever
-    from core.retrieval.path_search import PathRetriever
-    from core.retrieval.tree_search import TreeRetriever
+SPECS: tuple[ModeSpec, ...] = (
+    ModeSpec("naive", "baseline", "dense top-k chunks for the question's embedding.",
+             "core.retrieval.naive_search:NaiveRetriever", "core.answers.chunk_modes:naive_answer"),
+    ModeSpec("local", "LightRAG", "low level — entities matched by low-level keywords, their relations and chunks.",
+             "core.retrieval.local_search:LocalRetriever", _LIGHTRAG_ANSWER),
+    ModeSpec("global", "LightRAG",
+             "high level — relations matched by high-level keywords, their endpoints and chunks.",
+             "core.retrieval.global_search:GlobalRetriever", _LIGHTRAG_ANSWER),
+    ModeSpec("hybrid", "LightRAG", "local and global merged round-robin.",
+             "core.retrieval.hybrid_search:HybridRetriever", _LIGHTRAG_ANSWER),
+    ModeSpec("mix", "LightRAG", "hybrid plus the naive chunks.",
+             "core.retrieval.hybrid_search:MixRetriever", _LIGHTRAG_ANSWER),
+    ModeSpec("tree", "E2GraphRAG",
+             "query-entity pairs within h nodes in the mention graph, else the summary tree.",
+             "core.retrieval.tree_search:TreeRetriever", "core.answers.chunk_modes:tree_answer"),
+    ModeSpec("path", "PathRAG", "flow-pruned paths between retrieved nodes, least reliable first in the prompt.",
+             "core.retrieval.path_search:PathRetriever", "core.answers.path:path_answer",
+             llm_answer="core.llm.answers:context_is_prompt"),
+)
 
-    retrievers: list[Retriever] = [NaiveRetriever(), LocalRetriever(), GlobalRetriever(), HybridRetriever(),
-                                   MixRetriever(), TreeRetriever(), PathRetriever()]
-    return {r.name: r for r in retrievers}
+_CACHE: dict[str, Any] = {"specs": None, "retrievers": None}
 
 
-_REGISTRY: Optional[dict[str, Retriever]] = None
+def specs() -> list[ModeSpec]:
+    """Every mode's spec, in display order (duplicate names are an error)."""
+    names = [s.name for s in SPECS]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ModeSpecError(f"more than one spec for mode(s): {', '.join(duplicates)}")
+    return list(SPECS)
+
+
+def spec(mode: str) -> ModeSpec:
+    """The spec of ``mode``; an unknown name raises ValueError listing the modes."""
+    for candidate in specs():
+        if candidate.name == mode:
+            return candidate
+    raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
+
+
+def find_spec(mode: str) -> Optional[ModeSpec]:
+    """The spec of ``mode``, or None when no mode has that name."""
+    return next((s for s in specs() if s.name == mode), None)
 
 
 def registry() -> dict[str, Retriever]:
-    global _REGISTRY
-    if _REGISTRY is None:
-        _REGISTRY = _registry()
-    return _REGISTRY
+    """mode -> its retriever instance, built once per ``SPECS`` value."""
+    if _CACHE["specs"] is not SPECS or _CACHE["retrievers"] is None:
+        _CACHE["retrievers"] = {s.name: s.build_retriever() for s in specs()}
+        _CACHE["specs"] = SPECS
+    return _CACHE["retrievers"]
 
 
 def modes() -> list[str]:
     """All registered modes, in display order."""
-    order = ["naive", "local", "global", "hybrid", "mix", "tree", "path"]
-    return [m for m in order if m in registry()]
+    return [s.name for s in specs()]
 
 
 def mode_params(mode: str) -> list[str]:
-    """The settings ``mode`` reads (its retriever's declared ``params``)."""
-    if mode not in registry():
-        raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
+    """The settings ``mode`` reads (its retriever's declared ``params``, each a ``Settings`` field)."""
+    spec(mode)
     return list(registry()[mode].params)
 
 
-def parse_modes(spec: str) -> list[str]:
+def mode_help(mode: str) -> str:
+    """One line on what ``mode`` does (``system: blurb``); empty for an unknown mode."""
+    found = find_spec(mode)
+    return found.help_text() if found else ""
+
+
+def parse_modes(text: str) -> list[str]:
     """'all' or a comma-separated list of modes; unknown names raise ValueError."""
-    if spec.strip() in ("", "all"):
+    if text.strip() in ("", "all"):
         return modes()
-    wanted = [m.strip() for m in spec.split(",") if m.strip()]
-    unknown = [m for m in wanted if m not in registry()]
+    wanted = [m.strip() for m in text.split(",") if m.strip()]
+    known = set(modes())
+    unknown = [m for m in wanted if m not in known]
     if unknown:
         raise ValueError(f"unknown mode(s): {', '.join(unknown)} (available: {', '.join(modes())})")
     return wanted
