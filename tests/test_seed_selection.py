@@ -5,7 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations, neighbourhood
+from core.retrieval.anchoring import ANCHOR_BONUS, Anchor, anchored_relations, neighbourhood
 from core.retrieval.base import QueryContext
 from core.retrieval.entity_linking import Seed, containing_entity, dictionary_names, link_names
 from core.retrieval.path_search import PathRetriever
@@ -48,8 +48,10 @@ def test_anchored_relations_rank_the_bridge_relation_first():
     seeds = [Seed("q", 1.0, "Q", "name", question=True)]
     ranked = anchored_relations(ws, keywords, seeds, top_k=3, threshold=0.2)
     assert [r.pair for r in ranked] == [("a", "b"), ("d", "e")]  # b—q: cosine 0 < 0.2
-    assert ranked[0].score == round(0.8 + ANCHOR_BONUS, 6) and "neighbour" in ranked[0].anchor
-    assert ranked[1].anchor == "" and ranked[1].score == ranked[1].cosine == 1.0
+    assert ranked[0].score == round(0.8 + ANCHOR_BONUS, 6) and ranked[0].anchor == Anchor("neighbour", "Q", via="B")
+    assert ranked[0].reason("the keywords") == ("cosine 0.800 to the keywords + 1: touches B, a neighbour of "
+                                                "question entity Q")
+    assert ranked[1].anchor is None and ranked[1].score == ranked[1].cosine == 1.0
     # the paper's ranking (no question entity): plain cosine
     assert [r.pair for r in anchored_relations(ws, keywords, [], 3, 0.2)] == [("d", "e"), ("a", "b")]
     # seeds that only resemble the question are not anchors
@@ -58,7 +60,8 @@ def test_anchored_relations_rank_the_bridge_relation_first():
 
 def test_neighbourhood_names_why_each_node_anchors():
     anchors = neighbourhood(bridge_graph().graph, [Seed("q", 1.0, "Q", "name", question=True)])
-    assert anchors == {"q": "question entity Q", "b": "B, a neighbour of question entity Q"}
+    assert anchors == {"q": Anchor("question", "Q"), "b": Anchor("neighbour", "Q", via="B")}
+    assert [a.text() for a in anchors.values()] == ["question entity Q", "B, a neighbour of question entity Q"]
 
 
 def test_names_link_by_name_alias_containment_and_vectors(sample_ws):

@@ -20,7 +20,7 @@ the in-memory relation vectors, so no extra vector-store round trip is paid.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Literal, Optional, Sequence
 
 import numpy as np
 
@@ -33,37 +33,53 @@ MAX_NEIGHBOURS = 50
 MAX_EDGES_PER_NODE = 100
 
 
+@dataclass(frozen=True)
+class Anchor:
+    """Why a node anchors relations: it is a question entity (``kind="question"``, ``entity`` its
+    display name) or a neighbour ``via`` of the question entity ``entity`` (``kind="neighbour"``)."""
+
+    kind: Literal["question", "neighbour"]
+    entity: str
+    via: str = ""
+
+    def text(self) -> str:
+        """The anchor in words, as the trace and the relation's reason show it."""
+        if self.kind == "question":
+            return f"question entity {self.entity}"
+        return f"{self.via}, a neighbour of question entity {self.entity}"
+
+
 @dataclass
 class AnchoredRelation:
-    """A relation (sorted key pair) with its cosine, its score and what anchors it."""
+    """A relation (sorted key pair) with its cosine, its score and what anchors it (None: nothing)."""
 
     pair: tuple[str, str]
     cosine: float
     score: float
-    anchor: str  # "" | "question entity X" | "neighbour Y of question entity X"
+    anchor: Optional[Anchor] = None
 
     def reason(self, label: str) -> str:
         base = f"cosine {self.cosine:.3f} to {label}"
-        return base + (f" + {ANCHOR_BONUS:g}: touches {self.anchor}" if self.anchor else "")
+        return base + (f" + {ANCHOR_BONUS:g}: touches {self.anchor.text()}" if self.anchor else "")
 
 
 def _sorted(a: str, b: str) -> tuple[str, str]:
     return (a, b) if a <= b else (b, a)
 
 
-def neighbourhood(graph: Any, seeds: Sequence[Seed]) -> dict[str, str]:
+def neighbourhood(graph: Any, seeds: Sequence[Seed]) -> dict[str, Anchor]:
     """Node → why it anchors: the seeds themselves and up to ``MAX_NEIGHBOURS`` neighbours each."""
     adj = graph._adj
-    anchors: dict[str, str] = {}
+    anchors: dict[str, Anchor] = {}
     names = {s.key: str(graph.nodes[s.key].get("name") or s.key) for s in seeds if s.key in adj}
     for key, name in names.items():
-        anchors[key] = f"question entity {name}"
+        anchors[key] = Anchor("question", name)
     for key, name in names.items():
         ranked = sorted(adj[key].items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
         for neighbour, _ in ranked[:MAX_NEIGHBOURS]:
             if neighbour not in anchors:
-                label = graph.nodes[neighbour].get("name") or neighbour
-                anchors[neighbour] = f"{label}, a neighbour of question entity {name}"
+                label = str(graph.nodes[neighbour].get("name") or neighbour)
+                anchors[neighbour] = Anchor("neighbour", name, via=label)
     return anchors
 
 
@@ -92,11 +108,11 @@ def anchored_relations(ws: Any, vector: np.ndarray, seeds: Sequence[Seed], top_k
     cosines = cosine_rows(matrix, vector, [candidates[p] for p in pairs])
     out: list[AnchoredRelation] = []
     for pair, cosine in zip(pairs, cosines.tolist()):
-        anchor = anchors.get(pair[0]) or anchors.get(pair[1]) or ""
+        anchor = anchors.get(pair[0]) or anchors.get(pair[1])
         if cosine < threshold and not (ANCHORED_BELOW_THRESHOLD and anchor):
             continue
         if pair[0] in anchors and pair[1] in anchors:  # prefer naming a question entity
-            anchor = anchors[pair[0]] if anchors[pair[0]].startswith("question") else anchors[pair[1]]
+            anchor = anchors[pair[0]] if anchors[pair[0]].kind == "question" else anchors[pair[1]]
         out.append(AnchoredRelation(pair, round(cosine, 6), round(cosine + (ANCHOR_BONUS if anchor else 0.0), 6),
                                     anchor))
     out.sort(key=lambda r: (-r.score, -r.cosine, r.pair))

@@ -51,7 +51,7 @@ def ragscope_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
                 ctx.memo[key] = anchored_relations(ctx.ws, ctx.embed(joined), seeds, ctx.settings.lightrag_top_k,
                                                    ctx.settings.cosine_threshold)
         ranked = ctx.memo[key]
-        direct = [r for r in ranked if r.anchor.startswith("question entity")][:RELATION_SEEDS]
+        direct = [r for r in ranked if r.anchor is not None and r.anchor.kind == "question"][:RELATION_SEEDS]
         chosen = {r.pair: r for r in ranked[:RELATION_SEEDS] + direct}
         for relation in chosen.values():
             a, b = relation.pair
