@@ -46,3 +46,21 @@ def peak_rss_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def question_parser(doc: str, questions: Path):
+    """An argument parser with the ``--workspace`` and ``--questions`` flags every question benchmark takes."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--questions", default=str(questions))
+    return parser
+
+
+def workspace_and_questions(args):
+    """The workspace and the loaded question list named by ``question_parser``'s flags."""
+    from core.evaluation.questions import load_questions
+    from core.workspace import Workspace
+
+    return Workspace(Path(args.workspace)), load_questions(Path(args.questions))

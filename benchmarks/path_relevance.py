@@ -8,10 +8,7 @@ whose path search finds no path counts 0 touching paths out of 0 (reported apart
 """
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-from common import ROOT, write_result
+from common import ROOT, question_parser, workspace_and_questions, write_result
 
 
 def measure(ws, questions, top: int, paper_strict: bool) -> dict:
@@ -40,18 +37,11 @@ def measure(ws, questions, top: int, paper_strict: bool) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--questions", default=str(ROOT / "data" / "sample_questions.jsonl"))
+    parser = question_parser(__doc__, ROOT / "data" / "sample_questions.jsonl")
     parser.add_argument("--top", type=int, default=5)
     parser.add_argument("--name", default="path_relevance")
     args = parser.parse_args()
-
-    from core.evaluation.questions import load_questions
-    from core.workspace import Workspace
-
-    ws = Workspace(Path(args.workspace))
-    questions = load_questions(Path(args.questions))
+    ws, questions = workspace_and_questions(args)
     table = {label: measure(ws, questions, args.top, strict)
              for label, strict in (("ragscope", False), ("paper_strict", True))}
     for label, row in table.items():

@@ -5,28 +5,23 @@ query embedding included) on an indexed workspace.
 """
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
 
-from common import SHARED_DATA, median, p95, write_result
+from common import SHARED_DATA, median, p95, question_parser, workspace_and_questions, write_result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--questions", default=str(SHARED_DATA / "dev_musique_full" / "questions.jsonl"))
+    parser = question_parser(__doc__, SHARED_DATA / "dev_musique_full" / "questions.jsonl")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--name", default="")
     args = parser.parse_args()
 
-    from core.evaluation.questions import load_questions
     from core.retrieval.base import QueryContext
     from core.retrieval.registry import modes, retrieve
-    from core.workspace import Workspace
 
-    ws = Workspace(Path(args.workspace))
-    questions = [q.question for q in load_questions(Path(args.questions))]
+    ws, loaded = workspace_and_questions(args)
+    questions = [q.question for q in loaded]
     warm = QueryContext(ws, "warm-up question about a place")
     for mode in modes():  # loads the models and the graph views once
         retrieve(warm, mode)

@@ -61,17 +61,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``query`` and ``compare``."""
-    p = sub.add_parser("query", parents=[common], help="run one retrieval mode on a question")
-    p.add_argument("--mode", default="hybrid", help=f"one of: {', '.join(modes())}")
-    p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
-    add_provider_flags(p)
-    add_embedding_flags(p)
-    p.add_argument("question")
-    p.set_defaults(run=cmd_query)
-    p = sub.add_parser("compare", parents=[common], help="run several modes on one question")
-    p.add_argument("--modes", default="all", help=f"'all' or a comma-separated list of: {', '.join(modes())}")
-    p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
-    add_provider_flags(p)
-    add_embedding_flags(p)
-    p.add_argument("question")
-    p.set_defaults(run=cmd_compare)
+    names = ", ".join(modes())
+    for command, text, run, flag, default, flag_help in (
+            ("query", "run one retrieval mode on a question", cmd_query, "--mode", "hybrid", f"one of: {names}"),
+            ("compare", "run several modes on one question", cmd_compare, "--modes", "all",
+             f"'all' or a comma-separated list of: {names}")):
+        p = sub.add_parser(command, parents=[common], help=text)
+        p.add_argument(flag, default=default, help=flag_help)
+        p.add_argument("--param", action="append", default=[], help=PARAM_HELP)
+        add_provider_flags(p)
+        add_embedding_flags(p)
+        p.add_argument("question")
+        p.set_defaults(run=run)
