@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Iterable, Literal, Mapping, Optional
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -166,7 +166,7 @@ def table_height(rows: int) -> int:
     return 35 * (rows + 1) + 3
 
 
-def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | str = "auto") -> None:
+def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal["auto"] = "auto") -> None:
     """A dataframe (text is never interpreted), or an info line when it is empty."""
     if frame.empty:
         st.info(empty)
