@@ -22,7 +22,7 @@ from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.result_summary import latency_figure  # noqa: E402
-from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 COLUMNS_PER_ROW = 4
@@ -41,7 +41,7 @@ def _run(ws, question: str, chosen: list[str]) -> None:
     llm, keywords = llm_for_queries(ws, settings)
     label = f"Running {len(chosen)} mode(s): {', '.join(chosen)}…"
     with st.status(label, expanded=False) as status:
-        results = run_modes(ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
+        results = run_modes(principal(), ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
         status.update(label=f"Ran {len(results)} mode(s)", state="complete")
     st.session_state[STATE_KEY] = {
         "workspace": current_workspace_name(), "generation": ws.generation(), "question": question,

@@ -29,7 +29,7 @@ from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.settings_widgets import settings_field_widget  # noqa: E402
-from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
@@ -79,7 +79,7 @@ def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
     llm, keywords = llm_for_queries(ws, settings)
     with st.spinner(f"Running {mode}…"):
         streaming = llm is not None
-        results = run_modes(ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,
+        results = run_modes(principal(), ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,
                             keywords=keywords)
     result = results[mode]
     if streaming:
