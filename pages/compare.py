@@ -15,6 +15,10 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core.api import run_modes  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402

@@ -13,6 +13,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core import api
 from core.auth import Role
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS

@@ -21,6 +21,10 @@ import pandas as pd  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core import api  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.evaluation.runner import evaluate  # noqa: E402

@@ -19,6 +19,10 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core.api import run_modes  # noqa: E402
 from core.retrieval.registry import mode_params  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402

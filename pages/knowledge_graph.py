@@ -13,6 +13,10 @@ import networkx as nx
 import pandas as pd
 import streamlit as st
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core import api
 from ui import state
 from ui.errors import escape_markdown, show_errors

@@ -9,10 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+
+from core.auth import Role  # noqa: E402
+from ui.auth_gate import guard  # noqa: E402
+
+guard(Role.admin)  # the refusal / sign-in page unless this session is an admin (app.py gates first)
+
 from pydantic import ValidationError
 
 from core import api
-from core.auth import Role
 from core.config import apply_environment
 from core.settings import Settings
 from ui import state
@@ -140,9 +145,6 @@ def test_connection(candidate: Settings) -> None:
 @show_errors()
 def main() -> None:
     st.title("Settings")
-    if not state.can(Role.admin):
-        st.error("Settings can be changed by an admin only. Ask the operator for the admin role.")
-        return
     name = state.current_workspace_name()
     st.caption(f"Settings of workspace {escape_markdown(name)}. Defaults follow the LightRAG, E2GraphRAG and "
                "PathRAG papers.")

@@ -51,7 +51,7 @@ def decide() -> Decision:
         return Decision(refusal=refusal)
     if not signin:
         return Decision(principal=auth.LOCAL_ADMIN)
-    if not st.user.is_logged_in:
+    if not state.signed_in():
         return Decision(sign_in=True)
     try:
         return Decision(principal=state.principal())
@@ -91,3 +91,18 @@ def render(decision: Decision) -> None:
         return
     st.error(escape_markdown(decision.denied or "This account may not use this deployment."))
     st.button("Sign out", key="denied_logout", on_click=st.logout)
+
+
+def guard(minimum: auth.Role = auth.Role.viewer) -> auth.Principal:
+    """The first call of every page: the session's principal, or (when the gate refuses, or the role is
+    below ``minimum``) the refusal / sign-in page and ``st.stop()``. ``app.py`` already gates before
+    any page runs; this keeps a page safe when it is run on its own (AppTest, a future entry point)."""
+    decision = decide()
+    if decision.principal is None:
+        render(decision)
+        st.stop()
+    if decision.principal.role < minimum:
+        st.error(escape_markdown(f"This page needs the {minimum.name} role; you are a "
+                                 f"{decision.principal.role.name}. Ask the operator for the role."))
+        st.stop()
+    return decision.principal

@@ -66,12 +66,20 @@ def role_map() -> auth.RoleMap:
     return auth.load_role_map(_secrets())
 
 
+def signed_in() -> bool:
+    """Whether this browser session signed in (``st.user``; False where Streamlit has no user, e.g. AppTest)."""
+    try:
+        return bool(st.user.is_logged_in)
+    except AttributeError:
+        return False
+
+
 def principal() -> auth.Principal:
     """The caller of this browser session: LOCAL_ADMIN without sign-in, else the signed-in user's
     principal (PermissionDeniedError when not signed in or when the mapping gives no role)."""
     if not signin_on():
         return auth.LOCAL_ADMIN
-    if not st.user.is_logged_in:
+    if not signed_in():
         raise PermissionDeniedError("Sign in first.")
     return role_map().principal_for(st.user.to_dict())
 
