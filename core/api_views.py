@@ -152,16 +152,16 @@ def chat_model(principal: Principal, ws: Workspace, settings: Settings, api_key:
 # --- annotations ---------------------------------------------------------------------------------
 @requires(Role.viewer)
 def annotation_for(principal: Principal, ws: Workspace, question: str) -> Any:
-    from core import annotations
+    from core.annotations import annotation_for as find
 
-    return annotations.annotation_for(ws, question)
+    return find(ws, question)
 
 
 @requires(Role.viewer)
 def annotation_list(principal: Principal, ws: Workspace) -> list[Any]:
-    from core import annotations
+    from core.annotations import annotations as all_annotations
 
-    return annotations.annotations(ws)
+    return all_annotations(ws)  # type: ignore[operator]  # mypy takes the name for the __future__ feature
 
 
 @requires(Role.viewer)

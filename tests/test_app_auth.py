@@ -41,12 +41,14 @@ def data_dir(tmp_path, monkeypatch) -> Path:
 def address():
     """Set Streamlit's server.address for the test (restored afterwards)."""
     before = st_config.get_option("server.address")
+    details = st_config.get_option("client.showErrorDetails")
 
     def set_address(value):
         st_config.set_option("server.address", value)
 
     yield set_address
     st_config.set_option("server.address", before)
+    st_config.set_option("client.showErrorDetails", details)
 
 
 def texts(at: AppTest) -> str:
@@ -76,6 +78,7 @@ def test_non_loopback_without_signin_shows_only_the_refusal(data_dir, address, p
     assert not at.sidebar.selectbox  # no workspace picker, no counts
     assert "Document status" not in shown and len(at.title) == 1
     assert not list(data_dir.iterdir())  # nothing was opened or created
+    assert st_config.get_option("client.showErrorDetails") == "none"  # no tracebacks outside local mode
 
 
 def test_loopback_without_signin_is_the_local_tool(data_dir, address) -> None:
@@ -146,7 +149,7 @@ def test_viewer_sees_no_write_controls_and_the_library_refuses_anyway(data_dir, 
     tables = [d.value for d in at.dataframe if "status" in d.value.columns]
     assert tables and len(tables[0]) == 11  # the sample corpus's documents are still listed
     assert "sidebar_create" not in {b.key for b in at.sidebar.button}
-    assert "Signed in as viewer@example.com (viewer)" in " ".join(c.value for c in at.sidebar.caption).replace("\\", "")
+    assert "Signed in as viewer@example.com (viewer)" in [t.value for t in at.sidebar.text]
     assert_settings_refused(at)
     ws = Workspace(data_dir / "default")
     try:

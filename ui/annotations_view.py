@@ -137,7 +137,7 @@ def render_annotation_list(ws: Any) -> None:
                 st.rerun()
     upload = st.file_uploader("Import marks from a question file (.jsonl)", type=["jsonl"],
                               key="annotations_upload")
-    if st.button("Import", key="annotations_import", disabled=upload is None):
+    if st.button("Import", key="annotations_import", disabled=upload is None) and upload is not None:
         with show_errors("Importing annotations"):
             report = api.import_annotations(principal(), ws, upload.getvalue().decode("utf-8", errors="replace").splitlines(),
                                     upload.name)

@@ -99,7 +99,7 @@ def _account() -> None:
     if not state.signin_on():
         return
     who = state.principal()
-    st.caption(escape_markdown(f"Signed in as {who.label} ({who.role.name})"))
+    st.text(f"Signed in as {who.label} ({who.role.name})")  # plain text: an e-mail is not turned into a link
     st.button("Sign out", key="sidebar_logout", on_click=st.logout)
 
 

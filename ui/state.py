@@ -172,7 +172,7 @@ def api_key() -> Optional[str]:
     if key:
         return key
     try:
-        secret = st.secrets.get("OPENAI_API_KEY")  # type: ignore[attr-defined]
+        secret = st.secrets.get("OPENAI_API_KEY")
     except Exception:  # noqa: BLE001 - no secrets file is fine
         secret = None
     return secret or os.environ.get("OPENAI_API_KEY")
