@@ -227,8 +227,8 @@ def test_editor_indexes_a_pasted_document_but_has_no_settings(app, browser) -> N
         assert "Settings" not in nav
         assert "New / delete workspace" not in main_text(tab)
         tab.get_by_role("tab", name="Paste text").click()
-        tab.get_by_label("Document name").fill("editor-note")
-        tab.get_by_label("Text").fill("Captain Orla Venn sailed from Port Sallow to Carrow Sound in 1911. "
+        tab.get_by_role("textbox", name="Document name").fill("editor-note")
+        tab.get_by_role("textbox", name="Text", exact=True).fill("Captain Orla Venn sailed from Port Sallow to Carrow Sound in 1911. "
                                       "The Tidewater Shipping Cooperative praised Orla Venn.")
         tab.get_by_role("button", name="Index pasted text").click()
         tab.get_by_text("Indexed 1 document(s)").wait_for(timeout=600_000)
