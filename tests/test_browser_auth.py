@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import require_or_skip
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -40,14 +41,6 @@ OIDC_VENV = Path(os.environ.get("RAGSCOPE_OIDC_VENV") or Path(os.environ.get("XD
                  / "ragscope" / "oidc-provider-mock-0.3.4")
 PAGE_PATHS = ["", "knowledge_graph", "summary_tree", "compare", "inspect", "evaluate", "settings"]
 SAMPLE_DOC = "velmora"  # every sample article's name starts with a Velmora place; checked case-insensitively
-REQUIRED = {n.strip() for n in os.environ.get("RAGSCOPE_REQUIRE", "").split(",") if n.strip()}
-
-
-def require_or_skip(name: str, reason: str) -> None:
-    """Fail when RAGSCOPE_REQUIRE names ``name`` (or "all"), else skip (tests/conftest.py has the shared one)."""
-    if name in REQUIRED or "all" in REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def free_port() -> int:
@@ -102,7 +95,10 @@ def app(oidc, tmp_path_factory, sample_workspace_dir):
     """The app with sign-in on (secrets in a temporary file) and the sample corpus as workspace 'default'."""
     if not CHROMIUM.exists():
         require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
-    pytest.importorskip("playwright.sync_api")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        require_or_skip("browser", "playwright is not installed (pip install -r requirements-test.txt)")
     data = tmp_path_factory.mktemp("auth_data")
     shutil.copytree(sample_workspace_dir, data / "default")
     port = free_port()
