@@ -27,6 +27,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.evaluation.questions import load_questions
     from core.retrieval.registry import parse_modes
     from core.workspace import Workspace
@@ -36,14 +37,14 @@ def main() -> None:
     if args.limit:
         questions = questions[: args.limit]
     modes = parse_modes(args.modes)
-    run_modes(ws, "Who founded the company mentioned here, and when?", modes)  # warm-up: models, graphs, caches
+    run_modes(LOCAL_ADMIN, ws, "Who founded the company mentioned here, and when?", modes)  # warm-up: models, graphs, caches
     totals: list[float] = []
     per_mode: dict[str, list[float]] = {m: [] for m in modes}
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     for _ in range(args.repeat):
         for question in questions:
             started = time.perf_counter()
-            results = run_modes(ws, question, modes)
+            results = run_modes(LOCAL_ADMIN, ws, question, modes)
             totals.append((time.perf_counter() - started) * 1000)
             for mode, result in results.items():
                 per_mode[mode].append(sum(result.timings_ms.values()))

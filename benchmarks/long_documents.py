@@ -22,6 +22,7 @@ from common import ROOT, SHARED_DATA, require, write_result
 
 def build(path: Path, corpus: Path, windows: bool) -> dict:
     from core.api import index_sources
+    from core.auth import LOCAL_ADMIN
     from core.loaders import load_path
     from core.settings import Settings
     from core.workspace import Workspace
@@ -30,7 +31,7 @@ def build(path: Path, corpus: Path, windows: bool) -> dict:
     ws.save_settings(ws.settings)
     sources, failures = load_path(corpus)
     started = time.perf_counter()
-    report = index_sources(ws, sources, failures)
+    report = index_sources(LOCAL_ADMIN, ws, sources, failures)
     seconds = time.perf_counter() - started
     return {"seconds": round(seconds, 2), "embed_seconds": round(report.timings_s.get("embed", 0.0), 2),
             "tokens": report.tokens, "chunks": report.chunks_embedded}

@@ -1,4 +1,13 @@
-"""A small facade over the library for the app and scripts: one call per user action."""
+"""The library's front door for the app, the CLI and scripts: one call per user action.
+
+Every public function takes the caller's ``core.auth.Principal`` first and declares its minimum role
+with ``@requires`` (``core.auth``): viewer functions browse, query, compare, inspect, evaluate and export;
+editor functions upload, index, delete documents and annotate; admin functions change settings and
+create or delete workspaces. A caller below the role gets ``PermissionDeniedError`` before anything
+runs; a function with a ``ws`` parameter also checks that the caller may open that workspace. The CLI
+and the local single-user app pass ``core.auth.LOCAL_ADMIN``. Workspace administration, read-only
+views and annotations are in ``core.api_views`` (re-exported here), so that this module stays small.
+The pages and ``ui/`` read and write only through these functions (tests/test_architecture.py)."""
 from __future__ import annotations
 
 import threading
@@ -7,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from core.auth import Principal, Role, requires
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.loaders import load_bytes
 from core.retrieval.base import QueryContext
@@ -18,7 +28,8 @@ from core.workspace import Workspace
 SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
 
 
-def index_pending(ws: Workspace, progress: ProgressCallback = no_progress, report: Optional[IndexReport] = None,
+@requires(Role.editor)
+def index_pending(principal: Principal, ws: Workspace, progress: ProgressCallback = no_progress, report: Optional[IndexReport] = None,
                   llm: Any = None, cancel: Optional[threading.Event] = None, wait: bool = False,
                   before: Optional[Callable[[IndexReport], Any]] = None) -> IndexReport:
     """Run ``before(report)`` then ``process_pending`` under the write lock, with the LLM's extractor
@@ -40,7 +51,8 @@ def index_pending(ws: Workspace, progress: ProgressCallback = no_progress, repor
             llm.flush()
 
 
-def index_sources(ws: Workspace, sources: list[SourceDocument], failures: list[LoadFailure],
+@requires(Role.editor)
+def index_sources(principal: Principal, ws: Workspace, sources: list[SourceDocument], failures: list[LoadFailure],
                   progress: ProgressCallback = no_progress, wait: bool = False, llm: Any = None,
                   cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Register then index documents under the workspace write lock.
@@ -49,11 +61,12 @@ def index_sources(ws: Workspace, sources: list[SourceDocument], failures: list[L
     profile and tree summaries to the LLM, as the CLI does. ``cancel`` (default: the LLM client's
     cancel event) stops the run with ``core.types.Cancelled``: unfinished documents stay pending and
     ``report`` (when given) holds what was done before the stop."""
-    return index_pending(ws, progress, report, llm, cancel, wait,
+    return index_pending(principal, ws, progress, report, llm, cancel, wait,
                          lambda rep: register_documents(ws, sources, failures, rep))
 
 
-def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress,
+@requires(Role.editor)
+def index_uploads(principal: Principal, ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress,
                   **options: Any) -> IndexReport:
     """Index uploaded files (name, bytes); bad files become failed documents with a reason.
     ``options``: ``llm``, ``cancel``, ``report`` and ``wait`` of ``index_sources``."""
@@ -64,22 +77,25 @@ def index_uploads(ws: Workspace, files: Iterable[tuple[str, bytes]], progress: P
         docs, fails = load_bytes(name, data, max_bytes=max_bytes)
         sources += docs
         failures += fails
-    return index_sources(ws, sources, failures, progress, **options)
+    return index_sources(principal, ws, sources, failures, progress, **options)
 
 
-def index_text(ws: Workspace, name: str, text: str, progress: ProgressCallback = no_progress,
+@requires(Role.editor)
+def index_text(principal: Principal, ws: Workspace, name: str, text: str, progress: ProgressCallback = no_progress,
                **options: Any) -> IndexReport:
     """Index pasted text as one document (``options`` as for ``index_sources``)."""
-    return index_uploads(ws, [(name if name.endswith((".txt", ".md")) else name + ".txt", text.encode("utf-8"))],
+    return index_uploads(principal, ws, [(name if name.endswith((".txt", ".md")) else name + ".txt", text.encode("utf-8"))],
                          progress, **options)
 
 
-def sample_paths() -> list[Path]:
+@requires(Role.viewer)
+def sample_paths(principal: Principal) -> list[Path]:
     """The sample corpus's articles (``data/samples``; ``data/README.md`` describes them)."""
     return sorted(p for p in SAMPLES_DIR.glob("*.md") if p.name.lower() != "readme.md")
 
 
-def delete(ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, int]:
+@requires(Role.editor)
+def delete(principal: Principal, ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, int]:
     """Delete documents (and everything derived from them) under the write lock; counts removed."""
     from core.indexing.deletion import delete_documents
 
@@ -87,19 +103,22 @@ def delete(ws: Workspace, doc_ids: list[str], wait: bool = False) -> dict[str, i
         return delete_documents(ws, doc_ids)
 
 
-def retry(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
+@requires(Role.editor)
+def retry(principal: Principal, ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
           cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Set failed documents back to pending and index every pending one (with ``llm`` if given)."""
-    return index_pending(ws, progress, report, llm, cancel, False, lambda _rep: retry_failed(ws))
+    return index_pending(principal, ws, progress, report, llm, cancel, False, lambda _rep: retry_failed(ws))
 
 
-def resume(ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
+@requires(Role.editor)
+def resume(principal: Principal, ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
            cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Index the pending documents (those a cancelled or interrupted run left)."""
-    return index_pending(ws, progress, report, llm, cancel, False)
+    return index_pending(principal, ws, progress, report, llm, cancel, False)
 
 
-def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
+@requires(Role.viewer)
+def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
               with_answers: bool = True, llm=None, keywords=None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
     """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
@@ -132,3 +151,10 @@ def run_modes(ws: Workspace, question: str, modes: list[str] | str = "all", sett
         results = [one(m) for m in mode_list]
     return dict(zip(mode_list, results))
 
+
+
+from core.api_views import *  # noqa: E402,F401,F403 - the admin, read-only and annotation functions
+from core.api_views import __all__ as _views  # noqa: E402
+
+__all__ = ["index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry",
+           "resume", "run_modes", *_views]

@@ -15,10 +15,12 @@ Every ``RAGSCOPE_*`` variable that selects a provider is read here and nowhere e
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from core.errors import WorkspaceNameError
 from core.settings import Settings, read_settings
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "workspaces"
@@ -50,8 +52,42 @@ def data_dir() -> Path:
     return Path(_env("RAGSCOPE_DATA_DIR") or DEFAULT_DATA_DIR)
 
 
+WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+WORKSPACE_NAME_RULE = "1–64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+
+def workspace_dir(name: str) -> Path:
+    """The folder of the workspace ``name`` inside ``data_dir()``; WorkspaceNameError for a malformed name
+    or one that would lead outside the data folder (e.g. through a symbolic link)."""
+    name = str(name or "").strip()
+    if not WORKSPACE_NAME.match(name):
+        raise WorkspaceNameError(f"invalid workspace name {name[:80]!r}: use {WORKSPACE_NAME_RULE}")
+    root = data_dir().resolve()
+    path = (root / name).resolve()
+    if path.parent != root:
+        raise WorkspaceNameError(f"workspace {name!r} resolves to {path}, outside the data folder {root} "
+                                 "(RAGSCOPE_DATA_DIR): refused")
+    return path
+
+
 def default_workspace_name() -> str:
-    return _env("RAGSCOPE_WORKSPACE") or DEFAULT_WORKSPACE_NAME
+    """``RAGSCOPE_WORKSPACE`` (a name, or a path inside the data folder), default ``default``;
+    WorkspaceNameError for a path outside the data folder or a malformed name."""
+    value = _env("RAGSCOPE_WORKSPACE").strip()
+    if not value:
+        return DEFAULT_WORKSPACE_NAME
+    if "/" in value or os.sep in value:
+        path = Path(value).expanduser().resolve()
+        root = data_dir().resolve()
+        if path.parent != root:
+            raise WorkspaceNameError(f"RAGSCOPE_WORKSPACE={value} is outside the data folder {root} "
+                                     "(RAGSCOPE_DATA_DIR): name a workspace in it instead")
+        value = path.name
+    try:
+        workspace_dir(value)
+    except WorkspaceNameError as exc:
+        raise WorkspaceNameError(f"RAGSCOPE_WORKSPACE: {exc}") from None
+    return value
 
 
 def default_workspace() -> Path:

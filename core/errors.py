@@ -38,6 +38,14 @@ class LLMError(RAGScopeError, RuntimeError):
     """An LLM call failed; the message is meant for the user."""
 
 
+class PermissionDeniedError(RAGScopeError, PermissionError):
+    """The caller's role (``core.auth``) does not allow this action or workspace."""
+
+
+class WorkspaceNameError(RAGScopeError, ValueError):
+    """A workspace name (or ``RAGSCOPE_WORKSPACE``) is malformed or points outside the data folder."""
+
+
 # ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
 # with a ValueError whose message names the fix.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)

@@ -15,6 +15,10 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core.api import run_modes  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
@@ -22,7 +26,7 @@ from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.result_summary import latency_figure  # noqa: E402
-from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 COLUMNS_PER_ROW = 4
@@ -41,7 +45,7 @@ def _run(ws, question: str, chosen: list[str]) -> None:
     llm, keywords = llm_for_queries(ws, settings)
     label = f"Running {len(chosen)} mode(s): {', '.join(chosen)}…"
     with st.status(label, expanded=False) as status:
-        results = run_modes(ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
+        results = run_modes(principal(), ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
         status.update(label=f"Ran {len(results)} mode(s)", state="complete")
     st.session_state[STATE_KEY] = {
         "workspace": current_workspace_name(), "generation": ws.generation(), "question": question,

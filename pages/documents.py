@@ -13,7 +13,12 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core import api
+from core.auth import Role
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import state
 from ui.errors import escape_markdown, show_errors
@@ -53,16 +58,18 @@ def show_counters(target: Any, status: dict[str, Any]) -> None:
 
 
 def upload_calls(ws: Any, files: list[tuple[str, bytes]]) -> list[IndexCall]:
-    """One indexing call per file (grouped when there are many), so the growth chart has a point per call."""
+    """One indexing call per file (grouped when there are many), so the growth chart has a point per call.
+    The calls run on the job's thread as this session's principal (taken here, on the page's thread)."""
+    who = state.principal()
     size = max(1, -(-len(files) // MAX_CALLS))
     groups = [files[i: i + size] for i in range(0, len(files), size)]
-    return [lambda progress, group=group, **options: api.index_uploads(ws, group, progress, **options)
+    return [lambda progress, group=group, **options: api.index_uploads(who, ws, group, progress, **options)
             for group in groups]
 
 
 def sample_files() -> list[tuple[str, bytes]]:
     """The sample corpus's articles (its README is not one of them)."""
-    return [(p.name, p.read_bytes()) for p in api.sample_paths()]
+    return [(p.name, p.read_bytes()) for p in api.sample_paths(state.principal())]
 
 
 def start_job(ws: Any, calls: list[IndexCall], what: str) -> None:
@@ -162,7 +169,8 @@ def input_section(ws: Any) -> None:
         job = st.session_state.pop("doc_paste_job", None)
         if job:
             name, text = job
-            start_job(ws, [lambda progress, **options: api.index_text(ws, name, text, progress, **options)],
+            who = state.principal()
+            start_job(ws, [lambda progress, **options: api.index_text(who, ws, name, text, progress, **options)],
                       "pasted text")
 
 
@@ -207,7 +215,7 @@ def report_section() -> None:
 @st.cache_data(show_spinner=False, max_entries=16)
 def dropped_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     """Per document: how many extraction records the parser dropped, why, and an example."""
-    names = {d.doc_id: d.name for d in _ws.store.documents()}
+    names = {d.doc_id: d.name for d in api.documents(state.principal(), _ws)}
     rows = [{"document": names.get(doc_id, doc_id), "extractor": r.get("extractor", ""), "dropped": r["dropped"],
              "reasons": "; ".join(f"{reason} ×{n}" for reason, n in sorted(r["reasons"].items(), key=lambda x: -x[1])),
              "example": (r.get("examples") or [""])[0]}
@@ -242,7 +250,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
         for _, row in failed.iterrows():
             st.text(f"✗ {row['name']}: {row['error'] or 'unknown reason'}")
     dropped_section(ws)
-    if not interactive:
+    if not interactive or not state.can(Role.editor):
         return
     pending = frame[frame["status"].isin(["pending", "processing"])]
     labels = {row.doc_id: f"{row.name} ({row.status})" for row in frame.itertuples()}
@@ -252,7 +260,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
                                 key="doc_delete_select")
         if st.button("Delete selected", key="doc_delete", disabled=not chosen):
             with show_errors("Delete failed") as guard, st.spinner("Deleting…"):
-                stats = api.delete(ws, list(chosen))
+                stats = api.delete(state.principal(), ws, list(chosen))
             if not guard.failed:
                 st.session_state["doc_last_deleted"] = (len(chosen), stats)
                 st.rerun()
@@ -262,10 +270,11 @@ def table_section(ws: Any, interactive: bool = True) -> None:
                           help="Index the failed documents again (those whose text could be loaded).")
         resume = st.button("Resume pending", key="doc_resume", disabled=pending.empty,
                            help="Index the documents a cancelled or interrupted run left pending.")
+    who = state.principal()
     if retry:
-        start_job(ws, [lambda progress, **options: api.retry(ws, progress, **options)], "failed documents")
+        start_job(ws, [lambda progress, **options: api.retry(who, ws, progress, **options)], "failed documents")
     if resume:
-        start_job(ws, [lambda progress, **options: api.resume(ws, progress, **options)], "pending documents")
+        start_job(ws, [lambda progress, **options: api.resume(who, ws, progress, **options)], "pending documents")
     deleted = st.session_state.pop("doc_last_deleted", None)
     if deleted:
         st.success(f"Deleted {deleted[0]} document(s).")
@@ -273,7 +282,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
 
 def growth_section(ws: Any) -> None:
     points = st.session_state.get(growth_key(), [])
-    show_counters(st.empty(), ws.status())
+    show_counters(st.empty(), api.status(state.principal(), ws))
     if len(points) >= 2:
         st.plotly_chart(growth_figure(points), key="doc_growth_chart")
     else:
@@ -294,7 +303,10 @@ def main() -> None:
         job_panel()
         return
     report_section()
-    input_section(ws)
+    if state.can(Role.editor):
+        input_section(ws)
+    else:
+        st.info("You can browse this workspace's documents; adding or deleting documents needs the editor role.")
     growth_section(ws)
     table_section(ws)
 

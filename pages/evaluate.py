@@ -21,10 +21,15 @@ import pandas as pd  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
+from core import api  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
-from ui import annotations_view, judge_view, loss_view  # noqa: E402
+from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
 from ui.eval_tables import gold_rank_frame, rows_frame  # noqa: E402
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
@@ -86,7 +91,7 @@ def main() -> None:
                "comparable with or without an LLM). The workspace must hold the corpus the questions were written "
                "for, with its doc_ids.")
     ws = workspace()
-    if ws.store.count("chunks") == 0:
+    if api.chunk_count(state.principal(), ws) == 0:
         st.info("This workspace is empty: index the matching corpus on the Documents page first.")
         return
     from core.retrieval.registry import modes

@@ -19,6 +19,10 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
 from core.api import run_modes  # noqa: E402
 from core.retrieval.registry import mode_params  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402
@@ -29,7 +33,7 @@ from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.settings_widgets import settings_field_widget  # noqa: E402
-from ui.state import current_workspace_name, indexed_workspace, session_settings  # noqa: E402
+from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
@@ -79,7 +83,7 @@ def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
     llm, keywords = llm_for_queries(ws, settings)
     with st.spinner(f"Running {mode}…"):
         streaming = llm is not None
-        results = run_modes(ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,
+        results = run_modes(principal(), ws, question, [mode], settings=settings, with_answers=not streaming, llm=llm,
                             keywords=keywords)
     result = results[mode]
     if streaming:

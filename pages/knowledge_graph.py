@@ -13,6 +13,11 @@ import networkx as nx
 import pandas as pd
 import streamlit as st
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
+from core import api
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
@@ -117,7 +122,7 @@ def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] 
         st.caption("No source chunks recorded.")
         return
     names = ws.doc_names()
-    chunks = ws.store.chunks_by_id(chunk_ids[:MAX_CHUNKS_SHOWN])
+    chunks = api.chunks_by_id(state.principal(), ws, chunk_ids[:MAX_CHUNKS_SHOWN])
     order = {doc: i + 1 for i, doc in enumerate(names)}
     for i, chunk_id in enumerate(chunk_ids[:MAX_CHUNKS_SHOWN]):
         chunk = chunks.get(chunk_id)

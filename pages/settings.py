@@ -9,8 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+
+from core.auth import Role  # noqa: E402
+from ui.auth_gate import guard  # noqa: E402
+
+guard(Role.admin)  # the refusal / sign-in page unless this session is an admin (app.py gates first)
+
 from pydantic import ValidationError
 
+from core import api
 from core.config import apply_environment
 from core.settings import Settings
 from ui import state
@@ -105,24 +112,15 @@ def _reset_to_defaults() -> None:
     st.session_state["settings_message"] = ("info", "Defaults loaded into the form — press Save to keep them.")
 
 
-def check_embedder(candidate: Settings) -> None:
-    """Raise EmbedderMismatchError when the candidate's embedder differs from the workspace's vectors."""
-    from core.workspace import Workspace
-
-    probe = Workspace(state.data_dir() / state.current_workspace_name(), settings=candidate)
-    probe.close()
-
-
 def save(candidate: Settings) -> None:
-    check_embedder(candidate)
+    """Save through ``core.api`` (admins only; EmbedderMismatchError when the candidate's embedder differs
+    from the workspace's vectors)."""
     name = state.current_workspace_name()
     try:
         ws = state.workspace()
-        ws.save_settings(candidate)
     except Exception:  # noqa: BLE001 - the saved settings may be what cannot open the workspace: write anyway
-        from core.settings import save_settings
-
-        save_settings(state.data_dir() / name, candidate)
+        ws = None
+    api.save_workspace_settings(state.principal(), name, candidate, ws)
     state.store_session_settings(candidate, name)
     state.forget_workspace()
 

@@ -14,6 +14,11 @@ import networkx as nx
 import pandas as pd
 import streamlit as st
 
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
+from core import api
 from ui import state
 from ui.errors import show_errors
 from ui.graph_component import clickable_graph, last_click
@@ -121,16 +126,16 @@ def build_view(ws: Any, scope: str, doc_id: str) -> nx.DiGraph:
     """The part of the tree to draw, parent → child, with name/type/text/level attributes."""
     tree = ws.tree_index()
     names = ws.doc_names()
-    roots = {doc: root for doc, (root, _) in ws.store.doc_roots().items()}
+    roots = {doc: root for doc, (root, _) in api.doc_roots(state.principal(), ws).items()}
     if scope == "doc":
         members = {n.node_id for n in tree.values() if n.scope == "doc" and n.doc_id == doc_id}
-        chunk_ids = [c.chunk_id for c in ws.store.chunks_of(doc_id)]
+        chunk_ids = [c.chunk_id for c in api.chunks_of(state.principal(), ws, doc_id)]
         members |= set(chunk_ids)
     elif scope == "corpus":
         members = corpus_members(tree)
     else:
-        members = set(tree) | set(ws.store.all_chunk_ids())
-    chunk_docs = ws.store.chunks_by_id([m for m in members if m not in tree])
+        members = set(tree) | set(api.all_chunk_ids(state.principal(), ws))
+    chunk_docs = api.chunks_by_id(state.principal(), ws, [m for m in members if m not in tree])
     graph = nx.DiGraph()
     for member in sorted(members):
         node = tree.get(member)
@@ -173,7 +178,7 @@ def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
     node = tree.get(node_id)
     names = ws.doc_names()
     if node is None:  # a chunk
-        chunk = ws.store.chunks_by_id([node_id]).get(node_id)
+        chunk = api.chunks_by_id(state.principal(), ws, [node_id]).get(node_id)
         if chunk is None:
             st.caption("This chunk no longer exists.")
             return
@@ -191,7 +196,7 @@ def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
 
 def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, Any], names: dict[str, str]) -> None:
     """A summary node's children (table) and its leaf chunks (expanders with plain text)."""
-    chunk_meta = ws.store.chunks_by_id([c for c in node.child_ids if c not in tree])
+    chunk_meta = api.chunks_by_id(state.principal(), ws, [c for c in node.child_ids if c not in tree])
     rows = []
     for child in node.child_ids:
         sub = tree.get(child)
@@ -207,7 +212,7 @@ def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, An
         st.dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
     leaves = list(node.leaf_chunk_ids)
     st.caption(f"Leaf chunks ({len(leaves)})")
-    chunks = ws.store.chunks_by_id(leaves[:MAX_LEAVES_SHOWN])
+    chunks = api.chunks_by_id(state.principal(), ws, leaves[:MAX_LEAVES_SHOWN])
     for i, leaf in enumerate(leaves[:MAX_LEAVES_SHOWN]):
         chunk = chunks.get(leaf)
         if chunk is None:
@@ -221,9 +226,9 @@ def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, An
 
 def choose_scope(ws: Any) -> tuple[str, str]:
     names = ws.doc_names()
-    roots = ws.store.doc_roots()
+    roots = api.doc_roots(state.principal(), ws)
     docs = [d for d in names if d in roots]
-    total = len(ws.tree_index()) + ws.store.count("chunks")
+    total = len(ws.tree_index()) + api.chunk_count(state.principal(), ws)
     cols = st.columns([2, 3])
     scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False)
     doc_id = ""
@@ -252,7 +257,7 @@ def _on_click() -> None:
 def main() -> None:
     st.title("Summary tree")
     ws = state.workspace()
-    if not ws.tree_index() and ws.store.count("chunks") == 0:
+    if not ws.tree_index() and api.chunk_count(state.principal(), ws) == 0:
         st.info("The summary tree is empty: index documents on the Documents page first.")
         return
     scope, doc_id = choose_scope(ws)

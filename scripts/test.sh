@@ -29,5 +29,6 @@ install bash scripts/install-browser.sh
 install bash scripts/install-llm.sh
 # Infinity lives in its own venv outside the repository (reused when present; RAGSCOPE_INFINITY_VENV).
 install bash scripts/install-embeddings.sh >/dev/null
+install bash scripts/install-oidc.sh >/dev/null  # OIDC provider for the sign-in browser test (own venv, reused)
 echo "test.sh: installs done; RAGSCOPE_REQUIRE=${RAGSCOPE_REQUIRE:-<unset: missing servers skip>}" >&2
 python -m pytest "$@"

@@ -60,10 +60,11 @@ def shared_dataset(name: str) -> Path:
 def sample_sources():
     """The sample corpus's articles as loaded documents (the folder's README is not one of them)."""
     from core.api import sample_paths
+    from core.auth import LOCAL_ADMIN
     from core.loaders import load_path
 
     sources, failures = [], []
-    for article in sample_paths():
+    for article in sample_paths(LOCAL_ADMIN):
         docs, fails = load_path(article)
         sources += docs
         failures += fails

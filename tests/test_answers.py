@@ -254,9 +254,10 @@ def test_empty_result_is_a_labelled_extractive_answer(sample_ws):
 # --- end to end ---------------------------------------------------------------------------------
 def test_sample_corpus_answers_are_mode_specific_cited_and_fast(sample_ws):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
     question = "Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora Maritime Museum?"
-    results = run_modes(sample_ws, question, "all")
+    results = run_modes(LOCAL_ADMIN, sample_ws, question, "all")
     texts = {mode: r.answer.text for mode, r in results.items()}
     assert all(r.answer.kind == "extractive" for r in results.values())
     # built from different evidence in each mode's own terms (hybrid and mix may coincide when mix's
@@ -275,6 +276,7 @@ def test_sample_corpus_answers_are_mode_specific_cited_and_fast(sample_ws):
 @pytest.fixture(scope="module")
 def brightwater_ws(tmp_path_factory):
     from core.api import index_sources
+    from core.auth import LOCAL_ADMIN
     from core.loaders import load_path
     from core.workspace import Workspace
 
@@ -282,7 +284,7 @@ def brightwater_ws(tmp_path_factory):
     shutil.copy(FIXTURE, folder / FIXTURE.name)
     ws = Workspace(folder / "ws")
     sources, failures = load_path(folder / FIXTURE.name)
-    report = index_sources(ws, sources, failures)
+    report = index_sources(LOCAL_ADMIN, ws, sources, failures)
     assert report.processed == 1 and not report.failed
     yield ws
     ws.close()
@@ -290,8 +292,9 @@ def brightwater_ws(tmp_path_factory):
 
 def test_two_hop_question_on_an_invented_article_quotes_the_acquisition(brightwater_ws):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
-    results = run_modes(brightwater_ws, "Which company acquired the company founded by Ilse Marren, and for how much?",
+    results = run_modes(LOCAL_ADMIN, brightwater_ws, "Which company acquired the company founded by Ilse Marren, and for how much?",
                         "all")
     firsts = {mode: r.answer.text.split("\n")[0] for mode, r in results.items()}
     graph_modes = [m for m in firsts if m != "naive"]

@@ -74,7 +74,7 @@ def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     real = core.api.run_modes
 
     def counting(*args, **kwargs):
-        calls.append(args[2] if len(args) > 2 else kwargs.get("modes"))
+        calls.append(args[3] if len(args) > 3 else kwargs.get("modes"))  # (principal, ws, question, modes)
         return real(*args, **kwargs)
 
     monkeypatch.setattr(core.api, "run_modes", counting)

@@ -7,6 +7,8 @@
 * No Python file in ``core/``, ``ui/``, ``pages/`` or ``app.py`` exceeds 400 lines.
 * SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls), except
   the LLM cache (``core/llm/cache.py``), which keeps its own table access on the storage connection.
+* ``pages/``, ``ui/`` and ``app.py`` never touch ``ws.store``, ``.save_settings(``, ``shutil.rmtree`` or
+  ``sqlite3``: they go through ``core.api``, whose functions check the caller's role (issue 20).
 """
 from __future__ import annotations
 
@@ -157,3 +159,30 @@ def test_sql_only_in_storage() -> None:
                if not (rel := str(p.relative_to(ROOT))).startswith("core/storage/") and rel not in SQL_ALLOWED
                and (lines := _sql_calls(p))}
     assert outside == {}
+
+
+# pages/ and ui/ read and write only through core.api (issue 20): no direct store access, settings
+# writes, folder removal or SQLite. The checker is the text of each file (comments stripped), so an
+# alias or an attribute chain cannot hide the call.
+UI_FORBIDDEN = {".store.": "the workspace's store", ".store)": "the workspace's store",
+                ".save_settings(": "saving settings", "shutil.rmtree": "removing folders", "rmtree(": "removing folders",
+                "sqlite3": "SQLite", "import shutil": "removing folders"}
+
+
+def _ui_violations(text: str) -> list[str]:
+    code = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    return sorted({why for needle, why in UI_FORBIDDEN.items() if needle in code})
+
+
+def test_pages_and_ui_go_through_core_api() -> None:
+    bad = {rel: found for p in _files("pages", "ui", "app.py")
+           if (found := _ui_violations(p.read_text(encoding="utf-8"))) and (rel := str(p.relative_to(ROOT)))}
+    assert bad == {}, f"pages/ui must call core.api instead of: {bad}"
+
+
+def test_ui_rule_catches_a_direct_store_read() -> None:
+    assert _ui_violations("names = {d.doc_id for d in ws.store.documents()}") == ["the workspace's store"]
+    assert _ui_violations("ws.save_settings(candidate)") == ["saving settings"]
+    assert _ui_violations("import shutil\nshutil.rmtree(path)") == ["removing folders"]
+    assert _ui_violations("import sqlite3") == ["SQLite"]
+    assert _ui_violations("api.save_workspace_settings(who, name, s)  # not ws.save_settings(") == []

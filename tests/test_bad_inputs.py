@@ -110,6 +110,7 @@ def uploaded(sample_workspace_dir, tmp_path_factory):
     import shutil
 
     from core.api import index_uploads
+    from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
     root = tmp_path_factory.mktemp("bad_inputs")
@@ -122,7 +123,7 @@ def uploaded(sample_workspace_dir, tmp_path_factory):
     files = [(name, data) for name, (data, _) in BAD.items()]
     files[3:3] = list(GOOD.items())  # good files in the middle of the batch
     events = []
-    report = index_uploads(ws, files, progress=events.append)
+    report = index_uploads(LOCAL_ADMIN, ws, files, progress=events.append)
     yield {"ws": ws, "root": root, "before": before, "report": report, "sample_docs": sample_docs,
            "events": events}
     ws.close()
@@ -245,12 +246,13 @@ def test_other_scripts_and_a_very_long_line_are_indexed(uploaded):
 
 def test_the_default_upload_limit_refuses_a_50_mb_file(tmp_path):
     from core.api import index_uploads
+    from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")
     try:
         data = b"tidewater " * (5 * 2**20 + 1)  # 50 MB + 10 bytes
-        report = index_uploads(ws, [("big.txt", data)])
+        report = index_uploads(LOCAL_ADMIN, ws, [("big.txt", data)])
         reason = "the file is too large (52,428,810 bytes; the limit is 52,428,800 bytes)"
         assert report.failed == [{"name": "big.txt", "reason": reason}]
         assert ws.status()["failed"] == 1 and ws.status()["chunks"] == 0
@@ -261,13 +263,15 @@ def test_the_default_upload_limit_refuses_a_50_mb_file(tmp_path):
 @pytest.mark.parametrize("question", ["", "   \n\t "])
 def test_an_empty_question_is_a_clear_value_error(uploaded, question):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
     with pytest.raises(ValueError, match="question is empty"):
-        run_modes(uploaded["ws"], question, ["naive"])
+        run_modes(LOCAL_ADMIN, uploaded["ws"], question, ["naive"])
 
 
 def test_a_10000_character_question_gets_a_result_from_every_mode(uploaded):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
     base = ("Who inspected the breakwater at Port Sallow, and how is the Velmora Marine Institute connected "
             "to the Tidewater Shipping Cooperative and Kestrel Point? ")
@@ -276,7 +280,7 @@ def test_a_10000_character_question_gets_a_result_from_every_mode(uploaded):
     from core.retrieval.registry import modes as registered_modes
 
     modes = registered_modes()
-    results = run_modes(uploaded["ws"], question, modes)
+    results = run_modes(LOCAL_ADMIN, uploaded["ws"], question, modes)
     assert list(results) == modes
     for mode, result in results.items():
         assert result.mode == mode and result.query == question

@@ -212,8 +212,9 @@ def pick_option(tab, label_start: str, option: str) -> None:
 @pytest.mark.timeout(2400)  # indexing the sample corpus: ~1-2 min idle, much longer on a loaded 2-core machine
 def test_load_the_sample_corpus(page):
     from core.api import sample_paths
+    from core.auth import LOCAL_ADMIN
 
-    count = len(sample_paths())
+    count = len(sample_paths(LOCAL_ADMIN))
     page.get_by_role("button", name="Load sample corpus").click()
     page.get_by_text(re.compile(r"Documents: [1-9]\d* indexed")).first.wait_for(timeout=INDEX_TIMEOUT_MS)
     shot(page, "00-indexing-progress.png")

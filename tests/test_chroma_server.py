@@ -120,14 +120,15 @@ def _ranked(result) -> list[tuple[str, float]]:
 def test_every_mode_returns_the_same_results_as_the_embedded_store(chroma_server, server_workspace, sample_ws,
                                                                    question):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
     from core.retrieval.registry import modes as registered_modes
 
     modes = registered_modes()
     ws = open_server_ws(server_workspace, chroma_server["url"])
     try:
-        served = run_modes(ws, question, modes, with_answers=False)
-        embedded = run_modes(sample_ws, question, modes, with_answers=False)
+        served = run_modes(LOCAL_ADMIN, ws, question, modes, with_answers=False)
+        embedded = run_modes(LOCAL_ADMIN, sample_ws, question, modes, with_answers=False)
     finally:
         ws.close()
     report = {}
@@ -146,6 +147,7 @@ def test_every_mode_returns_the_same_results_as_the_embedded_store(chroma_server
 
 def test_the_environment_variable_selects_the_server(chroma_server, server_workspace, sample_ws):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
 
     env = dict(ENV, RAGSCOPE_CHROMA_URL=chroma_server["url"])
     proc = subprocess.run([sys.executable, "-m", "core", "query", "--mode", "naive", "--json", "--workspace",
@@ -153,7 +155,7 @@ def test_the_environment_variable_selects_the_server(chroma_server, server_works
                           timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = [c["chunk_id"] for c in json.loads(proc.stdout)["chunks"]]
-    want = [c.chunk_id for c in run_modes(sample_ws, QUESTIONS[0], ["naive"], with_answers=False)["naive"].chunks]
+    want = [c.chunk_id for c in run_modes(LOCAL_ADMIN, sample_ws, QUESTIONS[0], ["naive"], with_answers=False)["naive"].chunks]
     assert got == want and got
     assert not (server_workspace / "chroma").exists()
 

@@ -90,6 +90,7 @@ def test_the_cli_reports_a_damaged_database_without_a_traceback(tmp_path):
 @pytest.mark.slow
 def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, sample_ws, tmp_path):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
     path = tmp_path / "ws"
@@ -106,8 +107,8 @@ def test_a_deleted_chroma_folder_is_rebuilt_by_repair(sample_workspace_dir, samp
         from core.indexing.reconcile import reconcile
 
         assert reconcile(ws) == {}  # nothing left to repair
-        got = run_modes(ws, QUESTION, ["naive"], with_answers=False)["naive"]
-        want = run_modes(sample_ws, QUESTION, ["naive"], with_answers=False)["naive"]
+        got = run_modes(LOCAL_ADMIN, ws, QUESTION, ["naive"], with_answers=False)["naive"]
+        want = run_modes(LOCAL_ADMIN, sample_ws, QUESTION, ["naive"], with_answers=False)["naive"]
         assert got.chunks and [c.chunk_id for c in got.chunks][:3] == [c.chunk_id for c in want.chunks][:3]
         assert set(c.chunk_id for c in got.chunks) == set(c.chunk_id for c in want.chunks)
         want_scores = {c.chunk_id: c.score for c in want.chunks}

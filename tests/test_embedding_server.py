@@ -176,15 +176,16 @@ def same_up_to_ties(got: list[tuple[str, float]], want: list[tuple[str, float]],
 def test_every_mode_retrieves_what_the_local_workspace_retrieves(embedding_server, remote_workspace, sample_ws,
                                                                  question):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.retrieval.registry import modes as registered_modes
 
     modes = registered_modes()
     ws = open_remote(remote_workspace, embedding_server.url)
     try:
-        served = run_modes(ws, question, modes, with_answers=False)
+        served = run_modes(LOCAL_ADMIN, ws, question, modes, with_answers=False)
     finally:
         ws.close()
-    local = run_modes(sample_ws, question, modes, with_answers=False)
+    local = run_modes(LOCAL_ADMIN, sample_ws, question, modes, with_answers=False)
     top = [(c.chunk_id, c.score) for c in served["naive"].chunks[:5]]
     want = [(c.chunk_id, c.score) for c in local["naive"].chunks[:5]]
     assert top and same_up_to_ties(top, want), (top, want)

@@ -80,12 +80,13 @@ def test_index_with_llm_extraction_and_tree_summaries(indexed):
 
 def test_every_mode_gets_an_llm_answer(indexed):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.llm.keywords import LLMKeywords
 
     ws, chat, _, _ = indexed
     keywords = LLMKeywords(chat)
     try:
-        results = run_modes(ws, QUESTION, "all", llm=chat, keywords=keywords)
+        results = run_modes(LOCAL_ADMIN, ws, QUESTION, "all", llm=chat, keywords=keywords)
     except ImportError:  # retrieval modes still being written: exercise the ones that exist
         results = _available_modes(ws, chat, keywords)
     assert results
@@ -165,6 +166,7 @@ def test_reindex_after_delete_is_served_from_the_cache(indexed):
 
 def test_api_key_is_never_written_or_logged(llm_server, tmp_path, caplog, capsys):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.llm.keywords import LLMKeywords
     from core.llm.provider import chat_from_settings
     from core.workspace import Workspace
@@ -177,7 +179,7 @@ def test_api_key_is_never_written_or_logged(llm_server, tmp_path, caplog, capsys
     text = "Elsa Marrow founded the Harwick Observatory in Lindqvist. Jonas Pell photographed a comet there."
     report = index_document(ws, chat, text, "secret.txt")
     assert report.processed == 1
-    results = run_modes(ws, "Who founded the observatory?", ["naive"], llm=chat, keywords=LLMKeywords(chat))
+    results = run_modes(LOCAL_ADMIN, ws, "Who founded the observatory?", ["naive"], llm=chat, keywords=LLMKeywords(chat))
     assert results["naive"].answer.kind == "llm"
     chat.flush()
     ws.close()

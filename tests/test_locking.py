@@ -168,6 +168,7 @@ def test_a_lock_left_by_a_killed_process_is_recovered(tmp_path, small_doc):
 @pytest.mark.slow
 def test_readers_work_while_an_indexing_process_is_writing(sample_ws_copy, tmp_path, small_doc):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.errors import WorkspaceBusyError
     from core.workspace import Workspace
 
@@ -196,7 +197,7 @@ def test_readers_work_while_an_indexing_process_is_writing(sample_ws_copy, tmp_p
         try:
             assert len(reader.documents_table()) == before["documents"] + 1
             assert reader.knowledge_graph().number_of_nodes() == before["entities"]
-            results = run_modes(reader, "Who inspected the breakwater at Port Sallow?", ["naive"])
+            results = run_modes(LOCAL_ADMIN, reader, "Who inspected the breakwater at Port Sallow?", ["naive"])
             assert results["naive"].chunks, "naive query returned nothing during indexing"
             assert all(c.doc_name != "harbour.txt" for c in results["naive"].chunks)
             # while the indexer writes, this reader cannot become a writer

@@ -17,6 +17,7 @@ from typing import Callable
 import pytest
 
 from core.api import run_modes
+from core.auth import LOCAL_ADMIN
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import modes, parse_modes, retrieve
 from core.types import RetrievalResult
@@ -211,7 +212,7 @@ def test_deterministic_on_the_same_workspace(sample_ws, mode):
 
 
 def test_compare_answers_every_mode_extractively_with_citations(sample_ws):
-    results = run_modes(sample_ws, QUESTION, "all")
+    results = run_modes(LOCAL_ADMIN, sample_ws, QUESTION, "all")
     assert list(results) == ALL_MODES
     for mode, result in results.items():
         assert result.answer is not None and result.answer.kind == "extractive", mode
@@ -228,5 +229,5 @@ def test_empty_and_very_long_questions(sample_ws):
     with pytest.raises(ValueError, match="empty"):
         retrieve(QueryContext(sample_ws, "   "), "naive")
     long_question = ("Which harbour towns of the Velmora Coast " * 300)[:10000]
-    results = run_modes(sample_ws, long_question, "all", with_answers=False)
+    results = run_modes(LOCAL_ADMIN, sample_ws, long_question, "all", with_answers=False)
     assert all(r.context_tokens <= sample_ws.settings.max_total_tokens for r in results.values())

@@ -14,10 +14,12 @@ from typing import Any, Mapping, Optional
 import pandas as pd
 import streamlit as st
 
-from core.annotations import (annotation_for, annotations, delete_questions, export_jsonl, import_records,
-                              question_id, save_marks)
+from core import api
+from core.annotations import question_id
+from core.auth import Role
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
+from ui.state import can, principal
 
 CHOICES = ("—", "relevant", "not relevant")
 VALUES: dict[str, Optional[bool]] = {"—": None, "relevant": True, "not relevant": False}
@@ -49,6 +51,8 @@ def _choice(value: Optional[bool]) -> int:
 
 def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult], key_prefix: str) -> None:
     """The annotation form for the chunks of ``results`` (one mode on Inspect, several on Compare)."""
+    if not can(Role.editor):
+        return  # annotating is an editor's action (the library refuses it for viewers too)
     st.subheader("Annotate the retrieved chunks")
     st.caption("Mark chunks relevant or not relevant to this question and, if you know it, the expected answer. "
                "The marks are kept in the workspace; the Evaluate page lists them and exports them as a question "
@@ -59,7 +63,7 @@ def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult
         return
     existing = None
     with show_errors("Reading the annotations"):
-        existing = annotation_for(ws, question)
+        existing = api.annotation_for(principal(), ws, question)
     current = {m.chunk_id: m.relevant for m in existing.marks} if existing else {}
     qid = question_id(question)
     shown = int(st.number_input("Chunks to show", min_value=1, max_value=len(rows), value=min(DEFAULT_SHOWN, len(rows)),
@@ -81,7 +85,7 @@ def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult
         marks = {chunk_id: VALUES[choice] for chunk_id, choice in choices.items()}
         modes = {row["chunk_id"]: ",".join(row["modes"]) for row in rows}
         with show_errors("Saving the annotations"):
-            stored = save_marks(ws, question, marks, mode=modes, answer=answer)
+            stored = api.save_annotation_marks(principal(), ws, question, marks, mode=modes, answer=answer)
             st.success(f"Saved: {len(stored.relevant)} relevant and {len(stored.not_relevant)} not relevant chunk(s) "
                        f"for this question ({len(stored.gold_doc_ids)} gold document(s)).")
     elif existing is not None and existing.marks:
@@ -95,7 +99,7 @@ def annotations_frame(ws: Any) -> pd.DataFrame:
     rows = [{"qid": q.qid, "question": q.question, "expected answer": q.answer, "relevant": len(q.relevant),
              "not relevant": len(q.not_relevant),
              "gold documents": ", ".join(names.get(d, d) for d in q.gold_doc_ids),
-             "modes": ", ".join(sorted({m.mode for m in q.marks if m.mode}))} for q in annotations(ws)]
+             "modes": ", ".join(sorted({m.mode for m in q.marks if m.mode}))} for q in api.annotation_list(principal(), ws)]
     return pd.DataFrame(rows, columns=["qid", "question", "expected answer", "relevant", "not relevant",
                                        "gold documents", "modes"])
 
@@ -104,7 +108,7 @@ def questions_from_annotations(ws: Any) -> list[Any]:
     """The annotations as evaluation questions, read from the export exactly as a file would be."""
     from core.evaluation.questions import parse_questions
 
-    text = export_jsonl(ws)
+    text = api.export_annotations(principal(), ws)
     return parse_questions(text.splitlines(), "annotations") if text.strip() else []
 
 
@@ -119,20 +123,23 @@ def render_annotation_list(ws: Any) -> None:
         st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
                    f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
         st.dataframe(frame, hide_index=True, key="annotations_table")
-        st.download_button("Download annotations (JSONL question file)", export_jsonl(ws),
+        st.download_button("Download annotations (JSONL question file)", api.export_annotations(principal(), ws),
                            file_name=f"annotations-{getattr(ws, 'name', 'workspace')}.jsonl",
                            mime="application/jsonl", key="annotations_download", on_click="ignore")
+    if not can(Role.editor):
+        return  # deleting and importing marks is an editor's action
+    if not frame.empty:
         doomed = st.multiselect("Delete annotated questions", list(frame["qid"]), key="annotations_delete_pick",
                                 format_func=lambda q: f"{q} — {frame.set_index('qid').loc[q, 'question'][:80]}")
         if st.button("Delete", key="annotations_delete", disabled=not doomed):
             with show_errors("Deleting annotations"):
-                st.success(f"Deleted {delete_questions(ws, doomed)} annotated question(s).")
+                st.success(f"Deleted {api.delete_annotations(principal(), ws, doomed)} annotated question(s).")
                 st.rerun()
     upload = st.file_uploader("Import marks from a question file (.jsonl)", type=["jsonl"],
                               key="annotations_upload")
-    if st.button("Import", key="annotations_import", disabled=upload is None):
+    if st.button("Import", key="annotations_import", disabled=upload is None) and upload is not None:
         with show_errors("Importing annotations"):
-            report = import_records(ws, upload.getvalue().decode("utf-8", errors="replace").splitlines(),
+            report = api.import_annotations(principal(), ws, upload.getvalue().decode("utf-8", errors="replace").splitlines(),
                                     upload.name)
             st.success(f"Imported {report.questions} question(s) and {report.marks} mark(s).")
             for reason in report.skipped:

@@ -62,7 +62,7 @@ def render_exception(exc: BaseException, prefix: str = "") -> None:
     # st.error renders Markdown and messages may quote document text: escape every Markdown
     # character so the message shows literally.
     st.error(escape_markdown(message), icon="⚠️")
-    if details:
+    if details and st.get_option("client.showErrorDetails") in ("full", True, "true"):  # off outside local mode
         with st.expander("Technical details (traceback)", expanded=False):
             st.code(details, language=None)
 

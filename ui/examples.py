@@ -20,8 +20,9 @@ EVAL_QUESTIONS_KEY = "eval_loaded_questions"
 def holds_sample_corpus(doc_names: list[str]) -> bool:
     """True when at least half of the sample articles are among the workspace's documents."""
     from core.api import sample_paths
+    from ui.state import principal
 
-    samples = {p.name for p in sample_paths()}
+    samples = {p.name for p in sample_paths(principal())}
     return bool(samples) and len(samples & set(doc_names)) * 2 >= len(samples)
 
 

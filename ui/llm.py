@@ -17,7 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from ui.errors import escape_markdown
-from ui.state import api_key, session_settings
+from ui.state import api_key, principal, session_settings
 
 USAGE_STAGES = ("extraction", "gleaning", "summaries", "keywords", "answer")
 
@@ -75,10 +75,10 @@ def session_llm(ws: Any, settings: Any = None, cancel_event: Optional[threading.
     if not build:
         return SessionLLM(settings=settings, cancel_event=cancel_event, enabled=True)
     try:
+        from core import api
         from core.llm.keywords import LLMKeywords
-        from core.llm.provider import chat_from_settings
 
-        chat = chat_from_settings(settings, key, ws.store.conn, cancel_event=cancel_event)
+        chat = api.chat_model(principal(), ws, settings, key, cancel_event=cancel_event)
     except Exception as exc:  # noqa: BLE001 - shown to the user; the page still works offline
         return SessionLLM(note=f"Could not set up the LLM ({exc}); the offline path is used.", settings=settings,
                           cancel_event=cancel_event)

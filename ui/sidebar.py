@@ -1,10 +1,14 @@
-"""The sidebar shown on every page: workspace picker (switch, create, delete), provider status, counts."""
+"""The sidebar shown on every page: who is signed in (and Sign out), workspace picker (switch; create and
+delete for admins), provider status, counts. Every action goes through ``core.api`` with the session's
+principal, so the library refuses what the role may not do even if a control were reached."""
 from __future__ import annotations
 
 from typing import Any
 
 import streamlit as st
 
+from core import api
+from core.auth import Role
 from ui import state
 from ui.errors import escape_markdown, show_errors
 
@@ -14,8 +18,8 @@ LIVE_POLL_S = 1.0
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _cached_status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
-    """ws.status(), cached per workspace path and generation."""
-    return _ws.status()
+    """The workspace's counts, cached per workspace path and generation."""
+    return api.status(state.principal(), _ws)
 
 
 def _on_select() -> None:
@@ -29,9 +33,11 @@ def _on_create() -> None:
         st.session_state[_MESSAGE] = ("error", "Invalid name: use 1–64 letters, digits, '.', '_' or '-', "
                                                "starting with a letter or digit.")
         return
-    path = state.data_dir() / name
-    existed = path.exists()
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        _path, existed = api.create_workspace(state.principal(), name)
+    except Exception as exc:  # noqa: BLE001 - shown in the sidebar (a callback cannot use show_errors' layout)
+        st.session_state[_MESSAGE] = ("error", f"Not created: {exc}")
+        return
     state.set_workspace(name)
     st.session_state["sidebar_new_workspace"] = ""
     st.session_state[_MESSAGE] = ("info", f"Switched to existing workspace {name}." if existed
@@ -44,10 +50,11 @@ def _on_delete() -> None:
         st.session_state[_MESSAGE] = ("error", "Tick the confirmation box first.")
         return
     try:
-        state.workspace().close()
-    except Exception:  # noqa: BLE001 - an unopenable workspace can still be deleted
-        pass
-    state.delete_workspace(name)
+        state.delete_workspace(name)
+    except Exception as exc:  # noqa: BLE001 - refused (a running job, the lock, the role): say why
+        st.session_state["sidebar_delete_confirm"] = False
+        st.session_state[_MESSAGE] = ("error", f"Workspace {name} was not deleted: {exc}")
+        return
     st.session_state.pop(f"settings::{name}", None)
     st.session_state.pop(f"growth::{name}", None)
     st.session_state["sidebar_delete_confirm"] = False
@@ -63,6 +70,9 @@ def _workspace_picker() -> str:
         st.session_state["sidebar_workspace"] = current
     st.selectbox("Workspace", names, key="sidebar_workspace", on_change=_on_select,
                  help="Each workspace is one folder holding its own index and settings.")
+    if not state.can(Role.admin):
+        _show_message()
+        return current
     with st.expander("New / delete workspace", expanded=False):
         st.text_input("New workspace name", key="sidebar_new_workspace", max_chars=64,
                       placeholder="e.g. my-corpus")
@@ -71,10 +81,26 @@ def _workspace_picker() -> str:
         st.checkbox(f"Yes, delete workspace {current} and its index", key="sidebar_delete_confirm")
         st.button("Delete workspace", key="sidebar_delete", on_click=_on_delete, type="secondary",
                   disabled=not st.session_state.get("sidebar_delete_confirm"))
+    _show_message()
+    return current
+
+
+def _show_message() -> None:
     message = st.session_state.pop(_MESSAGE, None)
     if message:
         (st.error if message[0] == "error" else st.success)(escape_markdown(message[1]))
-    return current
+    problem = state.url_error()
+    if problem:
+        st.warning(escape_markdown(problem))
+
+
+def _account() -> None:
+    """Who is signed in, their role, and Sign out (only with sign-in on)."""
+    if not state.signin_on():
+        return
+    who = state.principal()
+    st.text(f"Signed in as {who.label} ({who.role.name})")  # plain text: an e-mail is not turned into a link
+    st.button("Sign out", key="sidebar_logout", on_click=st.logout)
 
 
 def provider_line(settings: Any, has_key: bool) -> str:
@@ -87,7 +113,7 @@ def provider_line(settings: Any, has_key: bool) -> str:
 
 
 def _counts(ws: Any, live: bool = False) -> None:
-    status = ws.status() if live else _cached_status(str(ws.path), ws.generation(), ws)
+    status = api.status(state.principal(), ws) if live else _cached_status(str(ws.path), ws.generation(), ws)
     left, right = st.columns(2)
     left.metric("Documents", status["processed"], help="Indexed documents (as on the Documents page); documents "
                 "waiting to be indexed are counted below, failed ones under Failed.")
@@ -104,6 +130,8 @@ def render_sidebar() -> None:
     """Draw the sidebar; problems (a corrupt workspace, a bad settings file) show as messages."""
     with st.sidebar:
         st.markdown("### RAGScope")
+        with show_errors("Account"):
+            _account()
         with show_errors("Workspace list"):
             _workspace_picker()
         with show_errors("Settings"):

@@ -10,24 +10,31 @@ show them at once, but an embedded ChromaDB store opened earlier keeps its old i
 moved and no writer is active (no indexing job of this app, no write lock held), it reopens the
 vector store, so the next query searches the new vectors too, and says so once
 (``generation_notice``). While another process is still writing, it says the results may be stale.
+
+Who is calling: ``principal()`` is ``core.auth.LOCAL_ADMIN`` when sign-in is off, else the signed-in
+user's principal from the operator's role mapping (``[ragscope.roles]`` / ``RAGSCOPE_ROLES``, read once
+per process). Every workspace is opened and changed through ``core.api`` with that principal. The
+chosen workspace is kept in the URL (``?workspace=NAME``), so a reload or a shared link opens it again;
+a name from the URL is validated (and checked against the principal's workspaces) like any other.
 """
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import streamlit as st
 
+from core import api, auth
+from core.config import WORKSPACE_NAME
 from core.config import data_dir as configured_data_dir
-from core.config import default_workspace_name, list_workspaces, load_settings
+from core.config import default_workspace_name, load_settings
+from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError
 from core.settings import Settings
 from core.workspace import Workspace
 
-_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+URL_PARAM = "workspace"
 _SEEN: dict[str, int] = {}  # workspace path -> generation its vector store was last (re)opened at
 _SEEN_LOCK = threading.Lock()
 NOTICE_KEY = "workspace_generation_notice"
@@ -35,27 +42,110 @@ NOTICE_KEY = "workspace_generation_notice"
 
 def data_dir() -> Path:
     path = configured_data_dir()
-    path.mkdir(parents=True, exist_ok=True)
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
     return path
+
+
+@st.cache_resource(show_spinner=False)
+def _secrets() -> dict[str, Any]:
+    """Streamlit's secrets as a plain dict, read once per process ({} without a secrets file)."""
+    try:
+        return st.secrets.to_dict()
+    except Exception:  # noqa: BLE001 - no secrets file (or an unreadable one): local mode
+        return {}
+
+
+def signin_on() -> bool:
+    """True when the operator configured sign-in (``[auth]`` in the secrets)."""
+    return auth.signin_enabled(_secrets())
+
+
+@st.cache_resource(show_spinner=False)
+def role_map() -> auth.RoleMap:
+    """The operator's role mapping, read once per process (RoleConfigError when malformed)."""
+    return auth.load_role_map(_secrets())
+
+
+def signed_in() -> bool:
+    """Whether this browser session signed in (``st.user``; False where Streamlit has no user, e.g. AppTest)."""
+    try:
+        return bool(st.user.is_logged_in)
+    except AttributeError:
+        return False
+
+
+def principal() -> auth.Principal:
+    """The caller of this browser session: LOCAL_ADMIN without sign-in, else the signed-in user's
+    principal (PermissionDeniedError when not signed in or when the mapping gives no role)."""
+    if not signin_on():
+        return auth.LOCAL_ADMIN
+    if not signed_in():
+        raise PermissionDeniedError("Sign in first.")
+    return role_map().principal_for(st.user.to_dict())
+
+
+def can(role: auth.Role) -> bool:
+    """Whether this session's principal has at least ``role`` (False when it has none)."""
+    try:
+        return principal().role >= role
+    except RAGScopeError:
+        return False
 
 
 def workspace_names() -> list[str]:
     data_dir()  # created on first use
-    return list_workspaces() or ["default"]
+    names = api.workspace_names(principal())
+    return names or [_fallback_workspace()]
 
 
 def valid_workspace_name(name: str) -> bool:
-    return bool(_NAME_OK.match(name or ""))
+    return bool(WORKSPACE_NAME.match(name or ""))
+
+
+def _fallback_workspace() -> str:
+    """The workspace a session starts in: RAGSCOPE_WORKSPACE (default "default") if this principal may
+    open it, else the first one it may open."""
+    who = principal()
+    name = default_workspace_name()
+    if who.may_open(name) or not who.workspaces:
+        return name
+    return sorted(who.workspaces)[0]
 
 
 def current_workspace_name() -> str:
-    name = st.session_state.get("workspace_name") or default_workspace_name()
-    st.session_state["workspace_name"] = name
+    """The session's workspace: chosen in the sidebar, else the URL's ``?workspace=``, else the fallback;
+    kept in the URL so that a reload comes back to it."""
+    name = st.session_state.get("workspace_name")
+    if not name:
+        wanted = st.query_params.get(URL_PARAM)
+        name = _fallback_workspace()
+        if wanted and wanted != name:
+            try:
+                name = api.workspace_path(principal(), wanted).name
+            except RAGScopeError as exc:
+                st.session_state[URL_ERROR_KEY] = f"The workspace in the address was not opened: {exc}"
+        st.session_state["workspace_name"] = name
+    if st.query_params.get(URL_PARAM) != name:
+        st.query_params[URL_PARAM] = name
     return name
+
+
+URL_ERROR_KEY = "workspace_url_error"
+
+
+def url_error() -> Optional[str]:
+    """Why the workspace named in the URL was not opened (shown once), or None."""
+    return st.session_state.pop(URL_ERROR_KEY, None)
 
 
 def set_workspace(name: str) -> None:
     st.session_state["workspace_name"] = name
+    st.query_params[URL_PARAM] = name
+
+
+def workspace_path(name: Optional[str] = None) -> Path:
+    """The validated folder of workspace ``name`` (default: the current one) for this principal."""
+    return api.workspace_path(principal(), name or current_workspace_name())
 
 
 @st.cache_resource(show_spinner="Opening workspace…", max_entries=8)
@@ -68,7 +158,7 @@ def session_settings(name: Optional[str] = None) -> Settings:
     name = name or current_workspace_name()
     key = f"settings::{name}"
     if key not in st.session_state:
-        st.session_state[key] = load_settings(data_dir() / name)
+        st.session_state[key] = load_settings(workspace_path(name))
     return st.session_state[key]
 
 
@@ -82,7 +172,7 @@ def api_key() -> Optional[str]:
     if key:
         return key
     try:
-        secret = st.secrets.get("OPENAI_API_KEY")  # type: ignore[attr-defined]
+        secret = st.secrets.get("OPENAI_API_KEY")
     except Exception:  # noqa: BLE001 - no secrets file is fine
         secret = None
     return secret or os.environ.get("OPENAI_API_KEY")
@@ -93,7 +183,7 @@ def workspace() -> Workspace:
     process changed it (see the module docstring)."""
     name = current_workspace_name()
     settings = session_settings(name)
-    ws = _open(str(data_dir() / name), settings.model_dump_json())
+    ws = _open(str(workspace_path(name)), settings.model_dump_json())
     ws.api_key = api_key()
     follow_generation(ws)
     return ws
@@ -147,7 +237,7 @@ def indexed_workspace(purpose: str) -> Optional[Workspace]:
         ws = workspace()
     if ws is None:
         return None
-    if ws.status()["chunks"] == 0:
+    if api.chunk_count(principal(), ws) == 0:
         st.info(f"The workspace “{current_workspace_name()}” has no indexed documents yet. Open the Documents "
                 f"page to upload files or load the built-in sample corpus, then come back to {purpose}.")
         return None
@@ -159,10 +249,28 @@ def forget_workspace() -> None:
 
 
 def delete_workspace(name: str) -> None:
+    """Delete workspace ``name`` through ``core.api`` (admins only; refused while this app indexes it or
+    any process holds its write lock), then forget its open handles and switch this session away."""
+    path = workspace_path(name)
+    if str(path) in _active_paths():
+        raise WorkspaceBusyError(f"workspace {name!r} is being indexed in this app: wait for the job to "
+                                     "finish or cancel it, then delete")
+    ws = None
+    try:
+        ws = _open(str(path), session_settings(name).model_dump_json())
+    except Exception:  # noqa: BLE001 - a workspace that cannot be opened can still be deleted
+        ws = None
+    api.delete_workspace(principal(), name, ws)
     forget_workspace()
-    shutil.rmtree(data_dir() / name, ignore_errors=True)
     if st.session_state.get("workspace_name") == name:
-        st.session_state["workspace_name"] = "default"
+        st.session_state["workspace_name"] = None
+        st.query_params.pop(URL_PARAM, None)
+
+
+def _active_paths() -> set[str]:
+    from ui.indexing import active_paths
+
+    return set(active_paths())
 
 
 def generation(ws: Workspace) -> int:

@@ -23,8 +23,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
+    try:  # building the parser reads RAGSCOPE_WORKSPACE, which may be refused
+        args = build_parser().parse_args(argv)
         return args.run(args)
     except KNOWN_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -5,6 +5,7 @@ import argparse
 from typing import Any
 
 from core.api import run_modes
+from core.auth import LOCAL_ADMIN
 from core.cli.base import (PARAM_HELP, add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers,
                            with_params)
 from core.retrieval.registry import modes
@@ -38,7 +39,7 @@ def _print_result(result: RetrievalResult) -> None:
 def cmd_query(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     llm, keywords = providers(ws, args)
-    results = run_modes(ws, args.question, [args.mode], settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    results = run_modes(LOCAL_ADMIN, ws, args.question, [args.mode], settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
     result = results[args.mode]
     if args.json:
         emit_json(result_json(result))
@@ -50,7 +51,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     llm, keywords = providers(ws, args)
-    results = run_modes(ws, args.question, args.modes, settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    results = run_modes(LOCAL_ADMIN, ws, args.question, args.modes, settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
     if args.json:
         emit_json({"question": args.question, "results": {m: result_json(r) for m, r in results.items()}})
     else:

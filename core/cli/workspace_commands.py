@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from core import api
+from core.auth import LOCAL_ADMIN  # the CLI runs as the operator
 from core.cli.base import (CANCELLED_MESSAGE, EXIT_CANCELLED, StderrProgress, add_embedding_flags,
                            add_provider_flags, cli_settings, emit_json, graceful_interrupts, open_workspace, providers)
 from core.types import Cancelled
@@ -41,7 +42,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
     report = IndexReport()
-    cancelled = run_indexing(ws, args, lambda **options: api.index_sources(ws, sources, failures, report=report,
+    cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures, report=report,
                                                                             **options))
     elapsed = time.perf_counter() - started
     summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
@@ -92,7 +93,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def cmd_delete(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
     unknown = [d for d in args.doc_ids if ws.store.document(d) is None]
-    removed = api.delete(ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
+    removed = api.delete(LOCAL_ADMIN, ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
     for doc_id in unknown:
         print(f"unknown document id: {doc_id}", file=sys.stderr)
     print(f"deleted {removed['documents']} document(s), {removed['chunks']} chunk(s)", file=sys.stderr)
@@ -110,7 +111,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
         nonlocal retried
         retried = retry_failed(ws)
 
-    cancelled = run_indexing(ws, args, lambda **options: api.index_pending(ws, report=report, before=reset_failed,
+    cancelled = run_indexing(ws, args, lambda **options: api.index_pending(LOCAL_ADMIN, ws, report=report, before=reset_failed,
                                                                             **options))
     print(f"retried {retried} document(s); {report.processed} indexed, {len(report.failed)} failed", file=sys.stderr)
     if cancelled:

@@ -1,0 +1,194 @@
+"""``core.api`` functions for workspaces, read-only views, settings, the chat model and annotations.
+
+Re-exported by ``core.api`` (import them from there). Each takes the caller's ``Principal`` first and
+declares its minimum role (``core.auth.requires``), as every ``core.api`` function does:
+
+* viewer — ``workspace_names``, ``workspace_path``, ``status``, ``documents``, ``chunk_count``,
+  ``chunks_of``, ``chunks_by_id``, ``all_chunk_ids``, ``doc_roots``, ``chat_model``, ``annotation_for``,
+  ``annotation_list``, ``export_annotations``;
+* editor — ``save_annotation_marks``, ``delete_annotations``, ``import_annotations``;
+* admin — ``create_workspace``, ``delete_workspace``, ``save_workspace_settings``.
+
+Deleting a workspace takes its write lock first, so it is refused (``WorkspaceBusyError``) while an
+indexing run of any process holds it, and it removes only a folder directly inside the data folder.
+"""
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional
+
+from filelock import FileLock, Timeout
+
+from core import config
+from core.auth import Principal, Role, require_workspace, requires
+from core.errors import WorkspaceBusyError
+from core.settings import Settings
+from core.workspace import LOCK_FILE, Workspace
+
+__all__ = ["workspace_names", "workspace_path", "create_workspace", "delete_workspace", "save_workspace_settings",
+           "status", "documents", "chunk_count", "chunks_of", "chunks_by_id", "all_chunk_ids", "doc_roots",
+           "chat_model", "annotation_for", "annotation_list", "export_annotations", "save_annotation_marks",
+           "delete_annotations", "import_annotations"]
+
+
+# --- workspaces ----------------------------------------------------------------------------------
+@requires(Role.viewer)
+def workspace_names(principal: Principal) -> list[str]:
+    """The workspaces of the data folder that ``principal`` may open (sorted)."""
+    return [n for n in config.list_workspaces() if principal.may_open(n) and config.WORKSPACE_NAME.match(n)]
+
+
+@requires(Role.viewer)
+def workspace_path(principal: Principal, name: str) -> Path:
+    """The folder of workspace ``name`` (not created): WorkspaceNameError for a malformed name or one
+    outside the data folder, PermissionDeniedError for one ``principal`` may not open."""
+    path = config.workspace_dir(name)
+    require_workspace(principal, path.name)
+    return path
+
+
+@requires(Role.admin)
+def create_workspace(principal: Principal, name: str) -> tuple[Path, bool]:
+    """Create the workspace folder ``name`` (mode 0700); returns (its path, whether it existed already)."""
+    path = workspace_path(principal, name)
+    existed = path.is_dir()
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path, existed
+
+
+@requires(Role.admin)
+def delete_workspace(principal: Principal, name: str, ws: Optional[Workspace] = None) -> Path:
+    """Delete workspace ``name`` (its folder and everything in it) under its write lock: refused with
+    WorkspaceBusyError while another writer (an indexing run of this or another process) holds it.
+    ``ws``: an open handle on it, closed before the folder goes. Returns the path removed."""
+    path = workspace_path(principal, name)
+    if not path.is_dir():
+        raise FileNotFoundError(f"there is no workspace {name!r} in {path.parent}")
+    if ws is not None and Path(ws.path).resolve() != path:
+        raise ValueError(f"the open workspace {ws.path} is not {path}")
+    if ws is not None:
+        with ws.writer():
+            ws.close()
+            shutil.rmtree(path)
+        return path
+    lock = FileLock(str(path / LOCK_FILE))  # the lock Workspace.writer takes (a workspace that cannot open)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise WorkspaceBusyError(f"workspace {name!r} is being written to (an indexing run holds its lock): "
+                                 "wait for it to finish or cancel it, then delete") from None
+    try:
+        shutil.rmtree(path)
+    finally:
+        lock.release()
+    return path
+
+
+@requires(Role.admin)
+def save_workspace_settings(principal: Principal, name: str, settings: Settings,
+                            ws: Optional[Workspace] = None) -> None:
+    """Save ``settings`` to workspace ``name``'s settings.json, after checking that its vectors can be
+    used with the new embedder (EmbedderMismatchError otherwise). ``ws``: an open handle, updated too."""
+    from core.settings import save_settings
+
+    path = workspace_path(principal, name)
+    Workspace(path, settings=settings).close()  # raises EmbedderMismatchError for another embedder
+    if ws is not None and Path(ws.path).resolve() == path:
+        ws.save_settings(settings)
+    else:
+        save_settings(path, settings)
+
+
+# --- read-only views -----------------------------------------------------------------------------
+@requires(Role.viewer)
+def status(principal: Principal, ws: Workspace) -> dict[str, Any]:
+    """The workspace's counts (documents by status, chunks, entities, relations, summaries)."""
+    return ws.status()
+
+
+@requires(Role.viewer)
+def documents(principal: Principal, ws: Workspace, doc_status: Optional[str] = None) -> list[Any]:
+    """The workspace's document rows (all, or those with ``doc_status``)."""
+    return ws.store.documents(doc_status)
+
+
+@requires(Role.viewer)
+def chunk_count(principal: Principal, ws: Workspace) -> int:
+    return ws.store.count("chunks")
+
+
+@requires(Role.viewer)
+def chunks_of(principal: Principal, ws: Workspace, doc_id: str) -> list[Any]:
+    return ws.store.chunks_of(doc_id)
+
+
+@requires(Role.viewer)
+def chunks_by_id(principal: Principal, ws: Workspace, chunk_ids: Iterable[str]) -> dict[str, Any]:
+    return ws.store.chunks_by_id(chunk_ids)
+
+
+@requires(Role.viewer)
+def all_chunk_ids(principal: Principal, ws: Workspace) -> list[str]:
+    return ws.store.all_chunk_ids()
+
+
+@requires(Role.viewer)
+def doc_roots(principal: Principal, ws: Workspace) -> dict[str, tuple[str, Optional[str]]]:
+    """Per document: (the root of its summary tree, its summary text or None)."""
+    return ws.store.doc_roots()
+
+
+@requires(Role.viewer)
+def chat_model(principal: Principal, ws: Workspace, settings: Settings, api_key: Optional[str],
+               cancel_event: Optional[threading.Event] = None) -> Any:
+    """The chat model of ``settings`` with the workspace's LLM cache (``core.llm.provider.chat_from_settings``)."""
+    from core.llm.provider import chat_from_settings
+
+    return chat_from_settings(settings, api_key, ws.store.conn, cancel_event=cancel_event)
+
+
+# --- annotations ---------------------------------------------------------------------------------
+@requires(Role.viewer)
+def annotation_for(principal: Principal, ws: Workspace, question: str) -> Any:
+    from core.annotations import annotation_for as find
+
+    return find(ws, question)
+
+
+@requires(Role.viewer)
+def annotation_list(principal: Principal, ws: Workspace) -> list[Any]:
+    from core.annotations import annotations as all_annotations
+
+    return all_annotations(ws)  # type: ignore[operator]  # mypy takes the name for the __future__ feature
+
+
+@requires(Role.viewer)
+def export_annotations(principal: Principal, ws: Workspace) -> str:
+    """The annotations as a JSONL question file."""
+    from core.annotations import export_jsonl
+
+    return export_jsonl(ws)
+
+
+@requires(Role.editor)
+def save_annotation_marks(principal: Principal, ws: Workspace, question: str, marks: Mapping[str, Optional[bool]],
+                          mode: Any = "", answer: str = "") -> Any:
+    from core.annotations import save_marks
+
+    return save_marks(ws, question, dict(marks), mode=mode, answer=answer)
+
+
+@requires(Role.editor)
+def delete_annotations(principal: Principal, ws: Workspace, qids: list[str]) -> int:
+    from core.annotations import delete_questions
+
+    return delete_questions(ws, qids)
+
+
+@requires(Role.editor)
+def import_annotations(principal: Principal, ws: Workspace, lines: Iterable[str], source: str = "annotations") -> Any:
+    from core.annotations import import_records
+
+    return import_records(ws, lines, source)

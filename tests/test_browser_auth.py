@@ -1,0 +1,245 @@
+"""Sign-in in a real browser through a real OpenID Connect provider (issue 20).
+
+``oidc-provider-mock`` (installed by ``scripts/install-oidc.sh`` in its own venv) runs on 127.0.0.1; the
+app runs with ``[auth]`` pointing at it and a ``[ragscope.roles]`` mapping, on a copy of the indexed
+sample workspace. In headless Chromium:
+
+* an unauthenticated browser opens every page by its URL and sees the sign-in page and no workspace
+  content (no document name, no sidebar counts);
+* a viewer signs in on the provider's authorize page: sees the documents, no upload / paste / delete /
+  workspace controls and no Settings page (not in the navigation; its URL opens no settings form), then
+  signs out;
+* an editor signs in: pastes a document and indexes it (the table grows), still no Settings;
+* an identity the mapping does not list is told it has no role and sees no content.
+
+Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser``, or ``all``).
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import require_or_skip
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+OIDC_VENV = Path(os.environ.get("RAGSCOPE_OIDC_VENV") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+                 / "ragscope" / "oidc-provider-mock-0.3.4")
+PAGE_PATHS = ["", "knowledge_graph", "summary_tree", "compare", "inspect", "evaluate", "settings"]
+SAMPLE_DOC = "velmora"  # every sample article's name starts with a Velmora place; checked case-insensitively
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 120) -> None:
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{url} server exited:\n{log.read_text()[-3000:]}")
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"{url} did not answer in {timeout_s} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def oidc(tmp_path_factory):
+    """The OIDC provider on a free 127.0.0.1 port; yields its issuer URL."""
+    binary = OIDC_VENV / "bin" / "oidc-provider-mock"
+    if not binary.exists():
+        require_or_skip("oidc", f"the OIDC provider is not installed at {OIDC_VENV}: run bash scripts/install-oidc.sh")
+    port = free_port()
+    log = tmp_path_factory.mktemp("oidc_log") / "oidc.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(port)], stdout=out,
+                                stderr=subprocess.STDOUT)
+    issuer = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(issuer + "/.well-known/openid-configuration", proc, log)
+        yield issuer
+    finally:
+        stop(proc)
+
+
+@pytest.fixture(scope="module")
+def app(oidc, tmp_path_factory, sample_workspace_dir):
+    """The app with sign-in on (secrets in a temporary file) and the sample corpus as workspace 'default'."""
+    if not CHROMIUM.exists():
+        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        require_or_skip("browser", "playwright is not installed (pip install -r requirements-test.txt)")
+    data = tmp_path_factory.mktemp("auth_data")
+    shutil.copytree(sample_workspace_dir, data / "default")
+    port = free_port()
+    secrets_file = tmp_path_factory.mktemp("auth_secrets") / "secrets.toml"
+    secrets_file.write_text(f"""
+[auth]
+redirect_uri = "http://127.0.0.1:{port}/oauth2callback"
+cookie_secret = "{secrets.token_hex(16)}"
+client_id = "ragscope-test"
+client_secret = "{secrets.token_hex(8)}"
+server_metadata_url = "{oidc}/.well-known/openid-configuration"
+
+[ragscope.roles]
+default = "none"
+[ragscope.roles.users]
+"viewer@example.com" = "viewer"
+"editor@example.com" = "editor"
+""", encoding="utf-8")
+    env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               ANONYMIZED_TELEMETRY="False", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    for name in ("RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "RAGSCOPE_ROLES", "RAGSCOPE_WORKSPACE"):
+        env.pop(name, None)
+    log = tmp_path_factory.mktemp("auth_log") / "streamlit.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                 "--server.address", "127.0.0.1", "--server.headless", "true",
+                                 "--secrets.files", str(secrets_file)],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_http(url + "/_stcore/health", proc, log)
+        yield {"url": url, "data": data}
+    finally:
+        stop(proc)
+    tail = log.read_text()[-4000:]
+    assert "Traceback" not in tail, tail
+
+
+@pytest.fixture(scope="module")
+def browser(app):
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def new_tab(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 950})
+    return context, context.new_page()
+
+
+def main_text(tab) -> str:
+    return tab.locator("body").inner_text()
+
+
+def sign_in(tab, app_url: str, subject: str) -> None:
+    """Press Sign in, type the subject on the provider's authorize page, come back to the app."""
+    tab.goto(app_url, wait_until="domcontentloaded")
+    tab.get_by_role("button", name="Sign in").click(timeout=120_000)
+    tab.locator("input[name=sub]").fill(subject, timeout=60_000)
+    tab.get_by_role("button", name="Authorize").click()
+    tab.wait_for_url(app_url + "/**", timeout=60_000)
+
+
+def test_unauthenticated_browser_sees_only_the_sign_in_page_on_every_url(app, browser) -> None:
+    context, tab = new_tab(browser)
+    try:
+        for path in PAGE_PATHS:
+            tab.goto(f"{app['url']}/{path}", wait_until="domcontentloaded")
+            tab.get_by_role("button", name="Sign in").wait_for(timeout=120_000)
+            text = main_text(tab)
+            assert "Sign in" in text
+            assert SAMPLE_DOC not in text.lower(), path
+            for absent in ("Document status", "Workspace", "Entities", "Relations"):
+                assert absent not in text, (path, absent)
+            assert tab.locator("[data-testid='stSidebarNav']").count() == 0
+        tab.screenshot(path=str(ARTIFACTS / "auth_signed_out.png"))
+    finally:
+        context.close()
+
+
+def test_viewer_browses_but_cannot_change_anything(app, browser) -> None:
+    context, tab = new_tab(browser)
+    try:
+        sign_in(tab, app["url"], "viewer@example.com")
+        tab.get_by_role("heading", name="Document status").wait_for(timeout=180_000)
+        tab.get_by_text("Signed in as viewer@example.com (viewer)").wait_for(timeout=30_000)
+        text = main_text(tab)
+        assert "needs the editor role" in text
+        for absent in ("Index pasted text", "Load sample corpus", "Index uploaded files", "Delete selected",
+                       "Retry failed", "New / delete workspace"):
+            assert absent not in text, absent
+        nav = tab.locator("[data-testid='stSidebarNav']").inner_text()
+        assert "Compare" in nav and "Settings" not in nav
+        tab.screenshot(path=str(ARTIFACTS / "auth_viewer.png"))
+        tab.goto(f"{app['url']}/settings", wait_until="domcontentloaded")
+        tab.get_by_text("Signed in as viewer@example.com").wait_for(timeout=120_000)
+        time.sleep(2)
+        tab.screenshot(path=str(ARTIFACTS / "auth_viewer_settings_url.png"))
+        assert tab.get_by_role("button", name="Save").count() == 0  # Streamlit says the page is not found
+        assert "Chat model" not in main_text(tab)
+        tab.goto(app["url"], wait_until="domcontentloaded")  # away from the "page not found" dialog
+        tab.get_by_role("button", name="Sign out").click(timeout=120_000)
+        # Streamlit ends the provider's session too (OIDC RP-initiated logout): the mock asks to confirm
+        tab.get_by_role("button", name="End session").click(timeout=60_000)
+        tab.goto(app["url"], wait_until="domcontentloaded")
+        tab.get_by_role("button", name="Sign in").wait_for(timeout=120_000)
+        assert SAMPLE_DOC not in main_text(tab).lower()  # the app's session cookie is gone
+    finally:
+        context.close()
+
+
+def test_editor_indexes_a_pasted_document_but_has_no_settings(app, browser) -> None:
+    context, tab = new_tab(browser)
+    try:
+        sign_in(tab, app["url"], "editor@example.com")
+        tab.get_by_text("Signed in as editor@example.com (editor)").wait_for(timeout=180_000)
+        nav = tab.locator("[data-testid='stSidebarNav']").inner_text()
+        assert "Settings" not in nav
+        assert "New / delete workspace" not in main_text(tab)
+        tab.get_by_role("tab", name="Paste text").click()
+        tab.get_by_role("textbox", name="Document name").fill("editor-note")
+        tab.get_by_role("textbox", name="Text", exact=True).fill("Captain Orla Venn sailed from Port Sallow to Carrow Sound in 1911. "
+                                      "The Tidewater Shipping Cooperative praised Orla Venn.")
+        tab.get_by_role("button", name="Index pasted text").click()
+        tab.get_by_text("Indexed 1 document(s)").wait_for(timeout=600_000)
+        tab.get_by_text("12 document(s), most recently changed first").wait_for(timeout=60_000)
+        tab.screenshot(path=str(ARTIFACTS / "auth_editor.png"))
+    finally:
+        context.close()
+
+
+def test_identity_without_a_role_is_refused(app, browser) -> None:
+    context, tab = new_tab(browser)
+    try:
+        sign_in(tab, app["url"], "stranger@example.com")
+        tab.get_by_text("has no role in this deployment").wait_for(timeout=120_000)
+        assert SAMPLE_DOC not in main_text(tab).lower()
+        assert tab.get_by_role("button", name="Sign out").count() == 1
+    finally:
+        context.close()
