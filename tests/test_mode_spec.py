@@ -68,12 +68,13 @@ def data_dir(sample_workspace_dir, tmp_path, monkeypatch):
 
 def test_dummy_mode_in_the_registry_answers_and_llm_messages(dummy_mode, sample_ws):
     from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
     from core.llm.answers import answer_messages
 
     assert registry.modes()[-1] == "dummy" and registry.parse_modes("dummy,naive") == ["dummy", "naive"]
     assert registry.mode_params("dummy") == ["naive_top_k", "max_total_tokens"]
     assert registry.mode_help("dummy") == "test: the chunks sharing the most words with the question."
-    result = run_modes(sample_ws, QUESTION, "dummy")["dummy"]
+    result = run_modes(LOCAL_ADMIN, sample_ws, QUESTION, "dummy")["dummy"]
     assert result.mode == "dummy" and result.chunks and result.params["naive_top_k"] == 10
     assert result.answer.kind == "extractive" and "[" in result.answer.text  # naive's chunk answer, cited
     user = answer_messages(result)[1]["content"]
