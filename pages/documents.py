@@ -15,7 +15,7 @@ import streamlit as st
 
 from core import api
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
-from ui import state
+from ui import import_view, state
 from ui.errors import escape_markdown, show_errors
 from ui.indexing import IndexCall, IndexJob, growth_figure, progress_bars
 from ui.llm import session_llm, usage_frame, usage_totals
@@ -295,6 +295,7 @@ def main() -> None:
         return
     report_section()
     input_section(ws)
+    import_view.import_section(ws)  # a LightRAG working directory as a zip (ui/import_view.py)
     growth_section(ws)
     table_section(ws)
 

@@ -109,7 +109,9 @@ class HashEmbedder:
             for k in range(2):
                 out[digest[2 * k] % self.dim] += 1.0 if digest[2 * k + 1] % 2 else -1.0
         norm = float(np.linalg.norm(out))
-        return out / norm if norm else out
+        if not norm:  # nothing but stop words: a fixed unit vector (NanoVectorDB divides by the norm)
+            out[0], norm = 1.0, 1.0
+        return out / norm
 
     async def __call__(self, texts: list[str], **_: Any) -> np.ndarray:
         return np.stack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
@@ -353,8 +355,9 @@ async def build_corpus_index(corpus: Path, workdir: Path, limit: Optional[int]) 
     for row in rows:
         row.setdefault("file_path", str(row.get("doc_id") or row.get("id") or row.get("title", "doc")))
     llm = StandInLLM(None)
+    ids = [str(r["doc_id"]) for r in rows] if all(r.get("doc_id") for r in rows) else None  # keep the corpus's ids
     started = time.perf_counter()
-    await with_rag(workdir, llm, lambda rag: insert(rag, rows))
+    await with_rag(workdir, llm, lambda rag: insert(rag, rows, ids))
     return {"seconds": round(time.perf_counter() - started, 1), "llm_calls": llm.calls, **manifest_of(workdir)}
 
 

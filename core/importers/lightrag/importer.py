@@ -23,7 +23,7 @@ import numpy as np
 
 from core.embeddings import chunk_windows, embed_chunk_windows
 from core.errors import RAGScopeError
-from core.importers.lightrag import writer
+import core.importers.lightrag.writer as writer
 from core.importers.lightrag.mapping import ImportPlan, map_index
 from core.importers.lightrag.reader import LightRAGIndex, read_index
 from core.indexing.batch import progress_slices

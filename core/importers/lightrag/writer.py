@@ -1,9 +1,8 @@
 """Every storage access of the LightRAG import, in one module (to re-point when the storage ports land).
 
 It calls the highest-level storage functions native indexing uses (``Store`` methods, ``graph_store``,
-``graph_merge.new_tree``, ``vector_writes``); the only SQL written here is the fragment rows with keys the
-importer chose (``graph_store.insert_chunk_extraction`` keys by ``normalize_name`` and would merge names
-LightRAG kept apart). The caller holds the write lock; ``transaction`` is the workspace's one transaction.
+``graph_merge.new_tree``, ``vector_writes``) and ``core.storage.imported_graph`` for the fragment rows with keys
+the importer chose. The caller holds the write lock; ``transaction`` is the workspace's one transaction.
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from core.importers.lightrag.mapping import EntityRow, PlannedDocument, Relation
 from core.indexing.graph_merge import merge_touched, new_tree
 from core.indexing.merge import MergedEntity, MergedRelation
 from core.indexing.vector_writes import delete_vectors, upsert_chunk_vectors, upsert_graph_vectors
-from core.storage import graph_store
+from core.storage import graph_store, imported_graph
 from core.storage.store import TreeNode
 from core.types import Chunk, ChunkExtraction
 from core.workspace import Workspace
@@ -76,24 +75,19 @@ def insert_chunks(ws: Workspace, chunks: Sequence[Chunk], nlp: Sequence[ChunkExt
 
 def stored_entities(ws: Workspace) -> dict[str, tuple]:
     """key -> (name, type, description, source chunk ids, vector id) of every merged entity."""
-    rows = ws.store.conn.execute("SELECT entity_key, name, type, description, source_chunk_ids, vector_id FROM entities")
-    return {r[0]: (r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows}
+    return imported_graph.stored_entities(ws.store.conn)
 
 
 def stored_relations(ws: Workspace) -> dict[tuple[str, str], tuple]:
-    rows = ws.store.conn.execute("SELECT source_key, target_key, keywords, description, weight, source_chunk_ids, "
-                                 "vector_id FROM relations")
-    return {(r[0], r[1]): (json.loads(r[2]), r[3], float(r[4]), json.loads(r[5]), r[6]) for r in rows}
+    return imported_graph.stored_relations(ws.store.conn)
 
 
 def write_entity(ws: Workspace, entity: MergedEntity, rows: Iterable[EntityRow], imported_docs: set[str]) -> None:
     """Replace the imported fragments of one entity and write its merged row as LightRAG has it."""
     conn = ws.store.conn
-    _drop_imported_fragments(conn, "entity_fragments", "entity_key=?", (entity.key,), imported_docs)
-    conn.executemany(
-        "INSERT OR REPLACE INTO entity_fragments(entity_key, chunk_id, doc_id, name, type, description, type_votes, "
-        "aliases) VALUES (?, ?, ?, ?, ?, ?, ?, '[]')",
-        [(r.key, r.chunk_id, r.doc_id, r.name, r.type, r.description, json.dumps({r.type: 1})) for r in rows])
+    imported_graph.drop_fragments_of_documents(conn, entity.key, None, imported_docs)
+    imported_graph.insert_entity_fragments(conn, [(r.key, r.chunk_id, r.doc_id, r.name, r.type, r.description)
+                                                  for r in rows])
     graph_store.write_entity(conn, entity.key, entity.name, entity.type, entity.description, entity.source_chunk_ids,
                              entity.vector_id, [])
 
@@ -101,22 +95,11 @@ def write_entity(ws: Workspace, entity: MergedEntity, rows: Iterable[EntityRow],
 def write_relation(ws: Workspace, relation: MergedRelation, rows: Iterable[RelationRow], imported_docs: set[str]) -> None:
     conn = ws.store.conn
     pair = (relation.source, relation.target)
-    _drop_imported_fragments(conn, "relation_fragments", "source_key=? AND target_key=?", pair, imported_docs)
-    conn.executemany("INSERT OR REPLACE INTO relation_fragments VALUES (?, ?, ?, ?, ?, ?, ?)",
-                     [(r.source, r.target, r.chunk_id, r.doc_id, json.dumps(r.keywords), r.description, r.weight)
-                      for r in rows])
+    imported_graph.drop_fragments_of_documents(conn, None, pair, imported_docs)
+    imported_graph.insert_relation_fragments(conn, [(r.source, r.target, r.chunk_id, r.doc_id, r.keywords,
+                                                     r.description, r.weight) for r in rows])
     graph_store.write_relation(conn, pair, relation.keywords, relation.description, relation.weight,
                                relation.source_chunk_ids, relation.vector_id)
-
-
-def _drop_imported_fragments(conn: Any, table: str, where: str, args: tuple, imported_docs: set[str]) -> None:
-    docs = sorted(imported_docs)
-    for start in range(0, max(1, len(docs)), 900):
-        part = docs[start:start + 900]
-        if not part:
-            return
-        marks = ",".join("?" * len(part))
-        conn.execute(f"DELETE FROM {table} WHERE {where} AND doc_id IN ({marks})", args + tuple(part))
 
 
 def drop_vanished(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple[str, str]],
@@ -125,9 +108,9 @@ def drop_vanished(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     (RAGScope-indexed) fragments remain, delete the rest. Returns vector ids to delete."""
     conn = ws.store.conn
     for key in entity_keys:
-        _drop_imported_fragments(conn, "entity_fragments", "entity_key=?", (key,), imported_docs)
+        imported_graph.drop_fragments_of_documents(conn, key, None, imported_docs)
     for pair in relation_keys:
-        _drop_imported_fragments(conn, "relation_fragments", "source_key=? AND target_key=?", pair, imported_docs)
+        imported_graph.drop_fragments_of_documents(conn, None, pair, imported_docs)
     changed_e, changed_r, removed = merge_touched(ws, set(entity_keys), set(relation_keys))
     upsert_graph_vectors(ws, changed_e, changed_r, [])
     return removed
