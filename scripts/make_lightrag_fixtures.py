@@ -361,6 +361,72 @@ async def build_corpus_index(corpus: Path, workdir: Path, limit: Optional[int]) 
     return {"seconds": round(time.perf_counter() - started, 1), "llm_calls": llm.calls, **manifest_of(workdir)}
 
 
+async def build_corpus_custom_kg(corpus: Path, workdir: Path, limit: Optional[int]) -> dict:
+    """A JSONL corpus through ONE ``ainsert_custom_kg`` call (minutes, where ``ainsert`` flushes every store after
+    every document): LightRAG's own chunker (1200/100), the stand-in's records per chunk, the chunk alias = the
+    corpus doc id (so ``full_doc_id`` is the doc id for one-chunk documents; a longer document's later chunks
+    become documents ``id#i``). ``ainsert_custom_kg`` keeps one source chunk per entity/relation (an upsert), so
+    the merged lists LightRAG's own merge would write (``<SEP>``-joined sources, descriptions, file paths) are
+    written afterwards through its graph storage's batch upserts, then persisted."""
+    from lightrag.chunker.token_size import chunking_by_token_size
+    from lightrag.utils import compute_mdhash_id, normalize_entity_name, sanitize_text_for_encoding
+
+    rows = read_jsonl(corpus)[:limit]
+    started = time.perf_counter()
+
+    async def job(rag: Any) -> dict:
+        chunks, ents, rels = [], {}, {}
+        for row in rows:
+            doc_id = str(row.get("doc_id") or row.get("id"))
+            for i, piece in enumerate(chunking_by_token_size(rag.tokenizer, doc_text(row), None, False, 100, 1200)):
+                alias = doc_id if i == 0 else f"{doc_id}#{i}"
+                real = compute_mdhash_id(sanitize_text_for_encoding(piece["content"]), prefix="chunk-")
+                chunks.append({"content": piece["content"], "source_id": alias, "file_path": doc_id,
+                               "chunk_order_index": i})
+                for line in extraction_answer(piece["content"], None, 40, 100).splitlines():
+                    f = line.split(TUPLE)
+                    if f[0] == "entity":
+                        ents.setdefault(f[1], []).append((alias, real, f[2], f[3], doc_id))
+                    elif f[0] == "relation":
+                        rels.setdefault(tuple(sorted((f[1], f[2]))), []).append((alias, real, f[3], f[4], doc_id))
+        payload = {"chunks": chunks,
+                   "entities": [{"entity_name": n, "entity_type": v[0][2], "description": v[0][3],
+                                 "source_id": v[0][0], "file_path": v[0][4]} for n, v in ents.items()],
+                   "relationships": [{"src_id": a, "tgt_id": b, "description": v[0][3], "keywords": v[0][2],
+                                      "weight": float(len(v)), "source_id": v[0][0], "file_path": v[0][4]}
+                                     for (a, b), v in rels.items()]}
+        await rag.ainsert_custom_kg(payload)
+        graph = rag.chunk_entity_relation_graph
+        nodes = []
+        for name, v in ents.items():
+            node = await graph.get_node(normalize_entity_name(name))
+            if node is not None and len(v) > 1:
+                nodes.append((normalize_entity_name(name), dict(node) | {
+                    "source_id": sep_join(x[1] for x in v), "description": sep_join(x[3] for x in v),
+                    "file_path": sep_join(x[4] for x in v)}))
+        edges = []
+        for (a, b), v in rels.items():
+            na, nb = normalize_entity_name(a), normalize_entity_name(b)
+            edge = await graph.get_edge(na, nb)
+            if edge is not None and len(v) > 1:
+                edges.append((na, nb, dict(edge) | {
+                    "source_id": sep_join(x[1] for x in v), "description": sep_join(x[3] for x in v),
+                    "keywords": ",".join(dict.fromkeys(k for x in v for k in x[2].split(","))),
+                    "file_path": sep_join(x[4] for x in v)}))
+        await graph.upsert_nodes_batch(nodes)
+        await graph.upsert_edges_batch(edges)
+        await graph.index_done_callback()
+        return {"patched_nodes": len(nodes), "patched_edges": len(edges)}
+
+    patched = await with_rag(workdir, StandInLLM(None), job)
+    return {"seconds": round(time.perf_counter() - started, 1), **patched, **manifest_of(workdir)}
+
+
+def sep_join(values: Any) -> str:
+    """LightRAG's multi-value join (`<SEP>`), duplicates dropped, order kept."""
+    return "<SEP>".join(dict.fromkeys(values))
+
+
 async def local_entities(workdir: Path, questions: Path, workspace: str) -> list[dict]:
     """LightRAG's own ``local`` retrieval (context only, keywords given: the question's names) per question."""
     from lightrag import QueryParam
@@ -396,6 +462,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--corpus", help="build one ainsert index of this JSONL corpus instead of the fixtures")
     parser.add_argument("--workdir", help="LightRAG working directory for --corpus / --query")
     parser.add_argument("--limit", type=int, default=None, help="first N documents of --corpus")
+    parser.add_argument("--custom-kg", action="store_true", help="--corpus through one ainsert_custom_kg call")
     parser.add_argument("--query", help="print LightRAG's local entities per question of --questions for this dir")
     parser.add_argument("--questions", help="JSONL with question and names (--query)")
     parser.add_argument("--lightrag-workspace", default="", help="LightRAG workspace name inside --query's dir")
@@ -411,7 +478,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     elif args.corpus:
         if not args.workdir:
             parser.error("--corpus needs --workdir")
-        result = asyncio.run(build_corpus_index(Path(args.corpus), Path(args.workdir), args.limit))
+        build = build_corpus_custom_kg if args.custom_kg else build_corpus_index
+        result = asyncio.run(build(Path(args.corpus), Path(args.workdir), args.limit))
     else:
         result = build_fixtures(Path(args.out))
     print(json.dumps(result, indent=2))
