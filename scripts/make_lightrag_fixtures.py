@@ -434,8 +434,10 @@ async def local_entities(workdir: Path, questions: Path, workspace: str) -> list
     async def job(rag: Any) -> list[dict]:
         out = []
         for q in read_jsonl(questions):
-            param = QueryParam(mode="local", only_need_context=True, ll_keywords=q["names"],
-                               hl_keywords=q["names"], enable_rerank=False)
+            # keywords given (no keyword LLM): the question's names, else its capitalised runs, else the question
+            names = q.get("names") or [n for _, n, _ in find_names(q["question"], None)] or [q["question"]]
+            param = QueryParam(mode="local", only_need_context=True, ll_keywords=names, hl_keywords=names,
+                               enable_rerank=False)
             context = await rag.aquery(q["question"], param=param)
             out.append({"question": q["question"], "entities": entity_names_in_context(str(context))})
         return out

@@ -6,7 +6,6 @@ as the difference only, malformed directories. The tests marked ``lightrag`` nee
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from conftest import require_or_skip
 from core.api import run_modes
 from core.importers.lightrag import LightRAGFormatError, LightRAGImportError, import_lightrag, provenance
 from core.workspace import Workspace
@@ -21,15 +21,7 @@ from core.workspace import Workspace
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "lightrag"
 QUESTIONS = [json.loads(line) for line in (FIXTURES / "questions.jsonl").read_text().splitlines() if line.strip()]
-REQUIRED = {n.strip() for n in os.environ.get("RAGSCOPE_REQUIRE", "").split(",") if n.strip()}
 ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path"]
-
-
-def require_or_skip(name: str, reason: str) -> None:
-    """Fail when RAGSCOPE_REQUIRE names ``name`` (or says all), else skip (local twin of the conftest helper)."""
-    if name in REQUIRED or "all" in REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def lightrag_counts(storage: Path) -> dict[str, int]:
@@ -329,3 +321,14 @@ def test_lightrag_local_and_ragscope_local_share_entities(fresh):
         shared += bool(mine & set(their["entities"]))
     print(f"LightRAG local vs RAGScope local: {shared}/{len(QUESTIONS)} questions share an entity")
     assert shared >= 0.8 * len(QUESTIONS)
+
+
+def test_names_that_one_key_would_merge_stay_apart_and_fields_split():
+    from core.importers.lightrag.mapping import _parts, entity_keys, keywords_of
+
+    keys = entity_keys(["Apple", "APPLE", "The Apple", "Pear"])
+    assert len(set(keys.values())) == 4 and keys["Pear"] == "pear"
+    assert sorted(keys.values()) == ["apple", "apple #2", "apple #3", "pear"]
+    assert keywords_of("founded, funded<SEP>founded,located") == ["founded", "funded", "located"]
+    assert _parts("a<SEP>b", ["c1", "c2"]) == ["a", "b"]
+    assert _parts("one LLM summary", ["c1", "c2"]) == ["one LLM summary", ""]

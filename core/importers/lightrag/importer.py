@@ -34,7 +34,7 @@ from core.workspace import Workspace
 
 PROVENANCE = "imported from LightRAG"
 LIGHTRAG_VERSION = "1.5.7"
-LOCAL_TOKENS_PER_S = 4000  # bundled MiniLM on 2 cores (README: ~4k wordpieces/s); a first-slice rate replaces it
+PROBE_TEXTS = 32  # texts timed before embedding to say the expected time
 
 
 class LightRAGImportError(RAGScopeError, ValueError):
@@ -93,11 +93,20 @@ def _nlp(ws: Workspace, chunks: list[Chunk], imported_keys: set[str]) -> list[Ch
 
 
 def _estimate(ws: Workspace, texts: list[str]) -> tuple[int, float]:
+    """(tokens to embed, expected seconds): a local embedder is timed on a sample of the texts first (its
+    speed on this machine now; the model loads then too); a remote one has no estimate (0)."""
     from core.tokens import count_tokens
 
     tokens = sum(count_tokens(t) for t in texts)
-    remote = bool(getattr(ws.embedder, "remote", False))
-    return tokens, 0.0 if remote else round(tokens / LOCAL_TOKENS_PER_S, 1)
+    if not texts or getattr(ws.embedder, "remote", False):
+        return tokens, 0.0
+    step = max(1, len(texts) // PROBE_TEXTS)
+    sample = texts[::step][:PROBE_TEXTS]
+    ws.embedder.embed(sample[:2])  # loads the model outside the timing
+    started = time.perf_counter()
+    ws.embedder.embed(sample)
+    rate = max(1.0, sum(count_tokens(t) for t in sample) / max(time.perf_counter() - started, 1e-3))
+    return tokens, round(tokens / rate, 1)
 
 
 def _embed(ws: Workspace, chunks: list[Chunk], texts: list[str], progress: ProgressCallback,
@@ -110,7 +119,8 @@ def _embed(ws: Workspace, chunks: list[Chunk], texts: list[str], progress: Progr
     tokens, expected = _estimate(ws, all_texts)
     report.expected_embed_s = expected
     total = len(all_texts)
-    when = f"about {expected:.0f} s" if expected else "time depends on the embeddings server"
+    when = f"about {expected:.0f} s at this machine's current speed" if expected else \
+        "time depends on the embeddings server"
     progress_event(progress, "embed", 0, total, f"re-embedding {total} texts ({tokens} tokens) with "
                                                 f"{ws.embedder.name}: {when}")
     started = time.perf_counter()

@@ -60,6 +60,8 @@ def insert_document(ws: Workspace, doc: PlannedDocument) -> None:
     store.insert_document(doc.doc_id, doc.name, "lightrag", doc.content_hash, doc.text, doc.tokens)
     if doc.imported:
         store.set_status(doc.doc_id, "processed")
+    elif doc.lightrag_status == "processed":
+        store.set_status(doc.doc_id, "failed", "LightRAG stored no chunks for this document, so nothing was imported")
     else:
         store.set_status(doc.doc_id, "failed", f"LightRAG status '{doc.lightrag_status}': LightRAG did not index "
                                                "this document, so it was not imported")
