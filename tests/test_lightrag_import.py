@@ -332,3 +332,40 @@ def test_names_that_one_key_would_merge_stay_apart_and_fields_split():
     assert keywords_of("founded, funded<SEP>founded,located") == ["founded", "funded", "located"]
     assert _parts("a<SEP>b", ["c1", "c2"]) == ["a", "b"]
     assert _parts("one LLM summary", ["c1", "c2"]) == ["one LLM summary", ""]
+
+
+class FlakyEmbedder:
+    """A deterministic 8-d embedder that fails from its ``fail_after``-th call on (a server going down)."""
+
+    name, dim, remote = "flaky-test", 8, False
+
+    def __init__(self, fail_after: int | None) -> None:
+        self.fail_after, self.calls = fail_after, 0
+
+    def embed(self, texts):
+        import numpy as np
+
+        self.calls += 1
+        if self.fail_after is not None and self.calls > self.fail_after:
+            raise RuntimeError("embeddings server down")
+        rows = [[(hash(t) >> (4 * i)) % 7 + 1.0 for i in range(self.dim)] for t in texts]
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_a_failure_while_embedding_leaves_nothing_half_imported(tmp_path):
+    ws = Workspace(tmp_path / "ws", embedder=FlakyEmbedder(fail_after=3))
+    with pytest.raises(RuntimeError, match="server down"):
+        import_lightrag(ws, FIXTURES / "ainsert")
+    conn = ws.store.conn
+    for table in ("documents", "chunks", "entities", "relations", "entity_fragments", "mentions", "sentences",
+                  "tree_nodes"):
+        assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 0, table
+    assert ws.store.get_meta("lightrag_import") == ""
+    ws.close()
+    ws = Workspace(tmp_path / "ws", embedder=FlakyEmbedder(fail_after=None))
+    report = import_lightrag(ws, FIXTURES / "ainsert")
+    assert report.ragscope["entities"] == report.lightrag["entities"]
+    for collection in ("chunks", "entities", "relations", "tree"):  # the failed run's vectors are gone
+        assert ws.vectors.all_ids(collection) == ws.store.expected_vector_ids()[collection], collection
+    ws.close()

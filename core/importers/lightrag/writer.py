@@ -26,6 +26,9 @@ IMPORT_META = "lightrag_import"
 
 @contextmanager
 def transaction(ws: Workspace) -> Iterator[None]:
+    """The import's one transaction. The vector client is opened first: opening it the first time records the
+    workspace's collection namespace and commits, which inside the transaction would commit half an import."""
+    ws.vectors  # noqa: B018 - opened (and its namespace committed) before BEGIN
     with ws.store.transaction():
         yield
 
@@ -145,13 +148,17 @@ def upsert_vectors(ws: Workspace, chunks: Sequence[Chunk], per_chunk: Sequence[n
 
 
 def remove_orphan_vectors(ws: Workspace) -> int:
-    """Delete entity/relation/tree vectors no committed row refers to (after the import's commit)."""
+    """Delete vectors no committed row refers to (after the import's commit; a failed earlier run may have
+    left some)."""
     expected = ws.store.expected_vector_ids()
     orphans: list[str] = []
     for collection in ("entities", "relations", "tree"):
         orphans += sorted(ws.vectors.all_ids(collection) - expected[collection])
     delete_vectors(ws, orphans)
-    return len(orphans)
+    chunk_orphans = sorted(ws.vectors.all_ids("chunks") - expected["chunks"])
+    if chunk_orphans:
+        ws.vectors.delete("chunks", chunk_orphans)
+    return len(orphans) + len(chunk_orphans)
 
 
 def finish(ws: Workspace, event: str, detail: dict[str, Any]) -> None:
