@@ -58,12 +58,12 @@ def import_section(ws: Any) -> None:
         upload = st.file_uploader("LightRAG working directory (.zip)", type=["zip"], key="lightrag_zip")
         model = st.text_input("Model that built it (provenance)", key="lightrag_model", max_chars=120,
                               placeholder="unknown")
-        if st.button("Import LightRAG index", key="lightrag_import", disabled=upload is None):
+        if st.button("Import LightRAG index", key="lightrag_import", disabled=upload is None) and upload is not None:
             with show_errors("Import failed") as guard:
-                result = run_import(ws, upload.getvalue(), model or "")
-            if not guard.failed:
-                st.session_state["lightrag_last_import"] = result
-        result = st.session_state.get("lightrag_last_import")
+                st.session_state["lightrag_last_import"] = run_import(ws, upload.getvalue(), model or "")
+            if guard.failed:
+                st.session_state.pop("lightrag_last_import", None)
+        result: dict[str, Any] | None = st.session_state.get("lightrag_last_import")
         if result:
             lr, rs = result["lightrag"], result["ragscope"]
             st.success(f"Imported in {result['seconds']} s: {result['new_documents']} new, "

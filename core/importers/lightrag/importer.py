@@ -54,7 +54,7 @@ class ImportReport:
     relations_written: int = 0
     entities_removed: int = 0
     relations_removed: int = 0
-    embedded: dict[str, int] = field(default_factory=dict)
+    embedded: dict[str, float] = field(default_factory=dict)
     expected_embed_s: float = 0.0
     seconds: float = 0.0
     lightrag: dict[str, int] = field(default_factory=dict)

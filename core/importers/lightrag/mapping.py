@@ -152,7 +152,8 @@ def map_index(index: LightRAGIndex) -> ImportPlan:
         documents.append(planned)
     chunk_doc = {c.chunk_id: c.doc_id for d in documents if d.imported for c in d.chunks}
     keys = entity_keys([e.name for e in index.entities])
-    entities, fragments = [], {}
+    entities: list[MergedEntity] = []
+    fragments: dict[str, list[EntityRow]] = {}
     for ent in index.entities:
         key = keys[ent.name]
         rows = [EntityRow(key, cid, chunk_doc[cid], ent.name, ent.type, part)
@@ -166,7 +167,8 @@ def map_index(index: LightRAGIndex) -> ImportPlan:
                                      entity_vector_id(key, text), [], {ent.type: 1}))
         fragments[key] = rows
     names = {keys[e.name]: e.name for e in index.entities}
-    relations, rel_fragments = [], {}
+    relations: list[MergedRelation] = []
+    rel_fragments: dict[tuple[str, str], list[RelationRow]] = {}
     for rel in index.relations:
         if rel.source not in keys or rel.target not in keys or keys[rel.source] == keys[rel.target]:
             continue
@@ -176,12 +178,12 @@ def map_index(index: LightRAGIndex) -> ImportPlan:
         if not live or pair[0] not in fragments or pair[1] not in fragments:
             continue
         parts = dict(zip(rel.source_chunk_ids, _parts(rel.description, rel.source_chunk_ids)))
-        rows = [RelationRow(pair[0], pair[1], cid, chunk_doc[cid], keywords if i == 0 else [], parts[cid],
-                            rel.weight / len(live)) for i, cid in enumerate(live)]
+        rel_rows = [RelationRow(pair[0], pair[1], cid, chunk_doc[cid], keywords if i == 0 else [], parts[cid],
+                                rel.weight / len(live)) for i, cid in enumerate(live)]
         description = " ".join(split_sep(rel.description))
         text = relation_vector_text(keywords, names[pair[0]], names[pair[1]], description)
         relations.append(MergedRelation(pair[0], pair[1], keywords, description, rel.weight, live, text,
                                         relation_vector_id(pair[0], pair[1], text)))
-        rel_fragments[pair] = rows
+        rel_fragments[pair] = rel_rows
     tokens = {c.chunk_id: c.tokens for c in index.chunks}
     return ImportPlan(documents, entities, relations, fragments, rel_fragments, names, tokens)
