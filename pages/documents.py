@@ -20,7 +20,7 @@ guard()  # the refusal / sign-in page unless this session may open it (app.py ga
 from core import api
 from core.auth import Role
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
-from ui import state
+from ui import import_view, state
 from ui.errors import escape_markdown, show_errors
 from ui.indexing import IndexCall, IndexJob, growth_figure, progress_bars
 from ui.llm import session_llm, usage_frame, usage_totals
@@ -305,6 +305,7 @@ def main() -> None:
     report_section()
     if state.can(Role.editor):
         input_section(ws)
+        import_view.import_section(ws)  # a LightRAG working directory as a zip (ui/import_view.py)
     else:
         st.info("You can browse this workspace's documents; adding or deleting documents needs the editor role.")
     growth_section(ws)

@@ -30,5 +30,8 @@ install bash scripts/install-llm.sh
 # Infinity lives in its own venv outside the repository (reused when present; RAGSCOPE_INFINITY_VENV).
 install bash scripts/install-embeddings.sh >/dev/null
 install bash scripts/install-oidc.sh >/dev/null  # OIDC provider for the sign-in browser test (own venv, reused)
+# LightRAG (lightrag-hku 1.5.7) in its own venv (reused when present; RAGSCOPE_LIGHTRAG_VENV): the import
+# fixtures' regeneration and the LightRAG-vs-RAGScope tests.
+install bash scripts/install-lightrag.sh >/dev/null
 echo "test.sh: installs done; RAGSCOPE_REQUIRE=${RAGSCOPE_REQUIRE:-<unset: missing servers skip>}" >&2
 python -m pytest "$@"

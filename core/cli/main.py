@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import annotations, evaluate, judge, query, workspace_commands
+from core.cli import annotations, evaluate, import_lightrag, judge, query, workspace_commands
 from core.cli.base import EXIT_CANCELLED, EXIT_ERROR, common_flags
 from core.errors import KNOWN_ERRORS
 
-COMMAND_MODULES = (workspace_commands, query, evaluate, annotations, judge)
+COMMAND_MODULES = (workspace_commands, query, evaluate, annotations, judge, import_lightrag)
 
 
 def build_parser() -> argparse.ArgumentParser:
