@@ -126,6 +126,7 @@ def with_embedding_server(settings: Settings, base_url: str | None = None, model
         overrides["embedding_model"] = model
     if not overrides:
         return settings
+    check_embedding_server(settings.model_copy(update=overrides | {"embedder": "openai"}))  # the flag-naming message
     return settings.with_overrides(overrides | {"embedder": "openai"})
 
 
@@ -157,10 +158,10 @@ def check_embedding_server(settings: Settings) -> None:
         return
     if not settings.embedding_model:
         raise ValueError("an embeddings server is configured but no model is named: pass --embedding-model, set "
-                         "RAGSCOPE_EMBEDDING_MODEL or Settings → embedding model")
+                         "RAGSCOPE_EMBEDDING_MODEL or Settings → Embedding model")
     if not settings.embedding_base_url and not _env("OPENAI_API_KEY"):
         raise ValueError("an embeddings server is configured but no URL is named: pass --embedding-base-url, set "
-                         "RAGSCOPE_EMBEDDING_BASE_URL or Settings → embedding base URL")
+                         "RAGSCOPE_EMBEDDING_BASE_URL or Settings → Embeddings server URL")
 
 
 def resolve_llm(settings: Settings, base_url: Optional[str] = None, model: Optional[str] = None
@@ -178,10 +179,10 @@ def resolve_llm(settings: Settings, base_url: Optional[str] = None, model: Optio
     name = model or env_model or settings.llm_model
     if not name:
         raise ValueError("an LLM is configured but no model is named: pass --llm-model, set RAGSCOPE_LLM_MODEL "
-                         "or Settings → LLM model (or use --offline)")
+                         "or Settings → Chat model (or use --offline)")
     if not url and not _env("OPENAI_API_KEY"):
         raise ValueError("an LLM is configured but no server is named: pass --llm-base-url, set "
-                         "RAGSCOPE_LLM_BASE_URL or Settings → LLM base URL (or use --offline)")
+                         "RAGSCOPE_LLM_BASE_URL or Settings → Server URL (or use --offline)")
     return url, name
 
 

@@ -10,9 +10,13 @@ import os
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
 
 from core.errors import SettingsError
+from core.settings_labels import label_for
 
 SETTINGS_VERSION = 1
 SETTINGS_FILE = "settings.json"
@@ -28,7 +32,7 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="ignore", validate_assignment=True)
 
-    version: int = Field(SETTINGS_VERSION, description="Settings schema version.")
+    version: int = Field(SETTINGS_VERSION, ge=1, le=SETTINGS_VERSION, description="Settings schema version.")
 
     # --- providers -------------------------------------------------------------------------
     provider: Literal["offline", "openai"] = Field(
@@ -40,7 +44,7 @@ class Settings(BaseModel):
     llm_model: str = Field("", description="Chat model name sent to the server.")
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature of LLM calls.")
     llm_max_tokens: int = Field(1024, ge=16, le=32768, description="Maximum completion tokens per LLM call.")
-    llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM request, in seconds.")
+    llm_timeout_s: float = Field(120.0, gt=0, le=3600, description="Timeout of one LLM request, in seconds.")
     llm_max_retries: int = Field(4, ge=0, le=10, description="Retries on timeouts, 429 and 5xx (exponential backoff).")
     llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
     embedder: Literal["local-minilm", "openai"] = Field(
@@ -51,7 +55,7 @@ class Settings(BaseModel):
     embedding_model: str = Field("", description="Embedding model name sent to the server (embedder = openai); the workspace records it and refuses another.")
     embedding_batch_size: int = Field(16, ge=1, le=1024, description="Texts per embedding batch (local MiniLM: 16 measured fastest on 2 cores, 1.5x faster than 64 on chunks); for an embeddings server, texts per request.")
     embedding_concurrency: int = Field(4, ge=1, le=64, description="Embeddings server: requests kept in flight at once (indexing also overlaps them with the extraction of the next batch).")
-    embedding_timeout_s: float = Field(60.0, gt=0, description="Embeddings server: timeout of one request, in seconds.")
+    embedding_timeout_s: float = Field(60.0, gt=0, le=3600, description="Embeddings server: timeout of one request, in seconds.")
     embedding_max_retries: int = Field(4, ge=0, le=10, description="Embeddings server: retries on timeouts, 429 and 5xx (exponential backoff).")
     chroma_url: str = Field(
         "",
@@ -73,6 +77,16 @@ class Settings(BaseModel):
     )
     chunk_tokens: int = Field(1200, ge=50, le=8000, description="Chunk size in cl100k tokens (LightRAG / E2GraphRAG: 1200).")
     chunk_overlap: int = Field(100, ge=0, le=1000, description="Overlap between consecutive chunks of a document, in tokens (100).")
+    short_document_tokens: int = Field(
+        3000, ge=100, le=100_000,
+        description="A document of at most this many tokens counts as short (see the short-document chunk size).",
+    )
+    short_document_chunk_tokens: int = Field(
+        0, ge=0, le=8000,
+        description="Short documents are cut at paragraph ends into chunks of at most this many tokens (0 = off: "
+        "they are chunked like any other, usually into one chunk, so every mode retrieves the same text). "
+        "Changing it affects newly indexed documents only.",
+    )
     tree_group_size: int = Field(5, ge=2, le=20, description="g: children summarised by one summary-tree node (E2GraphRAG: 5).")
     tree_summary_similarity: Literal["tfidf", "embedder"] = Field(
         "tfidf",
@@ -88,16 +102,16 @@ class Settings(BaseModel):
     profile_max_tokens: int = Field(1200, ge=50, le=10000, description="Merged descriptions longer than this many tokens are summarised (LightRAG: 1200).")
     profile_summary_tokens: int = Field(200, ge=20, le=2000, description="Length of a summarised entity/relation profile, in tokens.")
     gleaning_passes: int = Field(1, ge=0, le=5, description="Extra LLM extraction passes asking for missed entities (LightRAG: 1).")
-    max_document_mb: float = Field(50.0, gt=0, description="Documents larger than this are refused with a clear message.")
+    max_document_mb: float = Field(50.0, gt=0, le=2048, description="Documents larger than this are refused with a clear message.")
 
     # --- retrieval: naive / LightRAG -------------------------------------------------------
     naive_top_k: int = Field(10, ge=1, le=200, description="naive: chunks returned by the dense search.")
     lightrag_top_k: int = Field(40, ge=1, le=500, description="local/global: entities (local) or relations (global) retrieved (LightRAG: 40).")
     cosine_threshold: float = Field(0.2, ge=-1.0, le=1.0, description="local/global: minimum cosine similarity of a retrieved entity or relation (LightRAG: 0.2).")
     chunks_per_entity: int = Field(3, ge=1, le=50, description="local/global: source chunks kept per entity, ranked by similarity to the question.")
-    max_entity_tokens: int = Field(6000, ge=100, description="Token budget of the entities section of the context (LightRAG: 6000).")
-    max_relation_tokens: int = Field(8000, ge=100, description="Token budget of the relations section of the context (LightRAG: 8000).")
-    max_total_tokens: int = Field(30000, ge=500, description="Total context token budget; chunks get what is left (LightRAG: 30000).")
+    max_entity_tokens: int = Field(6000, ge=100, le=200_000, description="Token budget of the entities section of the context (LightRAG: 6000).")
+    max_relation_tokens: int = Field(8000, ge=100, le=200_000, description="Token budget of the relations section of the context (LightRAG: 8000).")
+    max_total_tokens: int = Field(30000, ge=500, le=1_000_000, description="Total context token budget; chunks get what is left (LightRAG: 30000).")
 
     paper_strict: bool = Field(
         False,
@@ -123,10 +137,22 @@ class Settings(BaseModel):
     path_alpha: float = Field(0.8, gt=0.0, le=1.0, description="path: α, decay rate of resource propagation (PathRAG: 0.8).")
     path_theta: float = Field(0.05, ge=0.0, le=1.0, description="path: θ, a node with S(v)/deg(v) < θ is not expanded (paper: 0.05).")
     path_max_hops: int = Field(3, ge=1, le=6, description="path: longest path kept, in edges (PathRAG: 3).")
-    path_max_expansions: int = Field(20000, ge=100, description="path: cap on partial paths explored per start node (reported in the trace when hit).")
+    path_max_expansions: int = Field(20000, ge=100, le=1_000_000, description="path: cap on partial paths explored per start node (reported in the trace when hit).")
 
     # --- answers ----------------------------------------------------------------------------
     answer_sentences: int = Field(4, ge=1, le=20, description="Offline answers: lines of the extractive answer (the best sentence, short answer in bold, then the mode's own evidence: bridge sentences, path chains, summary and leaf sentences).")
+
+    @model_validator(mode="after")
+    def _rules_across_fields(self) -> "Settings":
+        problems = rule_problems(self)
+        if problems:
+            raise PydanticCustomError("settings_rules", "{message}", {"message": _joined(problems)})
+        return self
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in type(self).model_fields:  # check the whole first: pydantic would keep a value that breaks a rule
+            validate_settings({**self.model_dump(), name: value})
+        super().__setattr__(name, value)
 
     @classmethod
     def field_help(cls) -> dict[str, str]:
@@ -140,7 +166,107 @@ class Settings(BaseModel):
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
         data.update(overrides)
+        return validate_settings(data)
+
+
+class InvalidSettingsError(SettingsError):
+    """Settings values that cannot be used; ``problems`` maps each field to its rule (the message the
+    Settings page shows next to the field; ``str(error)`` lists them with the fields' labels)."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        self.problems = dict(problems)
+        super().__init__("invalid settings: " + _joined(self.problems))
+
+
+URL_HINT = {"llm_base_url": "http(s)://host[:port]/v1", "embedding_base_url": "http(s)://host[:port]/v1",
+            "chroma_url": "http(s)://host:port"}
+MODEL_NEEDED = (("provider", "openai", "llm_model"), ("embedder", "openai", "embedding_model"))
+
+
+def _joined(problems: dict[str, str]) -> str:
+    return "; ".join(f"{label_for(field)}: {message}" for field, message in problems.items())
+
+
+def url_problem(value: str, hint: str) -> str:
+    """Why ``value`` is not an http(s) server URL ('' when it is one, or empty: empty means the default)."""
+    if not value:
+        return ""
+    try:
+        parsed = urlparse(value.strip())
+        parsed.port  # noqa: B018 - raises ValueError on a port that is not a number in range
+    except ValueError:
+        parsed = None
+    if parsed is None or parsed.scheme not in ("http", "https") or not parsed.hostname or value != value.strip():
+        return f"not a URL: give {hint}"
+    return ""
+
+
+def rule_problems(settings: "Settings") -> dict[str, str]:
+    """The rules that tie fields together (each field already within its own bounds): field -> rule
+    broken, in the words of the Settings page. Empty when the settings can be used."""
+    problems: dict[str, str] = {}
+    if settings.chunk_overlap >= settings.chunk_tokens:
+        problems["chunk_overlap"] = (f"must be smaller than {label_for('chunk_tokens')} "
+                                     f"({settings.chunk_overlap:,} ≥ {settings.chunk_tokens:,})")
+    short = settings.short_document_chunk_tokens
+    if short and not 50 <= short <= settings.chunk_tokens:
+        problems["short_document_chunk_tokens"] = (f"must be 0 (off) or between 50 and {label_for('chunk_tokens')} "
+                                                   f"({settings.chunk_tokens:,}); got {short:,}")
+    elif short and settings.chunk_overlap >= short:
+        problems["short_document_chunk_tokens"] = (f"must be larger than {label_for('chunk_overlap')} "
+                                                   f"({settings.chunk_overlap:,}); got {short:,}")
+    for field, hint in URL_HINT.items():
+        problem = url_problem(getattr(settings, field), hint)
+        if problem:
+            problems[field] = problem
+    for switch, value, model in MODEL_NEEDED:
+        if getattr(settings, switch) == value and not getattr(settings, model).strip():
+            problems[model] = f"required when {label_for(switch)} is '{value}'"
+    return problems
+
+
+def _bounds_text(field: str) -> str:
+    low, high = field_bounds(field)
+    low_text = "" if low is None else f"{low:,}"
+    high_text = "" if high is None else f"{high:,}"
+    if low is not None and high is not None:
+        return f"between {low_text} and {high_text}"
+    return f"at least {low_text}" if low is not None else f"at most {high_text}"
+
+
+def _field_message(field: str, error: dict) -> str:
+    """One pydantic field error in the Settings page's words."""
+    kind = error.get("type", "")
+    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        got = error.get("input")
+        return f"must be {_bounds_text(field)}" + (f" (got {got:,})" if isinstance(got, (int, float)) else "")
+    if kind in ("int_parsing", "int_from_float", "int_type"):
+        return f"must be a whole number {_bounds_text(field)}"
+    if kind in ("float_parsing", "float_type"):
+        return f"must be a number {_bounds_text(field)}"
+    if kind == "literal_error":
+        return "must be one of " + str(error.get("ctx", {}).get("expected", ""))
+    return str(error.get("msg", "is invalid"))
+
+
+def validate_settings(values: "dict[str, object] | Settings") -> Settings:
+    """The one settings validator (the library, the CLI and the Settings page call it): each field
+    within its bounds, then the rules across fields (``rule_problems``). Raises
+    ``InvalidSettingsError`` naming every problem by the field's label."""
+    data = values.model_dump() if isinstance(values, Settings) else dict(values)
+    try:
         return Settings.model_validate(data)
+    except ValidationError as exc:
+        problems: dict[str, str] = {}
+        for error in exc.errors():
+            if error.get("type") == "settings_rules":
+                continue
+            field = str(error["loc"][0]) if error.get("loc") else ""
+            if field in Settings.model_fields and field not in problems:
+                problems[field] = _field_message(field, error)
+        if not problems:  # every field is fine on its own: the rules across fields failed
+            problems = rule_problems(Settings.model_construct(**{**Settings().model_dump(), **data}))
+        raise InvalidSettingsError(problems or {"settings": str(exc)}) from exc
 
 
 def field_bounds(name: str) -> tuple[Optional[float], Optional[float]]:
@@ -173,11 +299,14 @@ def read_settings(workspace_dir: Path) -> Settings:
         try:
             newer = int(raw.get("version", 1)) > SETTINGS_VERSION
             if not newer:
-                settings = Settings.model_validate(raw)
-        except (TypeError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5]) \
-                if hasattr(exc, "errors") else str(exc)
+                settings = validate_settings(raw)
+        except InvalidSettingsError as exc:
+            problems = "; ".join(f"{field}: {label_for(field)} {rule}"
+                                 for field, rule in list(exc.problems.items())[:5])
             raise SettingsError(f"settings file {path} has invalid values ({problems}); fix them "
+                                f"or delete the file to return to defaults") from exc
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"settings file {path} has invalid values ({exc}); fix them "
                                 f"or delete the file to return to defaults") from exc
         if newer:
             raise SettingsError(

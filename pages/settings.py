@@ -15,13 +15,12 @@ from ui.auth_gate import guard  # noqa: E402
 
 guard(Role.admin)  # the refusal / sign-in page unless this session is an admin (app.py gates first)
 
-from pydantic import ValidationError
-
 from core import api
 from core.config import apply_environment
-from core.settings import Settings
+from core.settings import InvalidSettingsError, Settings, validate_settings
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.settings_labels import label_for
 from ui.settings_widgets import settings_field_widget
 
 GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
@@ -54,8 +53,17 @@ HIDDEN = {"version"}
 KEY_WIDGET = "settings_api_key_input"
 
 
+def _form_key() -> str:
+    return f"settings_form::{state.current_workspace_name()}"
+
+
 def widget_key(field: str) -> str:
-    return f"set::{state.current_workspace_name()}::{field}"
+    """The widget key of a field; it carries the form's generation, which "Reset to defaults" moves on,
+    so every widget (number boxes included, whose browser state outlives a dropped session key) is
+    drawn anew from the defaults."""
+    generation = st.session_state.get(_form_key(), 0)
+    reset = f"reset{generation}::" if generation else ""
+    return f"set::{state.current_workspace_name()}::{reset}{field}"
 
 
 def api_key_widget() -> None:
@@ -72,9 +80,11 @@ def api_key_widget() -> None:
     st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
 
 
-def collect(current: Settings) -> dict[str, Any]:
-    """Draw every tab's sections of widgets (two per row) and return the values entered."""
+def collect(current: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Draw every tab's sections of widgets (two per row); return the values entered and, per field, the
+    empty slot under its widget where the validator's rule for it is shown."""
     values: dict[str, Any] = {}
+    slots: dict[str, Any] = {}
     listed = {f for sections in GROUPS.values() for _, fields in sections for f in fields}
     extra = [f for f in Settings.model_fields if f not in listed and f not in HIDDEN]
     groups = dict(GROUPS)
@@ -99,15 +109,18 @@ def collect(current: Settings) -> dict[str, Any]:
                             if field == "__api_key__":
                                 api_key_widget()
                             else:
-                                values[field] = settings_field_widget(field, getattr(current, field), widget_key(field))
+                                values[field] = settings_field_widget(field, getattr(current, field),
+                                                                      widget_key(field), enforce_bounds=False)
+                                slots[field] = st.empty()
     values["version"] = current.version
-    return values
+    return values, slots
 
 
 def _reset_to_defaults() -> None:
     defaults = apply_environment(Settings())
     for field in Settings.model_fields:
         st.session_state.pop(widget_key(field), None)
+    st.session_state[_form_key()] = st.session_state.get(_form_key(), 0) + 1  # every widget drawn anew
     st.session_state["settings_pending"] = defaults
     st.session_state["settings_message"] = ("info", "Defaults loaded into the form — press Save to keep them.")
 
@@ -149,13 +162,16 @@ def main() -> None:
     st.caption(f"Settings of workspace {escape_markdown(name)}. Defaults follow the LightRAG, E2GraphRAG and "
                "PathRAG papers.")
     current = st.session_state.pop("settings_pending", None) or state.session_settings()
-    values = collect(current)
+    values, slots = collect(current)
     candidate = None
     try:
-        candidate = Settings.model_validate(values)
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        st.error(escape_markdown(f"Invalid settings: {problems}"))
+        candidate = validate_settings(values)  # the library's one validator: the same rules, the same words
+    except InvalidSettingsError as exc:
+        for field, rule in exc.problems.items():
+            if field in slots:
+                slots[field].error(escape_markdown(rule), icon=":material/error:")
+        listed = "; ".join(f"{label_for(field)}: {rule}" for field, rule in exc.problems.items())
+        st.error(escape_markdown(f"Not saved until fixed — {listed}"))
     cols = st.columns([1, 1, 1, 3])
     save_clicked = cols[0].button("Save", key="settings_save", type="primary", disabled=candidate is None)
     cols[1].button("Reset to defaults", key="settings_reset", on_click=_reset_to_defaults)

@@ -191,7 +191,7 @@ def test_settings_round_trip_never_saves_the_key(data_dir):
     assert fresh.number_input(key="set::default::chunk_tokens").value == 800
     assert fresh.text_input(key="settings_api_key_input").value in ("", None)
     fresh.button(key="settings_reset").click().run()
-    assert fresh.number_input(key="set::default::chunk_tokens").value == 1200
+    assert fresh.number_input(key="set::default::reset1::chunk_tokens").value == 1200
 
 
 def test_settings_embedder_change_on_indexed_workspace_is_refused(sample_data_dir):

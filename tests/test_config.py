@@ -93,5 +93,5 @@ def test_field_bounds_read_the_settings_constraints():
     from core.settings import field_bounds, is_numeric_field
 
     assert field_bounds("path_alpha") == (0.0, 1.0)  # gt=0, le=1
-    assert field_bounds("llm_timeout_s") == (0, None)
+    assert field_bounds("llm_timeout_s") == (0, 3600)
     assert is_numeric_field("tree_top_k") and not is_numeric_field("paper_strict")

@@ -40,7 +40,7 @@ def test_every_field_gets_its_label_bounds_and_current_value():
     for field, widget in numbers.items():
         low, high = field_bounds(field)
         assert widget.label == label_for(field)
-        assert widget.help == Settings.model_fields[field].description
+        assert widget.help.startswith(Settings.model_fields[field].description) and "Allowed: " in widget.help
         assert widget.min == low and widget.max == high, field
     assert numbers["chunk_tokens"].value == 900 and numbers["path_theta"].value == 0.1
     assert at.selectbox(key="w::provider").value == "offline"

@@ -51,9 +51,9 @@ class SessionLLM:
 def llm_problem(settings: Any, key: Optional[str]) -> str:
     """Why an 'openai' provider cannot be used as configured ('' when it can)."""
     if not settings.llm_model:
-        return "no LLM model is set (Settings → LLM model)"
+        return "no chat model is set (Settings → Chat model)"
     if not settings.llm_base_url and not key:
-        return "neither an LLM base URL nor an API key is set (Settings → LLM base URL, or OPENAI_API_KEY)"
+        return "neither an LLM base URL nor an API key is set (Settings → Server URL, or OPENAI_API_KEY)"
     return ""
 
 

@@ -58,7 +58,7 @@ def index_components(ws: Any, chat: Optional[Any]) -> dict[str, Any]:
 def test_connection(settings: Settings, api_key: Optional[str] = None, timeout_s: float = 20.0) -> tuple[bool, str]:
     """Check that the server answers and knows the model: (ok, message for the user)."""
     if not settings.llm_model:
-        return False, "no model is set — fill in Settings → LLM model"
+        return False, "no model is set — fill in Settings → Chat model"
     try:
         chat = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=0.0, max_tokens=8,
                           timeout_s=min(timeout_s, settings.llm_timeout_s), max_retries=0)
