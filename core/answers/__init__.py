@@ -19,6 +19,7 @@ from typing import Any, Callable, Optional
 from core.answers.context import AnswerInputs, answer_inputs
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
+from core.answers.support import checked
 from core.types import Answer, RetrievalResult
 
 Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entry]]"]
@@ -48,7 +49,8 @@ def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: 
     settings = getattr(ctx, "settings", None) or ws.settings
     inputs = answer_inputs(ws, result.query, max(1, lines or settings.answer_sentences), ctx, cache)
     candidates, entries = _builder(result.mode)(inputs, result)
-    return Answer(compose(best(candidates), entries, inputs.lines), "extractive", "")
+    first = checked(best(candidates), inputs.frame, inputs.graph, inputs.cache)  # bold only what it supports
+    return Answer(compose(first, entries, inputs.lines), "extractive", "")
 
 
 def answer(result: RetrievalResult, ws: Any, llm: Optional[Any] = None, cache: Optional[dict] = None,

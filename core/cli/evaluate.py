@@ -17,7 +17,7 @@ from core.retrieval.registry import modes, parse_modes
 def _table(report) -> str:
     ks = report.ks
     header = f"{'mode':<8}" + "".join(f" R@{k:<5}" for k in ks) + "".join(f" all@{k:<3}" for k in ks) + \
-        "  ans-in-ctx  ans-in-ans  ctx-tokens  p50 ms  p95 ms"
+        "  ans-in-ctx  ans-in-ans  1st-line  bold-ok  bold-wrong  ctx-tokens  p50 ms  p95 ms"
     lines = [header]
     for mode, s in report.modes.items():
         def pct(v):
@@ -25,6 +25,7 @@ def _table(report) -> str:
         lines.append(f"{mode:<8}" + "".join(f" {pct(s['recall@k'][str(k)])}" for k in ks)
                      + "".join(f" {pct(s['all@k'][str(k)])}" for k in ks)
                      + f"  {pct(s['answer_in_context'])}      {pct(s.get('answer_in_answer'))}     "
+                     + f"{pct(s.get('answer_in_first_line'))}   {pct(s.get('right_bold'))}  {pct(s.get('wrong_bold'))}     "
                      + f"{s['context_tokens'] or 0:9.0f}"
                      + f"  {s['latency_ms']['p50'] or 0:6.1f}  {s['latency_ms']['p95'] or 0:6.1f}")
     return "\n".join(lines)

@@ -1,5 +1,6 @@
 """Evidence metrics: recall@k and all@k of gold documents over a ranked document list,
-answer-in-context, answer-in-answer, and bootstrap confidence intervals."""
+answer-in-context, answer-in-answer, the bolded short answer judged against the gold answer
+(``wrong_bold`` / ``right_bold``), and bootstrap confidence intervals."""
 from __future__ import annotations
 
 import re
@@ -61,6 +62,42 @@ def answer_in_answer(answer_text: Optional[str], answer: Optional[str], aliases:
 def first_line(text: Optional[str]) -> Optional[str]:
     """The first line of an answer (its single best sentence), None stays None."""
     return None if text is None else text.split("\n", 1)[0]
+
+
+_BOLD = re.compile(r"\*\*(.+?)\*\*")
+
+
+def bold_spans(text: Optional[str]) -> list[str]:
+    """The spans an answer's first line bolds (its short answer), in order."""
+    return [m.group(1) for m in _BOLD.finditer(first_line(text) or "")]
+
+
+def _is_gold(span: str, answer: Optional[str], aliases: Sequence[str]) -> bool:
+    """A bolded span names the gold answer: either contains the other, whole words (normalised)."""
+    said = f" {normalize_answer(span)} "
+    for gold in [answer, *aliases]:
+        wanted = normalize_answer(gold or "")
+        if wanted and said.strip() and (f" {wanted} " in said or said in f" {wanted} "):
+            return True
+    return False
+
+
+def wrong_bold(answer_text: Optional[str], answer: Optional[str], aliases: Sequence[str] = ()
+               ) -> Optional[float]:
+    """1.0 when the first line bolds a short answer and no bolded span is the gold answer, else 0.0
+    (no bold at all is 0.0: no claim made). None without a gold answer or without an answer."""
+    if answer_text is None or not normalize_answer(answer or ""):
+        return None
+    spans = bold_spans(answer_text)
+    return 1.0 if spans and not any(_is_gold(s, answer, aliases) for s in spans) else 0.0
+
+
+def right_bold(answer_text: Optional[str], answer: Optional[str], aliases: Sequence[str] = ()
+               ) -> Optional[float]:
+    """1.0 when a span the first line bolds is the gold answer (None as for ``wrong_bold``)."""
+    if answer_text is None or not normalize_answer(answer or ""):
+        return None
+    return 1.0 if any(_is_gold(s, answer, aliases) for s in bold_spans(answer_text)) else 0.0
 
 
 def mean(values: Iterable[Optional[float]]) -> Optional[float]:

@@ -11,6 +11,7 @@ from core.evaluation.bm25 import BM25Baseline
 from core.answers import extractive_answer
 from core.evaluation.loss import chunk_loss, document_loss, stage_counts
 from core.evaluation.metrics import (all_at_k, answer_in_answer, answer_in_context, bootstrap_ci, first_line, mean,
+                                     right_bold, wrong_bold,
                                      ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
 from core.retrieval.base import QueryContext
@@ -121,6 +122,8 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                 "answer_in_context": answer_in_context(context, q.answer, q.aliases),
                 "answer_in_answer": answer_in_answer(answer_text, q.answer, q.aliases),
                 "answer_in_first_line": answer_in_answer(first_line(answer_text), q.answer, q.aliases),
+                "wrong_bold": wrong_bold(answer_text, q.answer, q.aliases),
+                "right_bold": right_bold(answer_text, q.answer, q.aliases),
                 "answer_ms": answer_ms,
                 "context_tokens": count_tokens(context) if mode == "bm25" else result.context_tokens,
                 "latency_ms": round(latency, 3), "retrieved_docs": len(docs),
@@ -157,6 +160,8 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
             "answer_in_context": mean(r["answer_in_context"] for r in rows),
             "answer_in_answer": mean(r["answer_in_answer"] for r in rows),
             "answer_in_first_line": mean(r["answer_in_first_line"] for r in rows),
+            "wrong_bold": mean(r["wrong_bold"] for r in rows),
+            "right_bold": mean(r["right_bold"] for r in rows),
             "answer_ms": {"p50": _percentile([r["answer_ms"] for r in rows], 50),
                           "p95": _percentile([r["answer_ms"] for r in rows], 95)},
             "context_tokens": mean(r["context_tokens"] for r in rows),

@@ -1,0 +1,205 @@
+"""Does the answer line support its bold short answer for the relation the question asks about?
+
+The scorer bolds the wanted-type mention of the best sentence nearest to the question's focus words
+(``scoring.typed_mentions``). That is right when the sentence states the relation with the mention in
+the asked-for place, and wrong when it names two people around the verb ("X … was succeeded by **Y**"
+with X bolded), or states the verb about another subject ("Z was founded by **A**" for "Who founded
+Brannock Instruments?"). ``checked`` reads the question's relation once and parses only the chosen
+sentence (one short spaCy parse per mode, memoised per question):
+
+* ``question_relation`` — the question's main verb, whether the wh-phrase is its subject (the doer:
+  "Who *founded* X", "Which company *operates* …") or its object ("Whom did X *succeed*"), and the
+  proper names of the verb's other argument without its relative clauses ("Brannock Instruments"; none
+  for "the organisation whose …").
+* In the sentence, each occurrence of that verb gives the doer (active subject; agent of a passive or of
+  a participle "founded by …"; the noun a "who …" clause hangs on) and the undergoer (object; passive
+  subject; the noun a participle modifies). The bold must lie in the asked-for argument; otherwise a
+  wanted-type mention inside it is bolded instead, or nothing. When the other argument names something
+  other than the question's name, the occurrence is about another entity and supports nothing.
+* A sentence without the verb keeps the scorer's bold (a paraphrase may still state the relation).
+* "What year …" wants a year: a date without a three- or four-digit number ("each summer", "15
+  February") is not bolded.
+
+Everything here is a refusal or a narrowing: a bold is kept, moved inside the asked-for argument, or
+dropped — no bold rather than a wrong one.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Optional
+
+from core.answers.question import QuestionFrame, stem
+from core.answers.scoring import Pick
+
+_YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b\d{3,4}\b")
+_WH = frozenset("who whom whose what which".split())
+_SUBJECTS = frozenset({"nsubj"})
+_CLAUSES = frozenset({"relcl", "acl", "advcl", "ccomp"})
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What the question asks about its answer: the verb (stem), the answer's side of it, and the
+    name stems of the other side (empty: the other side is described, not named)."""
+
+    verb: str
+    role: str  # "doer" | "undergoer"
+    other_names: frozenset[str] = frozenset()
+
+
+def _parse(text: str) -> Any:
+    from core.extraction.query_terms import parse_question
+
+    return parse_question(text)
+
+
+def _names(tokens: Any) -> frozenset[str]:
+    return frozenset(stem(t.lower_) for t in tokens if t.pos_ == "PROPN")
+
+
+def _np(token: Any) -> list[Any]:
+    """A noun phrase's tokens without the clauses hanging on it (relative clauses, participles)."""
+    skipped: set[int] = set()
+    for child in token.children:
+        if child.dep_ in _CLAUSES:
+            skipped |= {t.i for t in child.subtree}
+    return [t for t in token.subtree if t.i not in skipped]
+
+
+def _is_wh(token: Any) -> bool:
+    return token.lower_ in _WH or any(c.dep_ == "det" and c.lower_ in _WH for c in token.children)
+
+
+def question_relation(question: str) -> Optional[Relation]:
+    """The relation a "who/which … <verb> …" question asks about (None: copular or no verb found)."""
+    if not (question or "").strip():
+        return None
+    doc = _parse(question)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ != "VERB":
+        return None
+    passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in root.children)
+    doer = [c for c in root.children if c.dep_ in _SUBJECTS]
+    undergoer = [c for c in root.children if c.dep_ in ("dobj", "nsubjpass")]
+    agent = [g for c in root.children if c.dep_ == "agent" for g in c.children if g.dep_ == "pobj"]
+    if passive:
+        doer, undergoer = agent, [c for c in root.children if c.dep_ == "nsubjpass"]
+    verb = stem(root.lower_)
+    if doer and _is_wh(doer[0]):
+        return Relation(verb, "doer", _names(_np(undergoer[0])) if undergoer else frozenset())
+    if undergoer and _is_wh(undergoer[0]):
+        return Relation(verb, "undergoer", _names(_np(doer[0])) if doer else frozenset())
+    return None
+
+
+def _own_verb(token: Any) -> Any:
+    """The nearest verb above ``token`` (the clause it belongs to)."""
+    head = token.head
+    while head.pos_ not in ("VERB", "AUX") and head.head.i != head.i:
+        head = head.head
+    return head
+
+
+def _sides(verb: Any) -> tuple[list[Any], list[Any]]:
+    """(doer tokens, undergoer tokens) of one verb occurrence in a sentence."""
+    children = list(verb.children)
+    # "by X" may hang on a noun of the clause ("founded in the spring of 1887 by X"): any agent of this clause
+    agent = [g for t in verb.subtree if t.dep_ == "agent" and _own_verb(t).i == verb.i
+             for g in t.children if g.dep_ == "pobj"]
+    passive_subject = [c for c in children if c.dep_ == "nsubjpass"]
+    if verb.dep_ == "acl" and verb.tag_ == "VBN":  # "X, founded in 2006 by A": X undergoes, A does
+        return [t for a in agent for t in a.subtree], _np(verb.head)
+    if passive_subject or any(c.dep_ == "auxpass" for c in children):
+        return [t for a in agent for t in a.subtree], [t for s in passive_subject for t in _np(s)]
+    subjects = [c for c in children if c.dep_ in _SUBJECTS]
+    anchor = verb
+    while not subjects and anchor.dep_ == "conj":  # "X founded A and ran B": the first verb's subject
+        anchor = anchor.head
+        subjects = [c for c in anchor.children if c.dep_ in _SUBJECTS]
+    doer: list[Any] = []
+    for s in subjects:
+        if s.tag_ in ("WP", "WDT") and verb.dep_ == "relcl":  # "Y, who succeeded X": Y does
+            doer += _np(verb.head)
+        else:
+            doer += _np(s)
+    undergoer = [t for c in children if c.dep_ == "dobj" for t in c.subtree]
+    return doer, undergoer
+
+
+def _span(tokens: list[Any]) -> list[tuple[int, int]]:
+    return [(t.idx, t.idx + len(t.text)) for t in tokens]
+
+
+def _inside(text: str, surface: str, spans: list[tuple[int, int]]) -> bool:
+    at = text.lower().find(surface.lower())
+    if at < 0:
+        return False
+    end = at + len(surface)
+    return any(a < end and at < b for a, b in spans)
+
+
+def _replacements(pick: Pick, frame: QuestionFrame, graph: Any) -> list[str]:
+    """Mentions of the sentence with a wanted type of the first group that the question does not name."""
+    group = frame.groups[0] if frame.groups else ()
+    out = []
+    for label, surface, key in pick.sentence.mentions:
+        kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
+        if (label in group or kind in group) and not frame.names_in_question(surface) \
+                and not (key and key in frame.entity_keys):
+            out.append(surface)
+    return out
+
+
+def _year_checked(pick: Pick, frame: QuestionFrame, graph: Any) -> list[str]:
+    if not _YEAR_QUESTION.search(frame.text):
+        return list(pick.typed)
+    kept = [s for s in pick.typed if _YEAR.search(s)]
+    if kept or not pick.typed:
+        return kept
+    return [s for s in _replacements(pick, frame, graph) if _YEAR.search(s)][:1]
+
+
+def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Optional[dict] = None) -> list[str]:
+    """The surfaces of ``pick.typed`` the sentence supports as the answer (see the module docstring)."""
+    typed = _year_checked(pick, frame, graph)
+    if not typed:
+        return []
+    store = cache if cache is not None else {}
+    key = ("answer_relation", frame.text)
+    if key not in store:
+        store[key] = question_relation(frame.text)
+    relation: Optional[Relation] = store[key]
+    if relation is None:
+        return typed
+    text = pick.sentence.text
+    doc = _parse(text)
+    verbs = [t for t in doc if t.pos_ == "VERB" and relation.verb in (stem(t.lower_), stem(t.lemma_.lower()))]
+    if not verbs:
+        return typed  # the sentence words the relation otherwise: the scorer's choice stands
+    first, rest = typed[0], typed[1:]
+    undetermined = False
+    for verb in verbs:
+        doer, undergoer = _sides(verb)
+        answer_side, other_side = (doer, undergoer) if relation.role == "doer" else (undergoer, doer)
+        if not answer_side:
+            undetermined = True  # the parse does not show who fills that side here
+            continue
+        other_names = _names(other_side)
+        if relation.other_names and other_names and not other_names & relation.other_names:
+            continue  # this occurrence is about another entity ("Z was founded by A")
+        spans = _span(answer_side)
+        if _inside(text, first, spans):
+            return [first] + rest
+        inside = [s for s in _replacements(pick, frame, graph) if _inside(text, s, spans)]
+        if inside:
+            return [inside[0]] + [s for s in rest if s != inside[0]]
+    return typed if undetermined else []
+
+
+def checked(pick: Optional[Pick], frame: QuestionFrame, graph: Any, cache: Optional[dict] = None) -> Optional[Pick]:
+    """``pick`` with only the short answer its sentence supports bolded (None stays None)."""
+    if pick is None or not pick.typed:
+        return pick
+    return replace(pick, typed=supported_surfaces(pick, frame, graph, cache))
