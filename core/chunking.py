@@ -10,12 +10,20 @@ Every chunk is an exact substring of the document (``start_char`` is its offset)
 ``join_without_overlap`` rebuilds the document text exactly. LightRAG and E2GraphRAG cut fixed
 token windows, which start chunks mid-word ("ting expanded" became an entity); RAGScope keeps
 their sizes (1,200 / 100) and snaps the cut points.
+
+Short documents (``chunk_document`` with ``short_document_chunk_tokens`` set): a document of at most
+``short_document_tokens`` tokens is one 1,200-token chunk, so every mode retrieves the same text for
+it. With the setting, its paragraphs (blank-line separated; a Markdown heading stays with the
+paragraph after it) are packed into chunks of at most that many tokens, cut only between paragraphs;
+a paragraph longer than that is chunked as above with that budget. Longer documents are unchanged.
 """
 from __future__ import annotations
 
 import hashlib
 import re
 from dataclasses import dataclass
+
+from typing import Any
 
 from core.tokens import count_tokens, decode, encode
 from core.types import Chunk
@@ -128,6 +136,61 @@ def chunk_text(doc_id: str, text: str, chunk_tokens: int = 1200, overlap: int = 
         token_offset += sum(u.tokens for u in units[first:nxt])
         first = nxt
     return chunks
+
+
+_PARAGRAPH_END = re.compile(r"\n[ \t]*\n\s*")
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each paragraph, the blank lines after it included (so they tile the text); a
+    heading line ("# …") is joined to the paragraph after it."""
+    pieces = _pieces(text, 0, len(text), _PARAGRAPH_END)
+    out: list[tuple[int, int]] = []
+    for start, end in pieces:
+        if out and text[out[-1][0]:out[-1][1]].lstrip().startswith("#") and "\n" not in text[out[-1][0]:out[-1][1]].strip():
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
+def paragraph_chunks(doc_id: str, text: str, chunk_tokens: int, overlap: int = 0) -> list[Chunk]:
+    """Paragraphs packed into chunks of at most ``chunk_tokens`` tokens, cut only between paragraphs;
+    a paragraph longer than that is cut by ``chunk_text`` (with ``overlap``). Chunks tile the text."""
+    if not text or not text.strip():
+        return []
+    groups: list[tuple[int, int, int]] = []  # (start, end, tokens) of runs of whole paragraphs, or one long one
+    for start, end in _paragraphs(text):
+        tokens = count_tokens(text[start:end])
+        if groups and groups[-1][2] + tokens <= chunk_tokens and groups[-1][2] <= chunk_tokens:
+            merged = count_tokens(text[groups[-1][0]:end])
+            if merged <= chunk_tokens:
+                groups[-1] = (groups[-1][0], end, merged)
+                continue
+        groups.append((start, end, tokens))
+    chunks: list[Chunk] = []
+    token_offset = 0
+    for start, end, tokens in groups:
+        piece = text[start:end]
+        parts = [(piece, tokens, 0)] if tokens <= chunk_tokens else \
+            [(c.text, c.tokens, c.start_char) for c in chunk_text(doc_id, piece, chunk_tokens, overlap)]
+        for part_text, part_tokens, offset in parts:
+            if not part_text.strip():
+                continue
+            order = len(chunks)
+            chunks.append(Chunk(chunk_id_for(doc_id, order, part_text), doc_id, order, part_text, part_tokens,
+                                token_offset, start_char=start + offset))
+            token_offset += part_tokens
+    return chunks
+
+
+def chunk_document(doc_id: str, text: str, settings: Any) -> list[Chunk]:
+    """A document's chunks under the settings: ``chunk_text`` with the chunk size and overlap, or, for a
+    short document when ``short_document_chunk_tokens`` is set, ``paragraph_chunks`` (module docstring)."""
+    short = int(getattr(settings, "short_document_chunk_tokens", 0) or 0)
+    if short and count_tokens(text) <= int(getattr(settings, "short_document_tokens", 0) or 0):
+        return paragraph_chunks(doc_id, text, short, min(settings.chunk_overlap, short // 4))
+    return chunk_text(doc_id, text, settings.chunk_tokens, settings.chunk_overlap)
 
 
 def split_overlap(chunks: list[Chunk]) -> list[tuple[str, str]]:

@@ -30,7 +30,8 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
-from ui.eval_tables import gold_rank_frame, rows_frame  # noqa: E402
+from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_frame, rows_frame,  # noqa: E402
+                            summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -57,30 +58,10 @@ def _recall_figure(report, k: int) -> go.Figure:
     minus = [v - 100 * lo if lo is not None else 0 for lo, v in zip(lows, values)]
     fig = go.Figure(go.Bar(x=modes, y=values, error_y={"type": "data", "array": plus, "arrayminus": minus},
                            marker_color=["#888888" if m == "bm25" else "#3b82f6" for m in modes]))
-    fig.update_layout(title=f"Recall@{k} of gold documents (95% bootstrap interval)", yaxis_title="%",
+    fig.update_layout(title=f"Recall@{k} of gold documents, averaged over questions (95% bootstrap interval)",
+                      yaxis_title="% (mean over questions)",
                       height=360, margin={"l": 40, "r": 10, "t": 50, "b": 40})
     return fig
-
-
-def _summary_frame(report) -> pd.DataFrame:
-    rows = []
-    for mode, s in report.modes.items():
-        row = {"mode": mode}
-        for k in report.ks:
-            value = s["recall@k"][str(k)]
-            row[f"R@{k} %"] = None if value is None else round(100 * value, 1)
-        for k in report.ks:
-            value = s["all@k"][str(k)]
-            row[f"all@{k} %"] = None if value is None else round(100 * value, 1)
-        for key, label in (("answer_in_context", "answer in context %"), ("answer_in_answer", "answer in answer %"),
-                           ("answer_in_first_line", "answer in first line %")):
-            value = s.get(key)
-            row[label] = None if value is None else round(100 * value, 1)
-        row["context tokens"] = round(s["context_tokens"] or 0)
-        row["p50 ms"] = round(s["latency_ms"]["p50"] or 0, 1)
-        row["p95 ms"] = round(s["latency_ms"]["p95"] or 0, 1)
-        rows.append(row)
-    return pd.DataFrame(rows)
 
 
 @show_errors()
@@ -144,12 +125,24 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     for warning in report.warnings:
         st.warning(warning)
     st.subheader(f"{report.questions} questions")
-    st.dataframe(_summary_frame(report), hide_index=True, key="eval_summary_table")
+    over = counted_over(report)
+    st.markdown("**Evidence: recall of the gold documents, per question then averaged** — over the "
+                f"{over['with_gold']} of {over['questions']} questions that have gold documents "
+                f"({over['gold_documents']} gold documents in all). R@k: share of a question's gold documents in "
+                "the mode's top k; all@k: share of questions with every gold document in the top k.")
+    st.dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
+    st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
+                f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
+                f"{over['questions']}. Bold = / ≠ gold: the first line's bold short answer is / is not the gold "
+                "answer (no bold counts as neither).")
+    st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
+    for note in summary_notes(report):
+        st.caption(note)
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
     names = ws.doc_names()
     st.subheader("Per question: where each mode ranked the gold documents")
-    st.caption("One row per question and gold document; a number is the rank at which the mode's ranked evidence "
+    st.caption("Per-question view. One row per question and gold document; a number is the rank at which the mode's ranked evidence "
                "reached that document (1 = first), empty = the mode did not retrieve it.")
     ranks = gold_rank_frame(report.rows, questions, names)
     modes = [c for c in ranks.columns if c not in ("qid", "question", "document")]

@@ -5,6 +5,12 @@
   the per-question view of which gold documents each mode found.
 * ``rows_frame`` — the runner's per-(question, mode) rows with gold documents by name, the number
   of gold documents found and the best and worst rank as numbers (no JSON in cells).
+* ``evidence_frame`` / ``answers_frame`` — the summary, split in two tables that fit the page: the
+  evidence recall per mode (per question, then averaged over the questions with gold documents) and
+  the answers and costs per mode (over the questions with a gold answer). A figure a row has no value
+  for (BM25 builds no answer) is "—", explained by ``summary_notes``; no cell reads ``None``.
+* ``counted_over`` — what the figures count over: questions, questions with gold documents, with a
+  gold answer, and gold documents pooled over the set (the evidence-loss view's unit).
 """
 from __future__ import annotations
 
@@ -51,3 +57,64 @@ def rows_frame(rows: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> p
         if column in frame:
             frame[column] = pd.to_numeric(frame[column], errors="coerce")
     return frame
+
+
+NO_VALUE = "—"
+ANSWER_COLUMNS = (("answer_in_context", "answer in context %"), ("answer_in_answer", "answer in answer %"),
+                  ("answer_in_first_line", "answer in first line %"), ("right_bold", "bold = gold %"),
+                  ("wrong_bold", "bold ≠ gold %"))
+
+
+def _pct(value: Any) -> str:
+    return NO_VALUE if value is None else f"{100 * value:.1f}"
+
+
+def _ms(value: Any) -> str:
+    return NO_VALUE if value is None else f"{value:,.1f}"
+
+
+def counted_over(report: Any) -> dict[str, int]:
+    """questions, with_gold (questions with gold documents), with_answer (with a gold answer) and
+    gold_documents (pooled over the question set, as the evidence-loss view counts)."""
+    modes = [m for m in report.modes if m != "bm25"] or list(report.modes)
+    first = modes[0] if modes else None
+    rows = [r for r in report.rows if r["mode"] == first]
+    return {"questions": report.questions,
+            "with_gold": sum(1 for r in rows if r.get("gold")),
+            "with_answer": sum(1 for r in rows if r.get("answer_in_context") is not None),
+            "gold_documents": sum(len(r.get("gold") or []) for r in rows)}
+
+
+def evidence_frame(report: Any) -> pd.DataFrame:
+    """mode, R@k %, all@k % (strings with one decimal; "—" where a mode has no value)."""
+    rows = []
+    for mode, s in report.modes.items():
+        row = {"mode": mode}
+        row.update({f"R@{k} %": _pct(s["recall@k"][str(k)]) for k in report.ks})
+        row.update({f"all@{k} %": _pct(s["all@k"][str(k)]) for k in report.ks})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def answers_frame(report: Any) -> pd.DataFrame:
+    """mode, the answer rates, context tokens and retrieval latency percentiles."""
+    rows = []
+    for mode, s in report.modes.items():
+        row = {"mode": mode}
+        row.update({label: _pct(s.get(key)) for key, label in ANSWER_COLUMNS})
+        row["context tokens"] = NO_VALUE if s.get("context_tokens") is None else f"{s['context_tokens']:,.0f}"
+        row["p50 ms"] = _ms(s["latency_ms"]["p50"])
+        row["p95 ms"] = _ms(s["latency_ms"]["p95"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summary_notes(report: Any) -> list[str]:
+    """Why a cell is "—"."""
+    notes = []
+    if "bm25" in report.modes:
+        notes.append("bm25 is a lexical reference ranking of chunks: it builds no answer, so its answer columns "
+                     "are “—”.")
+    if any(s.get("answer_in_context") is None for m, s in report.modes.items() if m != "bm25"):
+        notes.append("No question of this set has a gold answer: the answer columns are “—”.")
+    return notes

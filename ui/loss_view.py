@@ -83,6 +83,11 @@ def render_loss(report: Any, names: Mapping[str, str] | None = None) -> None:
         st.info("No question of this set has gold documents, so there is no evidence to follow.")
         return
     k = max(report.ks)
+    questions = len({r["qid"] for r in rows})
+    pooled = sum(len(r["evidence_loss"]) for r in rows if r["mode"] == rows[0]["mode"])
+    st.caption(f"Pooled view: every gold document of the set counts once ({pooled} gold documents from {questions} "
+               "questions), so a question with many gold documents weighs more here than in the per-question "
+               "averages of the summary; the two percentages can differ.")
     st.caption(f"Each gold document's furthest stage in each mode, at k = {k}: never reached by the mode's search, "
                "reached (a source chunk of a retrieved entity, relation or path, or a tree candidate) but not "
                "selected, selected but cut by a token budget, in the context but ranked below k, or found.")
@@ -90,11 +95,12 @@ def render_loss(report: Any, names: Mapping[str, str] | None = None) -> None:
     st.text("\n".join(loss_sentence(mode, c) for mode, c in counts.items()))
     left, right = st.columns(2)
     with left:
-        st.plotly_chart(stage_share_figure(counts, "Gold documents by stage"), key="loss_share_chart")
+        st.plotly_chart(stage_share_figure(counts, "Gold documents by stage (pooled)"), key="loss_share_chart")
     with right:
-        st.plotly_chart(funnel_figure(counts, "Funnel over the question set"), key="loss_funnel_chart")
+        st.plotly_chart(funnel_figure(counts, "Funnel of the pooled gold documents"), key="loss_funnel_chart")
     qids = list(dict.fromkeys(r["qid"] for r in rows))
     qid = st.selectbox("Question", qids, key="loss_question", help="Follow one question's gold documents.")
     if qid:
-        st.plotly_chart(funnel_figure(counts_by_mode(rows, qid), f"Funnel of {html.escape(qid)}"), key="loss_question_funnel")
+        st.plotly_chart(funnel_figure(counts_by_mode(rows, qid), f"Funnel of {html.escape(qid)} (per question)"),
+                        key="loss_question_funnel")
         st.dataframe(question_table(rows, qid, names or {}), hide_index=True, key="loss_question_table")

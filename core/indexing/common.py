@@ -8,7 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
-from core.chunking import chunk_text
+from core.chunking import chunk_document as chunk_for_settings
 from core.types import Cancelled, Chunk, ChunkExtraction, ProgressCallback, ProgressEvent
 from core.workspace import Workspace
 
@@ -72,4 +72,4 @@ def check_cancel(cancel: Optional[threading.Event], done: int, total: int) -> No
 
 
 def chunk_document(ws: Workspace, doc_id: str, text: str) -> list[Chunk]:
-    return chunk_text(doc_id, text, ws.settings.chunk_tokens, ws.settings.chunk_overlap)
+    return chunk_for_settings(doc_id, text, ws.settings)  # short documents: paragraph chunks when set
