@@ -90,6 +90,11 @@ def local_embedder(batch_size: int = 16) -> MiniLMEmbedder:
     return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
 
 
+def local_embedder_loaded() -> bool:
+    """Has this process loaded the local MiniLM model yet?"""
+    return _cached_local_embedder.cache_info().currsize > 0
+
+
 @lru_cache(maxsize=2)
 def _cached_local_embedder(batch_size: int) -> MiniLMEmbedder:
     return MiniLMEmbedder(batch_size=batch_size)

@@ -22,7 +22,8 @@ from core.auth import Role
 from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import import_view, state
 from ui.errors import escape_markdown, show_errors
-from ui.indexing import IndexCall, IndexJob, growth_figure, progress_bars
+from ui.counters import workspace_counts
+from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars
 from ui.llm import session_llm, usage_frame, usage_totals
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
@@ -109,11 +110,12 @@ def job_panel() -> None:
         extractor = f"LLM {job.llm.model}" if job.llm is not None else "spaCy (offline)"
         st.markdown(f"**Indexing {escape_markdown(job.what)}…** ({snap['seconds']:.0f} s, extraction: "
                     f"{escape_markdown(extractor)})")
-        st.caption("The first run also loads the language and embedding models.")
+        if models_to_load(job.ws):
+            st.caption("This run also loads the language and embedding models (once per server start).")
         for step, fraction, text in progress_bars(snap, escape_markdown):
             st.progress(fraction, text=text)
         if snap["status"]:
-            show_counters(st.empty(), snap["status"])
+            show_counters(st.empty(), workspace_counts(job.ws))  # the sidebar reads the same numbers
         if len(snap["points"]) >= 2:
             st.plotly_chart(growth_figure(snap["points"]), key="doc_growth_live")
         if snap["usage"]:
@@ -262,6 +264,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
             with show_errors("Delete failed") as guard, st.spinner("Deleting…"):
                 stats = api.delete(state.principal(), ws, list(chosen))
             if not guard.failed:
+                state.note_own_write(ws)  # our own change: no "changed outside this page" notice
                 st.session_state["doc_last_deleted"] = (len(chosen), stats)
                 st.rerun()
     with right:
@@ -282,7 +285,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
 
 def growth_section(ws: Any) -> None:
     points = st.session_state.get(growth_key(), [])
-    show_counters(st.empty(), api.status(state.principal(), ws))
+    show_counters(st.empty(), workspace_counts(ws))
     if len(points) >= 2:
         st.plotly_chart(growth_figure(points), key="doc_growth_chart")
     else:

@@ -82,6 +82,121 @@ def test_progress_bars_mark_earlier_steps_done_and_escape_messages():
     snap = {"events": events, "n_calls": 1, "calls_finished": 0, "docs_before": 0}
     bars = progress_bars(snap, escape=lambda s: s.replace("*", "\\*"))
     assert [b[0] for b in bars] == ["index", "extract", "tree"]
-    assert bars[0][2] == "Documents: 0 indexed — starting…"
+    assert bars[0][2] == "Documents: 0 indexed — summary tree…"  # what the first document is at, not "starting"
     assert bars[1] == ("extract", 1.0, "Extract (spaCy / LLM): done")
     assert bars[2] == ("tree", 0.0, "Summary tree (0/2) summary \\*tree\\*")
+
+
+def test_starting_only_before_any_step_and_embedding_named_while_it_runs():
+    snap = {"events": {"index": ProgressEvent("index", 0, 1, "1 document(s) to index")}, "n_calls": 1,
+            "calls_finished": 0, "docs_before": 0}
+    assert progress_bars(snap)[0][2] == "Documents: 0 indexed — starting…"
+    snap["events"]["embed"] = ProgressEvent("embed", 10, 40, "embedding")
+    assert progress_bars(snap)[0][2] == "Documents: 0 indexed — embed and store vectors…"
+
+
+def test_counters_are_recorded_during_a_long_first_document(monkeypatch):
+    import ui.indexing as indexing
+
+    monkeypatch.setattr(indexing, "STATUS_EVERY_S", 0.0)
+    ws = FakeWorkspace()
+    seen = []
+
+    def call(progress, *, report: IndexReport, llm, cancel) -> IndexReport:
+        progress(ProgressEvent("index", 0, 1, "1 document(s) to index"))
+        ws.processed = 5  # e.g. rows written by the first batch before its document finishes
+        progress(ProgressEvent("embed", 1, 2, "embedding"))
+        seen.append(job.snapshot()["status"]["processed"])
+        return report
+
+    job = IndexJob(ws, [call], "1 file")
+    job.start()
+    assert job.join(30) and job.state == "done", job.error_traceback
+    assert seen == [5]
+
+
+def test_the_model_loading_note_is_true_only_until_the_models_are_loaded(monkeypatch):
+    import core.embeddings as embeddings
+    import core.extraction.nlp as nlp
+    from ui.indexing import models_to_load
+
+    class Settings:
+        embedder = "local-minilm"
+
+    class Ws:
+        settings = Settings()
+
+    monkeypatch.setattr(nlp, "_NLP", None)
+    assert models_to_load(Ws())
+    monkeypatch.setattr(nlp, "_NLP", object())
+    monkeypatch.setattr(embeddings, "local_embedder_loaded", lambda: True)
+    assert not models_to_load(Ws())
+    monkeypatch.setattr(embeddings, "local_embedder_loaded", lambda: False)
+    assert models_to_load(Ws())
+    Settings.embedder = "openai"
+    assert not models_to_load(Ws())  # a remote embedder loads no local model
+
+
+def test_own_job_does_not_raise_the_changed_outside_notice(tmp_path):
+    from core.workspace import Workspace
+    from ui import state
+
+    ws = Workspace(tmp_path / "ws")
+    try:
+        state.follow_generation(ws)  # first sight: remembered
+        before = ws.generation()
+
+        def call(progress, *, report: IndexReport, llm, cancel) -> IndexReport:
+            with ws.writer():
+                ws.bump_generation()
+                ws.store.conn.commit()
+            return report
+
+        job = IndexJob(ws, [call], "probe").start()
+        assert job.join(30) and job.state == "done", job.error_traceback
+        assert ws.generation() == before + 1
+        assert state.follow_generation(ws) is None  # this process wrote it: no notice
+        with ws.writer():  # a write this process's jobs did not make (as the CLI's would look)
+            ws.bump_generation()
+            ws.store.conn.commit()
+        assert "changed outside this page" in (state.follow_generation(ws) or "")
+    finally:
+        ws.close()
+
+
+def test_sidebar_and_documents_page_read_the_same_counters_while_a_job_runs(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from core.workspace import Workspace
+
+    root = str(Path(__file__).resolve().parent.parent)
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("RAGSCOPE_WORKSPACE", raising=False)
+    Workspace(tmp_path / "w").close()
+    at = AppTest.from_string(f"""
+import sys
+sys.path.insert(0, {root!r})
+import streamlit as st
+from ui import state
+from ui.counters import workspace_counts
+from ui.sidebar import render_sidebar
+
+class Job:  # a running job whose last recorded counts differ from the (empty) database
+    running = True
+    ws = state.workspace()
+    def snapshot(self):
+        return {{"status": {{"processed": 3, "chunks": 9, "entities": 68, "relations": 156, "tree_nodes": 2,
+                            "failed": 0, "pending": 1}}}}
+
+st.session_state["doc_job"] = Job()
+render_sidebar()
+st.text("page: " + str(workspace_counts(state.workspace())["entities"]))
+""", default_timeout=120)
+    at.session_state["workspace_name"] = "w"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.sidebar.metric}
+    assert (metrics["Chunks"], metrics["Entities"], metrics["Relations"]) == ("9", "68", "156")
+    assert [t.value for t in at.text if t.value.startswith("page:")] == ["page: 68"]

@@ -27,6 +27,7 @@ STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Mer
 IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
 _ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it
 _ACTIVE_LOCK = threading.Lock()
+STATUS_EVERY_S = 2.0  # the job re-reads the workspace counters at most this often between documents
 
 
 def active_paths() -> set[str]:
@@ -64,6 +65,7 @@ class IndexJob:
         self._call_done = 0
         self._points = list(points or [])
         self._status: dict[str, Any] = {}
+        self._status_at = 0.0
         self._thread = threading.Thread(target=self._run, name="ragscope-index", daemon=True)
         self.started_at = 0.0
         self._key = str(getattr(ws, "path", id(ws)))  # the workspace's entry in the active-jobs registry
@@ -106,15 +108,18 @@ class IndexJob:
 
     # --- the job's thread ----------------------------------------------------------------------
     def progress(self, event: ProgressEvent) -> None:
-        """The progress callback handed to the pipeline (runs on the job's thread)."""
+        """The progress callback handed to the pipeline (runs on the job's thread). It only records:
+        the counters are re-read after each document and at most every ``STATUS_EVERY_S`` seconds
+        otherwise, so they move during a long first document without querying on every event."""
         with self._lock:
             self._events[event.step] = event
             if event.step == "index":
                 self._call_done = event.done
-        if event.step == "index" and event.done:
+        if (event.step == "index" and event.done) or time.perf_counter() - self._status_at >= STATUS_EVERY_S:
             self._record_status()
 
     def _record_status(self) -> None:
+        self._status_at = time.perf_counter()
         status = self.ws.status()
         point = snapshot_point(status)
         with self._lock:
@@ -151,6 +156,9 @@ class IndexJob:
         finally:
             try:
                 self._record_status()
+                from ui.state import note_own_write
+
+                note_own_write(self.ws)  # this process's own write: no "changed outside this page" notice
             except Exception:  # noqa: BLE001 - the workspace may have been closed meanwhile
                 pass
             usage = self.llm.snapshot() if self.llm is not None else {}
@@ -182,7 +190,9 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             call_done = int(snap.get("call_done", event.done))
             within = call_done / event.total if event.total else 0.0
             overall = min((snap["calls_finished"] + within) / n_calls, 1.0)
-            last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else " — starting…"
+            started = [s for s in order if s in events and s not in ("index", "repair")]
+            now = f" — {STEPS[started[-1]].lower()}…" if started else " — starting…"  # the first document's step
+            last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else now
             where = f" (call {min(snap['calls_finished'] + 1, n_calls)} of {n_calls})" if n_calls > 1 else ""
             bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done} indexed{where}{last}"))
         elif step != "repair" and order.index(step) < current:
@@ -192,6 +202,16 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             suffix = f" ({event.done}/{event.total})" if event.total else ""
             bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
     return bars
+
+
+def models_to_load(ws: Any) -> bool:
+    """Will this job still have to load the spaCy pipeline or the local embedding model (once per server
+    process)? Then the page says so; once they are loaded it does not."""
+    from core.embeddings import local_embedder_loaded
+    from core.extraction.nlp import nlp_loaded
+
+    local = getattr(getattr(ws, "settings", None), "embedder", "local-minilm") == "local-minilm"
+    return not nlp_loaded() or (local and not local_embedder_loaded())
 
 
 def growth_figure(points: list[dict[str, int]]) -> go.Figure:

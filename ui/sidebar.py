@@ -113,7 +113,9 @@ def provider_line(settings: Any, has_key: bool) -> str:
 
 
 def _counts(ws: Any, live: bool = False) -> None:
-    status = api.status(state.principal(), ws) if live else _cached_status(str(ws.path), ws.generation(), ws)
+    from ui.counters import workspace_counts
+
+    status = workspace_counts(ws)  # the same numbers as the Documents page at the same moment
     left, right = st.columns(2)
     left.metric("Documents", status["processed"], help="Indexed documents (as on the Documents page); documents "
                 "waiting to be indexed are counted below, failed ones under Failed.")

@@ -222,6 +222,13 @@ def follow_generation(ws: Workspace) -> Optional[str]:
     return notice
 
 
+def note_own_write(ws: Workspace) -> None:
+    """This process wrote ``ws`` through its shared store (an indexing job, a delete): its vectors are
+    current, so the generation it reached is not a change "outside this page"."""
+    with _SEEN_LOCK:
+        _SEEN[str(ws.path)] = ws.generation()
+
+
 def generation_notice() -> Optional[str]:
     """The last generation notice of this session (shown once, then cleared)."""
     return st.session_state.pop(NOTICE_KEY, None)

@@ -39,6 +39,11 @@ _POSSESSIVE = re.compile(r"\s*['’]s$")
 _LEADING_THE = re.compile(r"^the\s+", re.IGNORECASE)
 
 
+def nlp_loaded() -> bool:
+    """Has this process loaded the spaCy pipeline yet (the first indexing run pays for it)?"""
+    return _NLP is not None
+
+
 def load_nlp() -> Any:
     """Return the process-wide spaCy pipeline (loaded on first use, thread-safe)."""
     global _NLP

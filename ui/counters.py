@@ -1,0 +1,41 @@
+"""One source for the workspace counters the sidebar and the Documents page show.
+
+While this session's indexing job runs on the workspace, both read the job's last recorded status
+(``IndexJob.snapshot()["status"]``, recorded by the job thread every few seconds and after every
+document), so at any moment they show the same numbers; otherwise both read ``Workspace.status()``
+cached per workspace path and generation (it moves after every write), read through ``core.api.status``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+JOB_KEY = "doc_job"  # the Documents page's job in the session (pages/documents.py uses the same key)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
+    from core import api
+    from ui import state
+
+    return api.status(state.principal(), _ws)
+
+
+def running_job(ws: Any) -> Any:
+    """This session's running indexing job on ``ws`` (None when there is none)."""
+    job = st.session_state.get(JOB_KEY)
+    if job is None or not getattr(job, "running", False):
+        return None
+    same = str(getattr(getattr(job, "ws", None), "path", "")) == str(getattr(ws, "path", ""))
+    return job if same and hasattr(job, "snapshot") else None
+
+
+def workspace_counts(ws: Any) -> dict[str, Any]:
+    """The counters of ``ws`` as this session shows them (see the module docstring)."""
+    job = running_job(ws)
+    if job is not None:
+        status = job.snapshot()["status"]
+        if status:
+            return status
+    return _status(str(ws.path), ws.generation(), ws)
