@@ -4,8 +4,9 @@ Inspect's per-mode parameter overrides.
 The field's type picks the widget: a ``Literal`` a select box, ``bool`` a checkbox, ``int`` and
 ``float`` a number input bounded by the field's ``ge``/``gt``/``le``/``lt`` constraints
 (``core.settings.field_bounds``), a ``list`` a multiselect (entity types, new ones allowed), anything
-else a text input. A float bounded on both sides (a fraction such as α, θ or a cosine) steps by
-``fine_step`` and shows three decimals; an open-ended float (a timeout, a size in MB) steps by 1.
+else a text input. A float whose range spans at most ``FRACTION_SPAN`` (a fraction such as α, θ, a cosine
+or the temperature) steps by ``fine_step`` and shows three decimals; a wider float (a timeout, a size in
+MB) steps by 1.
 
 With ``enforce_bounds`` (Inspect) the browser keeps a number within those bounds; without it (the
 Settings page) any number reaches the script, where ``core.settings.validate_settings`` refuses one
@@ -27,11 +28,16 @@ import streamlit as st
 from core.settings import DEFAULT_ENTITY_TYPES, Settings, field_bounds
 from ui.settings_labels import label_for
 
-FINE_STEP = 0.05  # +/- step of a float bounded on both sides (the Settings page's)
+FINE_STEP = 0.05  # +/- step of a fraction-like float (the Settings page's)
+FRACTION_SPAN = 2.0  # a float whose allowed range is at most this wide steps finely
 
 
 def _float_or_none(bound: Optional[float]) -> Optional[float]:
     return float(bound) if bound is not None else None
+
+
+def _is_fraction(low: Optional[float], high: Optional[float]) -> bool:
+    return low is not None and high is not None and high - low <= FRACTION_SPAN
 
 
 def range_text(field: str) -> str:
@@ -48,7 +54,7 @@ def _number_widget(field: str, annotation: type, current: Any, key: str, label: 
     help_ = f"{help_ or ''} Allowed: {range_text(field)}.".strip()
     low, high = field_bounds(field)
     if not enforce_bounds:
-        fraction = annotation is float and low is not None and high is not None
+        fraction = annotation is float and _is_fraction(low, high)
         low = high = None
         if fraction:
             return st.number_input(label, value=_float_or_none(current), step=fine_step, format="%.3f", key=key,
@@ -56,7 +62,7 @@ def _number_widget(field: str, annotation: type, current: Any, key: str, label: 
     if annotation is int:
         return st.number_input(label, value=current, min_value=low, max_value=high, step=1, key=key, help=help_)
     low, high, current = _float_or_none(low), _float_or_none(high), _float_or_none(current)
-    if low is not None and high is not None:  # a fraction: fine steps, three decimals
+    if _is_fraction(low, high):  # a fraction: fine steps, three decimals
         return st.number_input(label, value=current, min_value=low, max_value=high, step=fine_step, format="%.3f",
                                key=key, help=help_)
     return st.number_input(label, value=current, min_value=low, max_value=high, step=1.0, key=key, help=help_)
