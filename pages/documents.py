@@ -23,7 +23,7 @@ from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import import_view, state
 from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
-from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars
+from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
@@ -299,6 +299,10 @@ def main() -> None:
                "and embedded — incrementally. Document text is treated as untrusted and shown as plain text.")
     ws = state.workspace()
     job: IndexJob | None = st.session_state.get(JOB_KEY)
+    if job is None:  # a reload starts a new session: reattach to the job still running on this workspace
+        job = running_job_on(str(ws.path))
+        if job is not None:
+            st.session_state[JOB_KEY] = job
     if job is not None and not job.running:
         finish_job(job)
         job = None

@@ -200,3 +200,35 @@ st.text("page: " + str(workspace_counts(state.workspace())["entities"]))
     metrics = {m.label: m.value for m in at.sidebar.metric}
     assert (metrics["Chunks"], metrics["Entities"], metrics["Relations"]) == ("9", "68", "156")
     assert [t.value for t in at.text if t.value.startswith("page:")] == ["page: 68"]
+
+
+def test_a_reloaded_documents_page_reattaches_to_the_running_job(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from core.workspace import Workspace
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(tmp_path))
+    monkeypatch.delenv("RAGSCOPE_WORKSPACE", raising=False)
+    ws = Workspace(tmp_path / "default")
+    release = threading.Event()
+
+    def call(progress, *, report: IndexReport, llm, cancel) -> IndexReport:
+        progress(ProgressEvent("index", 0, 1, "1 document(s) to index"))
+        release.wait(60)
+        return report
+
+    job = IndexJob(ws, [call], "1 file(s)").start()
+    try:
+        at = AppTest.from_file(str(root / "pages" / "documents.py"), default_timeout=120)  # a new session
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.session_state["doc_job"] is job
+        assert [b.label for b in at.button if b.key == "doc_cancel"] == ["Cancel"]
+        assert any("**Indexing 1 file" in m.value for m in at.markdown)
+    finally:
+        release.set()
+        assert job.join(30)
+        ws.close()

@@ -6,6 +6,9 @@ sets the LLM client's cancel event: calls in flight finish (and are cached), no 
 the unfinished documents stay 'pending' and the job ends as 'cancelled' (see ``core.types.Cancelled``).
 Without an LLM the same event stops the job between batches and between calls.
 
+A running job is also registered per workspace path (``running_job_on``): after a reload (a new
+browser session) the Documents page reattaches to it instead of losing its progress and Cancel button.
+
 This module never calls Streamlit (``growth_figure`` only builds a plotly figure): Streamlit
 elements belong to the script thread, so the job only records events, counters and growth points,
 and the page renders them.
@@ -28,6 +31,17 @@ IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel)
 _ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it
 _ACTIVE_LOCK = threading.Lock()
 STATUS_EVERY_S = 2.0  # the job re-reads the workspace counters at most this often between documents
+
+
+_RUNNING: dict[str, "IndexJob"] = {}  # workspace path -> the job of this process running on it (for a reload)
+
+
+def running_job_on(path: str) -> Optional["IndexJob"]:
+    """The job this process is running on the workspace at ``path``, if any: a reloaded page (a new
+    browser session) reattaches to it and shows its progress and Cancel button."""
+    with _ACTIVE_LOCK:
+        job = _RUNNING.get(str(path))
+    return job if job is not None and job.running else None
 
 
 def active_paths() -> set[str]:
@@ -76,6 +90,7 @@ class IndexJob:
         self.state = "running"
         with _ACTIVE_LOCK:
             _ACTIVE[self._key] = _ACTIVE.get(self._key, 0) + 1
+            _RUNNING[self._key] = self
         self._record_status()
         self._thread.start()
         return self
@@ -170,6 +185,8 @@ class IndexJob:
                 self.state = state
             with _ACTIVE_LOCK:
                 _ACTIVE[self._key] = max(_ACTIVE.get(self._key, 1) - 1, 0)
+                if _RUNNING.get(self._key) is self:
+                    del _RUNNING[self._key]
 
 
 def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> list[tuple[str, float, str]]:
