@@ -216,7 +216,7 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             bars.append((step, 1.0, f"{label}: done"))
         else:
             fraction = 1.0 if event.total <= 0 else min(event.done / event.total, 1.0)
-            suffix = f" ({event.done}/{event.total})" if event.total else ""
+            suffix = f" ({event.done:,}/{event.total:,})" if event.total else ""
             bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
     return bars
 

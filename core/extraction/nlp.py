@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
@@ -179,11 +179,13 @@ def paragraphs(text: str) -> list[str]:
 
 
 def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1,
-                titles: Optional[list[Optional[str]]] = None) -> list[Any]:
+                titles: Optional[list[Optional[str]]] = None,
+                on_parsed: Optional[Callable[[int, int], None]] = None) -> list[Any]:
     """One ``Doc`` per text, each paragraph parsed on its own (no sentence or entity crosses a blank
     line), joined back into one Doc whose text is the input text. ``titles[i]``, when given, is the
     document title that text ``i`` starts with (a JSONL corpus's "title\ntext"): it names an entity
-    even when the text never repeats it."""
+    even when the text never repeats it. ``on_parsed(done, total)`` is called with the characters
+    parsed after each paragraph."""
     from spacy.tokens import Doc as SpacyDoc
 
     nlp = load_nlp()
@@ -191,8 +193,14 @@ def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1,
     flat = [p for ps in pieces for p in ps]
     docs = iter(nlp.pipe(flat, batch_size=max(1, batch_size), n_process=n_process))
     out = []
+    total_chars, done_chars = sum(len(t) for t in texts), 0
     for index, ps in enumerate(pieces):
-        parts = [next(docs) for _ in ps]
+        parts = []
+        for piece in ps:
+            parts.append(next(docs))
+            done_chars += len(piece)
+            if on_parsed is not None:
+                on_parsed(done_chars, total_chars)  # characters parsed so far (the indexing progress)
         for part, piece in zip(parts, ps):
             if len(ps) > 1 and is_title(piece):
                 drop_heading_entities(part, "".join(p for p in ps if p is not piece))

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import combinations
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 from spacy.attrs import HEAD, IS_STOP, LEMMA, POS
@@ -369,7 +369,7 @@ def prepare_text(text: Optional[str], limit: Optional[int] = None) -> tuple[str,
 
 def extract_chunks(
     texts: list[str], entity_types: list[str], batch_size: int = 32, n_process: int = 1,
-    titles: Optional[list[Optional[str]]] = None,
+    titles: Optional[list[Optional[str]]] = None, on_parsed: Optional[Callable[[int, int], None]] = None,
 ) -> list[ChunkExtraction]:
     """Parse each chunk once (``nlp.pipe``) and return one ``ChunkExtraction`` per text, in order.
 
@@ -382,5 +382,6 @@ def extract_chunks(
     prepared = [prepare_text(plain_text(t)) for t in texts]
     workers = n_process if n_process > 1 and len(texts) >= 4 * batch_size else 1
     docs = parse_texts([t for t, _ in prepared], batch_size=batch_size, n_process=workers,
-                       titles=[plain_text(t) if t else None for t in titles] if titles else None)
+                       titles=[plain_text(t) if t else None for t in titles] if titles else None,
+                       on_parsed=on_parsed)
     return [extract_doc(doc, entity_types, notes) for doc, (_, notes) in zip(docs, prepared)]

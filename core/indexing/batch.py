@@ -7,7 +7,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -59,15 +59,19 @@ def dropped_by_document(chunks: list[Chunk], extractions: list, extractor: str) 
     return out
 
 
-def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[str, str]) -> list:
+def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[str, str],
+                        on_parsed: Optional[Callable[[int, int], None]] = None) -> list:
     """Run the extractor, telling it which texts start with their document's title (a JSONL corpus
-    indexes "title\ntext"; the title names the document's main entity) when it accepts ``titles``."""
+    indexes "title\ntext"; the title names the document's main entity) when it accepts ``titles``,
+    and handing it ``on_parsed(characters done, total)`` when it accepts that (the progress bar)."""
     texts = [c.text for c in chunks]
-    if "titles" not in inspect.signature(extractor.extract).parameters:
-        return extractor.extract(texts)
+    accepted = inspect.signature(extractor.extract).parameters
+    extra = {"on_parsed": on_parsed} if on_parsed is not None and "on_parsed" in accepted else {}
+    if "titles" not in accepted:
+        return extractor.extract(texts, **extra)
     titles = [names.get(c.doc_id) if c.order == 0 and names.get(c.doc_id)
               and c.text.lstrip().startswith(names[c.doc_id].strip() + "\n") else None for c in chunks]
-    return extractor.extract(texts, titles=titles)
+    return extractor.extract(texts, titles=titles, **extra)
 
 
 @dataclass
@@ -136,8 +140,11 @@ class BatchIndexer:
         timings = {"chunk": time.perf_counter() - t}
         t = time.perf_counter()
         try:
-            extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in docs}) \
-                if all_chunks else []
+            def parsed(done: int, total: int) -> None:
+                self._emit("extract", done, total, "characters parsed")
+
+            extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in docs},
+                                              parsed) if all_chunks else []
         except BaseException:
             chunk_vectors.cancel()
             raise

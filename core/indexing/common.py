@@ -6,7 +6,7 @@ import hashlib
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import Callable, Optional, Protocol
 
 from core.chunking import chunk_document as chunk_for_settings
 from core.types import Cancelled, Chunk, ChunkExtraction, ProgressCallback, ProgressEvent
@@ -31,10 +31,11 @@ class SpacyExtractor:
     def __init__(self, entity_types: list[str]) -> None:
         self.entity_types = entity_types
 
-    def extract(self, texts: list[str], titles: Optional[list[Optional[str]]] = None) -> list[ChunkExtraction]:
+    def extract(self, texts: list[str], titles: Optional[list[Optional[str]]] = None,
+                on_parsed: Optional[Callable[[int, int], None]] = None) -> list[ChunkExtraction]:
         from core.extraction.spacy_extract import extract_chunks
 
-        return extract_chunks(texts, self.entity_types, batch_size=64, titles=titles)
+        return extract_chunks(texts, self.entity_types, batch_size=64, titles=titles, on_parsed=on_parsed)
 
 
 @dataclass
