@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Mapping, Optional
 
 from urllib.parse import urlparse
 
@@ -234,7 +234,7 @@ def _bounds_text(field: str) -> str:
     return f"at least {low_text}" if low is not None else f"at most {high_text}"
 
 
-def _field_message(field: str, error: dict) -> str:
+def _field_message(field: str, error: Mapping[str, Any]) -> str:
     """One pydantic field error in the Settings page's words."""
     kind = error.get("type", "")
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):

@@ -333,7 +333,7 @@ def test_settings_labels_are_human_and_keep_help(data_dir):
     labels = {n.label for n in at.number_input}
     assert "Request timeout (seconds)" in labels and "llm timeout s" not in labels
     timeout = next(n for n in at.number_input if n.label == "Request timeout (seconds)")
-    assert timeout.help == Settings.field_help()["llm_timeout_s"]
+    assert timeout.help == Settings.field_help()["llm_timeout_s"] + " Allowed: 0 – 3,600."  # the range, also inline
 
 
 def test_tree_labels_name_documents_and_chunks(data_dir):
