@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from core.auth import Principal, Role, requires
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
-from core.loaders import load_bytes
+from core.loaders import ParseLimits, load_uploads
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import parse_modes, retrieve
 from core.settings import Settings
@@ -70,13 +70,8 @@ def index_uploads(principal: Principal, ws: Workspace, files: Iterable[tuple[str
                   **options: Any) -> IndexReport:
     """Index uploaded files (name, bytes); bad files become failed documents with a reason.
     ``options``: ``llm``, ``cancel``, ``report`` and ``wait`` of ``index_sources``."""
-    sources: list[SourceDocument] = []
-    failures: list[LoadFailure] = []
-    max_bytes = int(ws.settings.max_document_mb * 2**20)
-    for name, data in files:
-        docs, fails = load_bytes(name, data, max_bytes=max_bytes)
-        sources += docs
-        failures += fails
+    sources, failures = load_uploads(files, int(ws.settings.max_document_mb * 2**20),
+                                     ParseLimits.from_settings(ws.settings))  # bounded: core.parsing
     return index_sources(principal, ws, sources, failures, progress, **options)
 
 

@@ -104,6 +104,16 @@ class Settings(BaseModel):
     gleaning_passes: int = Field(1, ge=0, le=5, description="Extra LLM extraction passes asking for missed entities (LightRAG: 1).")
     max_document_mb: float = Field(50.0, gt=0, le=2048, description="Documents larger than this are refused with a clear message.")
 
+    # --- bounded parsing (core/parsing; issue 20) --------------------------------------------
+    max_document_pages: int = Field(2000, ge=1, le=100_000, description="A PDF with more pages than this is refused before its text is read.")
+    max_document_chars: int = Field(20_000_000, ge=1_000, le=500_000_000, description="Text extraction stops and the file is refused once it yields more characters than this (per document; per line of a JSONL corpus).")
+    max_archive_uncompressed_mb: float = Field(256.0, gt=0, le=10_000, description="Compressed content (a DOCX's zip members, a PDF's page content streams) that expands past this many MB is refused before it is parsed.")
+    max_archive_ratio: float = Field(100.0, ge=1, le=10_000, description="Compressed content that expands more than this many times the file's size is refused before it is parsed (ordinary documents stay under 20x).")
+    parse_cpu_seconds: int = Field(120, ge=1, le=3_600, description="CPU time one PDF, DOCX or HTML file may take in the parsing worker process; past it the worker is stopped and the file fails alone.")
+    parse_memory_mb: int = Field(2048, ge=256, le=65_536, description="Address space of the parsing worker process, in MB; a file needing more fails alone.")
+    parse_timeout_s: float = Field(300.0, gt=0, le=7_200, description="Wall-clock time one file may take in the parsing worker, in seconds; past it the worker is stopped and the file fails alone.")
+    # --- end of bounded parsing ----------------------------------------------------------------
+
     # --- retrieval: naive / LightRAG -------------------------------------------------------
     naive_top_k: int = Field(10, ge=1, le=200, description="naive: chunks returned by the dense search.")
     lightrag_top_k: int = Field(40, ge=1, le=500, description="local/global: entities (local) or relations (global) retrieved (LightRAG: 40).")

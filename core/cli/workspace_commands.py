@@ -35,12 +35,13 @@ def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., A
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from core.loaders import load_paths
+    from core.loaders import ParseLimits, load_paths
     from core.indexing.pipeline import IndexReport
 
     started = time.perf_counter()
     ws = open_workspace(args)
-    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20))
+    sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20),
+                                  limits=ParseLimits.from_settings(ws.settings))
     report = IndexReport()
     cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures, report=report,
                                                                             **options))

@@ -1,0 +1,76 @@
+"""The per-file parsing limits and the message a file over one of them gets.
+
+``ParseLimits`` mirrors the settings of the same names (``core.settings.Settings``); the defaults
+here equal the settings' defaults so that a caller without settings (a script, a test) is bounded
+too. A loader that finds a file over a cap raises ``LimitExceeded``; the loader entry point turns it
+into the file's ``LoadFailure``, so one hostile file fails alone and the batch goes on.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import RAGScopeError
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """Caps checked while a file is parsed (see the settings of the same names for their meaning)."""
+
+    max_document_pages: int = 2000
+    max_document_chars: int = 20_000_000
+    max_archive_uncompressed_mb: float = 256.0
+    max_archive_ratio: float = 100.0
+    parse_cpu_seconds: int = 120
+    parse_memory_mb: int = 2048
+    parse_timeout_s: float = 300.0
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "ParseLimits":
+        """The limits of a ``Settings`` object (fields it lacks keep their defaults)."""
+        names = cls.__dataclass_fields__
+        return cls(**{name: getattr(settings, name) for name in names if hasattr(settings, name)})
+
+    @property
+    def max_archive_uncompressed_bytes(self) -> int:
+        return int(self.max_archive_uncompressed_mb * 2**20)
+
+
+class LimitExceeded(RAGScopeError, ValueError):
+    """A file is over one of the parsing limits; the message names the limit and the setting."""
+
+    def __init__(self, what: str, setting: str) -> None:
+        super().__init__(f"{what}; raise `{setting}` in Settings if the file is genuine")
+        self.setting = setting
+
+
+def number(value: float) -> str:
+    """``2000`` -> ``2,000``; ``2.5`` -> ``2.5`` (limits read as people write them)."""
+    return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.1f}"
+
+
+def check_pages(n_pages: int, limits: ParseLimits) -> None:
+    """Refuse a document with more pages than ``max_document_pages``."""
+    if n_pages > limits.max_document_pages:
+        raise LimitExceeded(f"the document has {number(n_pages)} pages, over the "
+                            f"{number(limits.max_document_pages)}-page limit", "max_document_pages")
+
+
+def check_chars(n_chars: int, limits: ParseLimits, where: str = "") -> None:
+    """Refuse once the text extracted so far is longer than ``max_document_chars``."""
+    if n_chars > limits.max_document_chars:
+        raise LimitExceeded(f"the extracted text exceeds the {number(limits.max_document_chars)}-character limit"
+                            f"{f' ({where})' if where else ''}", "max_document_chars")
+
+
+def check_expansion(expanded: int, compressed: int, limits: ParseLimits, what: str) -> None:
+    """Refuse compressed content that expands past ``max_archive_uncompressed_mb`` or more than
+    ``max_archive_ratio`` times the file's size (``what`` says what expands, for the message)."""
+    megabytes = expanded / 2**20
+    if expanded > limits.max_archive_uncompressed_bytes:
+        raise LimitExceeded(f"{what} expand to {number(round(megabytes))} MB, over the "
+                            f"{number(limits.max_archive_uncompressed_mb)} MB limit", "max_archive_uncompressed_mb")
+    ratio = expanded / max(1, compressed)
+    if ratio > limits.max_archive_ratio:
+        raise LimitExceeded(f"{what} expand to {number(round(ratio))} times the file's size, over the "
+                            f"{number(limits.max_archive_ratio)}× limit", "max_archive_ratio")

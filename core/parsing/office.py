@@ -1,0 +1,74 @@
+"""DOCX files: paragraphs and table rows in document order, with the archive checked first.
+
+A DOCX is a zip archive. Before any XML is read, the zip's central directory (a few bytes per
+member) gives every member's uncompressed size: their sum is checked against
+``max_archive_uncompressed_mb`` and its ratio to the file's size against ``max_archive_ratio``.
+The declared sizes can be trusted as an upper bound: Python's ``zipfile`` stops a member at its
+declared size and fails its CRC check if the data goes on. The characters collected are checked
+against ``max_document_chars`` as paragraphs are appended.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+
+import docx
+from docx.table import Table
+from docx.text.paragraph import Paragraph
+
+from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion
+from core.parsing.text import Result, document, fail, short
+
+MAX_TABLE_DEPTH = 5  # tables nested in cells
+
+
+def check_archive(data: bytes, limits: ParseLimits, what: str = "the archive's members") -> None:
+    """Refuse a zip whose members expand past the size or ratio caps (reads the directory only)."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        expanded = sum(max(0, info.file_size) for info in archive.infolist())
+    check_expansion(expanded, len(data), limits, what)
+
+
+class _Collector:
+    """Texts in order, with the running character count checked against the cap."""
+
+    def __init__(self, limits: ParseLimits) -> None:
+        self.parts: list[str] = []
+        self.chars = 0
+        self.limits = limits
+
+    def add(self, text: str) -> None:
+        self.chars += len(text) + 2
+        check_chars(self.chars, self.limits)
+        self.parts.append(text)
+
+
+def _docx_blocks(container: object, out: _Collector, depth: int = 0) -> None:
+    """Paragraph texts and table rows (cells joined by `` | ``) in document order."""
+    for item in container.iter_inner_content():  # type: ignore[attr-defined]
+        if isinstance(item, Paragraph):
+            text = item.text
+            if text.strip():
+                out.add(text)
+        elif isinstance(item, Table) and depth < MAX_TABLE_DEPTH:
+            for row in item.rows:
+                cells: list[str] = []
+                for cell in {id(cell._tc): cell for cell in row.cells}.values():  # merged cells repeat
+                    inner = _Collector(out.limits)
+                    _docx_blocks(cell, inner, depth + 1)
+                    cells.append(" ".join(part.strip() for part in inner.parts if part.strip()))
+                if any(cells):
+                    out.add(" | ".join(cell for cell in cells if cell))
+
+
+def load_docx(name: str, data: bytes, limits: ParseLimits) -> Result:
+    """A Word document's text, or a failure (not a DOCX, over a cap)."""
+    try:
+        check_archive(data, limits, "the DOCX's zip members")
+        collected = _Collector(limits)
+        _docx_blocks(docx.Document(io.BytesIO(data)), collected)
+    except (LimitExceeded, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001
+        return fail(name, f"could not read the DOCX: {short(exc)}")
+    return document(name, "\n\n".join(collected.parts), limits)
