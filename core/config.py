@@ -48,8 +48,10 @@ def _env(name: str) -> str:
 
 
 def data_dir() -> Path:
-    """The folder holding the workspaces (not created here)."""
-    return Path(_env("RAGSCOPE_DATA_DIR") or DEFAULT_DATA_DIR)
+    """The folder holding the workspaces, created owner-only (0700) when it does not exist yet."""
+    folder = Path(_env("RAGSCOPE_DATA_DIR") or DEFAULT_DATA_DIR)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # documents and indexes: nobody else's to read
+    return folder
 
 
 WORKSPACE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -25,6 +25,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
+from ui.escape import md
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
 POLL_S = 1.0  # seconds between redraws of a running job's progress
@@ -167,7 +168,7 @@ def input_section(ws: Any) -> None:
         st.button("Index pasted text", key="doc_paste_index", on_click=_stash_paste)
         error = st.session_state.pop("doc_paste_error", None)
         if error:
-            st.warning(error)
+            st.warning(md(error))
         job = st.session_state.pop("doc_paste_job", None)
         if job:
             name, text = job
@@ -185,7 +186,7 @@ def usage_section(report: dict[str, Any]) -> None:
     chunks = int(report.get("chunks") or 0)
     per_chunk = (f" For {chunks} chunk(s): {t['calls'] / chunks:.1f} call(s), {t['prompt_tokens'] / chunks:,.0f} "
                  f"prompt and {t['completion_tokens'] / chunks:,.0f} completion tokens per chunk.") if chunks else ""
-    st.caption(f"LLM {report.get('model', '')}: {t['calls']} call(s), {t['cached']} answered from the cache, "
+    st.caption(f"LLM {md(report.get('model', ''))}: {t['calls']} call(s), {t['cached']} answered from the cache, "
                f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens.{per_chunk}")
     st.dataframe(usage_frame(usage), hide_index=True, key="doc_llm_usage")
 

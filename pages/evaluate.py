@@ -35,6 +35,7 @@ from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_ra
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
+from ui.escape import md
 
 SAMPLE_QUESTIONS = Path(ROOT) / "data" / "sample_questions.jsonl"
 SHARED_DATA = Path(ROOT).parent / "shared" / "data"
@@ -103,7 +104,7 @@ def main() -> None:
         bar = st.progress(0.0, text="Starting…")
 
         def progress(event: ProgressEvent) -> None:
-            bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done}/{event.total} · {event.message}")
+            bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done}/{event.total} · {md(event.message)}")
 
         report = evaluate(ws, selected, chosen, ks, settings=session_settings(), progress=progress)
         bar.progress(1.0, text="Done")
@@ -123,7 +124,7 @@ def main() -> None:
 def render_report(report, ws, questions: dict[str, str]) -> None:
     """The last evaluation's tables, charts, evidence loss and downloads."""
     for warning in report.warnings:
-        st.warning(warning)
+        st.warning(md(warning))
     st.subheader(f"{report.questions} questions")
     over = counted_over(report)
     st.markdown("**Evidence: recall of the gold documents, per question then averaged** — over the "

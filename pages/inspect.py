@@ -33,6 +33,7 @@ from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.settings_widgets import settings_field_widget  # noqa: E402
+from ui.escape import md  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
@@ -68,7 +69,7 @@ def _stream_answer(result: RetrievalResult, llm) -> None:
     parts: list[str] = []
     started = time.perf_counter()
     with holder.container(border=True):
-        st.caption(f"LLM answer ({getattr(llm, 'model', '')}) — streaming…")
+        st.caption(f"LLM answer ({md(getattr(llm, 'model', ''))}) — streaming…")
         box = st.empty()
         for piece in stream_answer(llm, result):
             parts.append(piece)

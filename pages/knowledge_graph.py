@@ -21,7 +21,7 @@ from core import api
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
-from ui.graph_view import graph_html, legend_html, legend_items
+from ui.graph_view import MAX_LAYOUT_NODES, graph_html, legend_html, legend_items
 from ui.prose import prose_html
 
 HEIGHT = 650
@@ -108,9 +108,9 @@ def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
                                 help="Empty = all types.")
     size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree")
     cols[2].checkbox("Show all nodes", key="kg_show_all",
-                     help=f"Draw every node that passes the filters ({graph.number_of_nodes()} in all); "
-                          "labels are still drawn only where they fit (hover a node for its name).")
-    budget = graph.number_of_nodes() if show_all else int(max_nodes)
+                     help=f"Draw every node that passes the filters ({graph.number_of_nodes()} in all), up to "
+                          f"{MAX_LAYOUT_NODES:,}; labels are still drawn only where they fit (hover a node for its name).")
+    budget = min(graph.number_of_nodes(), MAX_LAYOUT_NODES) if show_all else int(max_nodes)
     return {"search": search or "", "depth": int(depth), "max_nodes": max(budget, 1), "min_degree": int(min_degree),
             "types": tuple(t for t in types if t in kinds), "size_by_degree": bool(size_by_degree),
             "show_all": bool(show_all)}
@@ -279,7 +279,11 @@ def main() -> None:
     total = graph.number_of_nodes()
     how = ("search matches and their neighbours first, then the best-connected" if params["search"].strip()
            else "the best-connected first")
-    if shown < eligible:
+    if shown < eligible and params["show_all"]:
+        st.warning(f"Showing {shown:,} of {eligible:,} nodes ({how}): a drawn graph lays out at most "
+                   f"{MAX_LAYOUT_NODES:,} (its layout time and memory grow with the square of the count). Narrow "
+                   "the view with a search, entity types or Min degree, or export the graph below.")
+    elif shown < eligible:
         st.caption(f"Showing {shown} of {eligible} nodes ({how}; the graph has {total} in all) — tick "
                    f"“Show all nodes” or raise Max nodes for more. Labels are drawn where they fit; hover a node "
                    f"or an edge for its name, click it for details. Edge thickness = weight.")

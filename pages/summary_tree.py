@@ -24,6 +24,7 @@ from ui.errors import show_errors
 from ui.graph_component import clickable_graph, last_click
 from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
+from ui.escape import label
 
 HEIGHT = 560  # the tallest drawing; shallow trees get less (see ``drawing_height``)
 LEVEL_PX = 110  # ui.graph_view's levelSeparation
@@ -217,7 +218,7 @@ def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, An
         chunk = chunks.get(leaf)
         if chunk is None:
             continue
-        with st.expander(f"Leaf {i + 1}: {names.get(chunk.doc_id, chunk.doc_id)[:60]}, chunk {chunk.order + 1}",
+        with st.expander(f"Leaf {i + 1}: {label(names.get(chunk.doc_id, chunk.doc_id), 60)}, chunk {chunk.order + 1}",
                          expanded=False):
             st.html(prose_html(chunk.text, max_height_px=360))
     if len(leaves) > MAX_LEAVES_SHOWN:

@@ -19,7 +19,6 @@ control-flow exceptions (``st.rerun``, ``st.stop``, ``st.switch_page``) derive f
 from __future__ import annotations
 
 import functools
-import re
 import traceback
 from types import TracebackType
 from typing import Any, Callable, Optional, TypeVar
@@ -27,17 +26,16 @@ from typing import Any, Callable, Optional, TypeVar
 import streamlit as st
 
 from core.errors import KNOWN_ERRORS
+from ui.escape import md
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_MESSAGE_CHARS = 1500
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&])")
-
-
 def escape_markdown(text: str) -> str:
-    """Backslash-escape Markdown / Streamlit directive characters so text renders literally."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
+    """Backslash-escape Markdown / Streamlit directive characters so text renders literally
+    (``ui.escape.md``, the one escaping helper)."""
+    return md(text)
 
 
 def _short(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:

@@ -3,13 +3,16 @@ bidirectional Streamlit component (``st.components.v2``), so a click on a node o
 reaches Python.
 
 The component's JavaScript (below, bundled with the app; nothing is fetched) writes the graph
-page into an ``<iframe srcdoc>`` — the page keeps all its own escaping of document text — and,
-once vis-network has drawn, listens to its ``click`` events: a node click sends
-``{"kind": "node", "id": …}``, an edge click ``{"kind": "edge", "source": …, "target": …}``
-as the component's ``selected`` state (``n`` makes every click a change, so re-clicking after
-choosing something else in a dropdown still counts). Python sends the graph page and the
-currently selected node back; the graph then marks that node. The iframe is rebuilt only when
-the page changes (its hash is part of the data).
+page into an ``<iframe sandbox="allow-scripts" srcdoc>``: without ``allow-same-origin`` the page
+runs in an opaque origin, so even a slip in escaping document text could not reach the app's
+cookies, storage or DOM. The two sides talk only by ``postMessage``: the graph page (see
+``ui.graph_view``) posts ``{"ragscope": "graph-click", "kind": "node", "id": …}`` or
+``{…, "kind": "edge", "source": …, "target": …}``, which the component, after checking that the
+message comes from its own frame, stores as its ``selected`` state (``n`` makes every click a
+change, so re-clicking after choosing something else in a dropdown still counts); Python sends
+the currently selected node back and the component posts ``{"ragscope": "graph-select", "id": …}``
+into the frame, which marks that node. The iframe is rebuilt only when the page changes (its hash
+is part of the data). ``show_graph`` (no clicks) uses the same sandboxed frame.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ export default function (component) {
         frame = document.createElement("iframe");
         frame.className = "rs-graph-frame";
         frame.title = "graph";
+        frame.setAttribute("sandbox", "allow-scripts");  // an opaque origin: no access to the app
         frame.style.width = "100%";
         frame.style.border = "none";
         frame.style.display = "block";
@@ -36,38 +40,38 @@ export default function (component) {
     }
     frame.style.height = data.height + "px";
     function markSelected() {
-        const win = frame.contentWindow;
-        if (!win || !win.network || !data.selected) { return; }
-        try { win.network.selectNodes([String(data.selected)]); } catch (err) { /* not drawn in this view */ }
-    }
-    function hook(tries) {
-        const win = frame.contentWindow;
-        if (!win || !win.network || !win.edges) {
-            if (tries < 100) { setTimeout(function () { hook(tries + 1); }, 100); }
-            return;
+        if (frame.contentWindow && data.selected) {
+            frame.contentWindow.postMessage({ ragscope: "graph-select", id: String(data.selected) }, "*");
         }
-        if (win.__ragscopeHooked) { markSelected(); return; }
-        win.__ragscopeHooked = true;
-        win.network.on("click", function (params) {
-            if (params.nodes && params.nodes.length) {
-                setStateValue("selected", { kind: "node", id: String(params.nodes[0]), n: Date.now() });
-            } else if (params.edges && params.edges.length) {
-                const edge = win.edges.get(params.edges[0]);
-                if (edge) {
-                    setStateValue("selected", { kind: "edge", source: String(edge.from), target: String(edge.to),
-                                                n: Date.now() });
-                }
-            }
-        });
-        markSelected();
     }
+    function onMessage(event) {
+        if (event.source !== frame.contentWindow) { return; }
+        const msg = event.data;
+        if (!msg || typeof msg !== "object") { return; }
+        if (msg.ragscope === "graph-ready") {
+            markSelected();
+        } else if (!data.clicks) {
+            return;  // a drawing without click handling (show_graph)
+        } else if (msg.ragscope === "graph-click" && msg.kind === "node") {
+            setStateValue("selected", { kind: "node", id: String(msg.id), n: Date.now() });
+        } else if (msg.ragscope === "graph-click" && msg.kind === "edge") {
+            setStateValue("selected", { kind: "edge", source: String(msg.source), target: String(msg.target),
+                                        n: Date.now() });
+        }
+    }
+    if (frame.rsListener) { window.removeEventListener("message", frame.rsListener); }
+    frame.rsListener = onMessage;
+    window.addEventListener("message", onMessage);
     if (frame.dataset.pageHash !== data.hash) {
         frame.dataset.pageHash = data.hash;
-        frame.onload = function () { hook(0); };
         frame.srcdoc = data.html;
     } else {
-        hook(0);
+        markSelected();
     }
+    return function () {
+        window.removeEventListener("message", onMessage);
+        if (frame.rsListener === onMessage) { frame.rsListener = null; }
+    };
 }
 """
 
@@ -95,10 +99,17 @@ def clickable_graph(html_page: str, height_px: int, key: str, selected: Optional
     "source", "target"}``) or None. ``on_select`` runs (as a widget callback) when a click arrives;
     it can read the click with ``last_click(key)``."""
     data = {"html": html_page, "height": int(height_px), "hash": page_hash(html_page),
-            "selected": None if selected is None else str(selected)}
+            "selected": None if selected is None else str(selected), "clicks": True}
     result = _component()(key=key, data=data, height=int(height_px) + 8,
                           on_selected_change=on_select or (lambda: None))
     return _as_click(getattr(result, "selected", None))
+
+
+def sandboxed_graph(html_page: str, height_px: int, key: str) -> None:
+    """Draw the graph page in the same sandboxed frame, without click handling."""
+    data = {"html": html_page, "height": int(height_px), "hash": page_hash(html_page), "selected": None,
+            "clicks": False}
+    _component()(key=key, data=data, height=int(height_px) + 8)
 
 
 def last_click(key: str) -> Optional[dict[str, Any]]:

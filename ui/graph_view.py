@@ -9,7 +9,7 @@ Contract used by the pages (keep it stable):
   which never creates elements) and tooltips become DOM elements built from the escaped string,
   so ``<script>`` or ``<img onerror=…>`` in a document show as text and never run.
 * ``legend_items(graph, color_by) -> [(label, colour)]`` lists the colours used.
-* ``show_graph(html, height_px)`` embeds the HTML in the page.
+* ``show_graph(html, height_px)`` embeds the HTML in the page (a sandboxed iframe, opaque origin).
 
 ``title_fn(node_id, attrs) -> str`` may supply a node's tooltip as *plain text* (it is escaped
 here; newlines become line breaks). In hierarchical mode a node attribute ``depth`` (0 = top)
@@ -38,6 +38,13 @@ EDGE_COLOR = "rgba(120,130,150,0.55)"
 HIGHLIGHT_EDGE = "#e4572e"
 SPRING_PX = 110.0  # target median edge length on screen
 PHYSICS_MAX_NODES = 250  # above this, the Python layout is final (no browser simulation)
+# The force layout's time and memory grow with the square of the node count (3,000 nodes: ~3 s and
+# ~130 MB); a view never lays out more than this ("Show all nodes" included: the page says so).
+MAX_LAYOUT_NODES = 2000
+
+
+class GraphTooLarge(ValueError):
+    """A force-layout view of more than ``MAX_LAYOUT_NODES`` nodes was asked for."""
 
 # A fixed palette: well-known entity labels get stable colours; other values hash into it.
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1",
@@ -95,6 +102,28 @@ _AFTER_JS = """
                   network.once("afterDrawing", function () {  // a precomputed layout (no physics) fills the canvas
                       try { if (!network.physics.physicsEnabled) { network.fit({animation: false}); } } catch (e) {}
                   });
+                  // The page runs sandboxed (opaque origin): clicks leave and selections arrive by message.
+                  if (window.parent !== window) {
+                      network.on("click", function (params) {
+                          var msg = null;
+                          if (params.nodes && params.nodes.length) {
+                              msg = {ragscope: "graph-click", kind: "node", id: String(params.nodes[0])};
+                          } else if (params.edges && params.edges.length) {
+                              var edge = edges.get(params.edges[0]);
+                              if (edge) {
+                                  msg = {ragscope: "graph-click", kind: "edge", source: String(edge.from),
+                                         target: String(edge.to)};
+                              }
+                          }
+                          if (msg) { window.parent.postMessage(msg, "*"); }
+                      });
+                      window.addEventListener("message", function (event) {
+                          var msg = event.data;
+                          if (event.source !== window.parent || !msg || msg.ragscope !== "graph-select") { return; }
+                          try { network.selectNodes([String(msg.id)]); } catch (e) { /* not drawn in this view */ }
+                      });
+                      window.parent.postMessage({ragscope: "graph-ready"}, "*");
+                  }
 """
 
 _EXTRA_CSS = """
@@ -302,6 +331,9 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
     """A self-contained pyvis HTML page drawing ``graph`` (see the module docstring)."""
     from pyvis.network import Network
 
+    if not hierarchical and graph.number_of_nodes() > MAX_LAYOUT_NODES:
+        raise GraphTooLarge(f"{graph.number_of_nodes():,} nodes is more than the {MAX_LAYOUT_NODES:,} a drawn "
+                            "graph lays out; narrow the view first")
     directed = graph.is_directed()
     net = Network(height=f"{int(height_px)}px", width="100%", directed=directed, cdn_resources="in_line",
                   bgcolor="#ffffff", font_color="#222222")
@@ -368,11 +400,12 @@ def _finish(page: str) -> str:
     return page.replace("</head>", _EXTRA_CSS + "</head>", 1)
 
 
-def show_graph(html_page: str, height_px: int = 650) -> None:
-    """Embed a page built by ``graph_html`` (its own iframe; the graph is ``height_px`` tall)."""
-    import streamlit as st
+def show_graph(html_page: str, height_px: int = 650, key: str = "rs_graph_view") -> None:
+    """Embed a page built by ``graph_html`` in a sandboxed iframe (``ui.graph_component``: no
+    same-origin access to the app; the graph is ``height_px`` tall)."""
+    from ui.graph_component import sandboxed_graph
 
-    st.iframe(html_page, height=int(height_px) + 12)
+    sandboxed_graph(html_page, height_px, key)
 
 
 def legend_html(items: Iterable[tuple[str, str]]) -> str:

@@ -11,7 +11,6 @@ can be loaded to view it without an LLM. Answers, reasons and replies are untrus
 """
 from __future__ import annotations
 
-import html
 import json
 import math
 import threading
@@ -25,6 +24,7 @@ from core.judge.prompt import CRITERIA_SETS
 from core.judge.report import JudgeReport
 from ui.errors import escape_markdown, show_errors
 from ui.judge_job import JudgeJob
+from ui.escape import label, md, plotly_text
 
 STATE_KEY = "judge_last"
 JOB_KEY = "judge_job"
@@ -47,15 +47,17 @@ def win_rate_figure(report: JudgeReport, criterion: str) -> go.Figure:
             row_t.append("–" if value is None else f"{100 * value:.0f}%")
             key = f"{a}|{b}" if f"{a}|{b}" in counts else f"{b}|{a}"
             n = counts.get(key, {}).get(criterion)
-            row_h.append("" if n is None else f"{a} {n[a]} · {b} {n[b]} · tie {n['tie']} · invalid {n['invalid']}")
+            row_h.append("" if n is None else f"{plotly_text(a, 60)} {n[a]} · {plotly_text(b, 60)} {n[b]} · "
+                                               f"tie {n['tie']} · invalid {n['invalid']}")
         z.append(row_z)
         text.append(row_t)
         hover.append(row_h)
-    fig = go.Figure(go.Heatmap(z=z, x=modes, y=modes, zmin=0, zmax=1, zmid=0.5, colorscale="RdBu", text=text,
+    shown = [plotly_text(m, 60) for m in modes]  # a report read from a file names its own modes
+    fig = go.Figure(go.Heatmap(z=z, x=shown, y=shown, zmin=0, zmax=1, zmid=0.5, colorscale="RdBu", text=text,
                                texttemplate="%{text}", customdata=hover,
                                hovertemplate="%{y} over %{x}: %{text}<br>%{customdata}<extra></extra>"))
     readable = any(v is not None for row in rates.values() for v in row.values())
-    title = html.escape(criterion) + ("" if readable else " — no readable verdict")
+    title = plotly_text(criterion) + ("" if readable else " — no readable verdict")
     fig.update_layout(title=title, height=140 + 46 * len(modes), yaxis_autorange="reversed",
                       margin=dict(l=10, r=10, t=40, b=10), xaxis_title="against", yaxis_title="win rate of")
     fig.update_xaxes(automargin=True)
@@ -105,7 +107,7 @@ def verdicts_frame(report: JudgeReport, question_index: int, pair: str) -> pd.Da
 
 def render_report(report: JudgeReport) -> None:
     """Heatmaps, counts, judge checks, cost, and per-question verdicts with both answers side by side."""
-    st.caption(f"Judge: {report.model or 'unknown model'} · criteria: {', '.join(report.criteria)} · "
+    st.caption(f"Judge: {md(report.model or 'unknown model')} · criteria: {md(', '.join(report.criteria))} · "
                f"{len(report.questions)} question(s), {len(report.pair_keys())} pair(s), each asked in both orders")
     if report.cancelled:
         st.warning("The run was cancelled: these are the questions finished before the stop. Run it again to "
@@ -137,12 +139,12 @@ def render_report(report: JudgeReport) -> None:
     left, right = st.columns(2)
     for column, mode in ((left, a), (right, b)):
         with column:
-            st.caption(f"{mode} · {q.context_tokens.get(mode, 0)} context tokens")
+            st.caption(f"{md(mode)} · {q.context_tokens.get(mode, 0)} context tokens")
             st.text(q.answers.get(mode, "") or "(no answer)")
     st.dataframe(verdicts_frame(report, int(index), pair), hide_index=True, key="judge_verdicts")
     for j in q.judgments:
         if j.pair == pair and j.raw:
-            with st.expander(f"Judge reply ({j.first} shown first): not fully readable"):
+            with st.expander(f"Judge reply ({label(j.first)} shown first): not fully readable"):
                 st.code(j.raw, language=None)
     st.download_button("Download the judge report (JSON)", json.dumps(report.to_dict(), indent=1),
                        "judge_report.json", "application/json", key="judge_download", on_click="ignore")

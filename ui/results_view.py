@@ -17,6 +17,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from ui.escape import plotly_text
 
 from core.types import Answer, PathHit, RetrievalResult
 
@@ -231,7 +232,7 @@ def render_keywords(result: RetrievalResult) -> None:
 def path_resource_figure(path: PathHit, rank: int) -> go.Figure:
     """Bars of S(v) for the nodes of one path, in path order."""
     nodes, resources = path.nodes, path.resources
-    labels = [f"{i + 1}. {n}" for i, n in enumerate(nodes)]
+    labels = [f"{i + 1}. {plotly_text(n, 60)}" for i, n in enumerate(nodes)]  # names: tags stripped
     values = [float(resources.get(n, 0.0)) for n in nodes]
     fig = go.Figure(go.Bar(x=labels, y=values, text=[f"{v:.3f}" for v in values], textposition="outside",
                            width=0.45, marker_color="#1f77b4", hovertemplate="%{x}: S = %{y:.4f}<extra></extra>"))

@@ -11,6 +11,7 @@ from core import api
 from core.auth import Role
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.escape import md
 
 _MESSAGE = "sidebar_message"
 LIVE_POLL_S = 1.0
@@ -146,8 +147,8 @@ def render_sidebar() -> None:
             _live_counts()
             notice = state.generation_notice()
             if notice:
-                st.info(notice)
-                st.toast(notice)
+                st.info(md(notice))
+                st.toast(md(notice))
 
 
 def _indexing() -> bool:
