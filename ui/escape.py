@@ -16,10 +16,14 @@ import re
 from typing import Any, Optional
 
 # Every character Markdown (CommonMark + GFM), Streamlit's directives (:color[...], :material/...:)
-# or KaTeX ($) give a meaning to; a backslash makes each literal. ``:`` and ``.`` also break
-# autolinks (``http://x``, ``www.x``); ``<`` / ``>`` / ``&`` stop raw HTML and entities.
+# or KaTeX ($) give a meaning to; a backslash makes each literal (``<`` / ``>`` / ``&``: no raw HTML
+# or entities).
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'^])")
-_TAG = re.compile(r"<[^>]*>?")
+# GFM turns bare URLs and e-mail addresses into links after parsing, so backslashes cannot stop
+# it: a WORD JOINER (U+2060, invisible, no line break) after the scheme / "www" / "@" does.
+_AUTOLINK = re.compile(r"(?i)(\b(?:https?|ftp|mailto|file|javascript|data|www)(?=[:.])|@(?=[\w-]))")
+_JOINER = "\u2060"
+_TAG = re.compile(r"</?[A-Za-z!][^>]*>?")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -35,8 +39,10 @@ def cap(value: Any, limit: Optional[int]) -> str:
 
 def md(value: Any, limit: Optional[int] = None) -> str:
     """Untrusted text for a Markdown surface: every Markdown / HTML character backslash-escaped,
-    so ``[x](http://y)``, ``![i](http://y)``, ``<img src=x onerror=…>`` or ``**x**`` show as typed."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", cap(value, limit))
+    so ``[x](http://y)``, ``![i](http://y)``, ``<img src=x onerror=…>`` or ``**x**`` show as typed,
+    and bare URLs / e-mail addresses stay text (an invisible joiner after the scheme or ``@``)."""
+    text = _AUTOLINK.sub(lambda m: m.group(1) + _JOINER, cap(value, limit))
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 def label(value: Any, limit: int = 80) -> str:

@@ -26,6 +26,7 @@ from typing import Any, Callable, Hashable, Iterable, Optional
 import networkx as nx
 import numpy as np
 
+from ui.graph_assets import AFTER_JS, EXTRA_CSS, PREPARE_JS
 from ui.graph_labels import (  # noqa: F401 - re-exported for callers and tests
     LABEL_ALL_MAX, LABEL_CHAR_PX, LABEL_HUBS, LABEL_LINE_PX, LABEL_TOP, MAX_LABEL_CHARS, _labelled_nodes, _overlap,
     cap_text, label_box)
@@ -61,81 +62,6 @@ _REMOTE_TAGS = re.compile(
     re.IGNORECASE | re.DOTALL)
 _EMPTY_HEADING = re.compile(r"<center>\s*<h1>\s*</h1>\s*</center>", re.IGNORECASE)
 _NETWORK_CREATED = "network = new vis.Network(container, data, options);"
-
-# Runs in the graph page before the network is created: canvas labels are decoded from their
-# escaped form (a textarea's content is text only) and tooltips become elements holding the
-# escaped markup we built (only <b>/<br> tags of ours; document text stays entity-escaped).
-_PREPARE_JS = """
-                  (function () {
-                      var decoder = document.createElement("textarea");
-                      function plain(s) { decoder.innerHTML = s; return decoder.value; }
-                      function tip(s) {
-                          var d = document.createElement("div");
-                          d.className = "rs-tip";
-                          d.innerHTML = s;  // s = our <b>/<br> markup around entity-escaped document text
-                          return d;
-                      }
-                      function convert(ds) {
-                          var updates = [];
-                          ds.forEach(function (item) {
-                              var u = {id: item.id};
-                              if (typeof item.label === "string") { u.label = plain(item.label); }
-                              if (typeof item.title === "string") { u.title = tip(item.title); }
-                              updates.push(u);
-                          });
-                          ds.update(updates);
-                      }
-                      convert(nodes);
-                      convert(edges);
-                  })();
-"""
-
-_AFTER_JS = """
-                  window.ragscopeGraph = {started: performance.now(), stabilized: null, drawn: null};
-                  network.once("stabilizationIterationsDone", function () {
-                      window.ragscopeGraph.stabilized = performance.now();
-                      network.setOptions({physics: false});
-                  });
-                  network.on("afterDrawing", function () {
-                      if (window.ragscopeGraph.drawn === null) { window.ragscopeGraph.drawn = performance.now(); }
-                  });
-                  network.once("afterDrawing", function () {  // a precomputed layout (no physics) fills the canvas
-                      try { if (!network.physics.physicsEnabled) { network.fit({animation: false}); } } catch (e) {}
-                  });
-                  // The page runs sandboxed (opaque origin): clicks leave and selections arrive by message.
-                  if (window.parent !== window) {
-                      network.on("click", function (params) {
-                          var msg = null;
-                          if (params.nodes && params.nodes.length) {
-                              msg = {ragscope: "graph-click", kind: "node", id: String(params.nodes[0])};
-                          } else if (params.edges && params.edges.length) {
-                              var edge = edges.get(params.edges[0]);
-                              if (edge) {
-                                  msg = {ragscope: "graph-click", kind: "edge", source: String(edge.from),
-                                         target: String(edge.to)};
-                              }
-                          }
-                          if (msg) { window.parent.postMessage(msg, "*"); }
-                      });
-                      window.addEventListener("message", function (event) {
-                          var msg = event.data;
-                          if (event.source !== window.parent || !msg || msg.ragscope !== "graph-select") { return; }
-                          try { network.selectNodes([String(msg.id)]); } catch (e) { /* not drawn in this view */ }
-                      });
-                      window.parent.postMessage({ragscope: "graph-ready"}, "*");
-                  }
-"""
-
-_EXTRA_CSS = """
-<style>
-  body { margin: 0; font-family: sans-serif; }
-  #mynetwork { border: none !important; }
-  .rs-tip { max-width: 420px; white-space: normal; font-size: 12px; line-height: 1.35; }
-  div.vis-tooltip { max-width: 440px; white-space: normal !important; }
-  #loadingBar { display: none !important; }  /* layouts are precomputed: stabilisation is short */
-</style>
-"""
-
 
 def _cap(text: Any, limit: int) -> str:
     """A one-line-or-more string capped at ``limit`` characters (control characters removed)."""
@@ -396,8 +322,8 @@ def _finish(page: str) -> str:
     page = _EMPTY_HEADING.sub("", page)
     if _NETWORK_CREATED not in page:  # pragma: no cover - pyvis template changed
         raise RuntimeError("unexpected pyvis template: cannot find the network constructor")
-    page = page.replace(_NETWORK_CREATED, _PREPARE_JS + "\n                  " + _NETWORK_CREATED + _AFTER_JS, 1)
-    return page.replace("</head>", _EXTRA_CSS + "</head>", 1)
+    page = page.replace(_NETWORK_CREATED, PREPARE_JS + "\n                  " + _NETWORK_CREATED + AFTER_JS, 1)
+    return page.replace("</head>", EXTRA_CSS + "</head>", 1)
 
 
 def show_graph(html_page: str, height_px: int = 650, key: str = "rs_graph_view") -> None:

@@ -1,0 +1,320 @@
+"""A payload corpus in a real browser (issue 20): markup from documents never becomes markup in the app.
+
+Every untrusted string carries Markdown and HTML payloads — document titles (JSONL), a file name,
+entity names, types and descriptions, relation keywords and descriptions (from a scripted LLM
+extraction), the LLM model name, and the fields of an uploaded judge report. The workspace is
+indexed in this process, then ``streamlit run app.py`` serves it; headless Chromium (Playwright,
+/usr/bin/chromium) opens all seven pages by URL, clicks a graph node (the sandboxed iframe's click
+reaches the Details panel by ``postMessage``), runs Inspect, views the judge report, and asserts,
+in the page and inside every graph iframe, that no ``<img>``, ``<a>`` or ``<script>`` element was
+born of a payload, that no payload handler ran, and that the graph iframes are sandboxed without
+``allow-same-origin``. The payloads are first checked to be in the workspace, so the test cannot
+pass by losing them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
+REQUIRED = {p.strip() for p in os.environ.get("RAGSCOPE_REQUIRE", "").split(",") if p.strip()}
+MARK = "payload.invalid"  # every payload URL points here; every payload handler sets window.__pwned
+IMG = f'<img src="http://{MARK}/i.png" onerror="window.__pwned=1">'
+LINK = f"[click me](http://{MARK}/link)"
+PIC = f"![pic](http://{MARK}/pic.png)"
+SCRIPT = "<script>window.__pwned=1</script>"
+AUTO = f"http://{MARK}/auto"
+PAYLOAD = f"{IMG} {LINK} {PIC} {SCRIPT} {AUTO}"
+MODEL = f"model {IMG} {LINK}"
+ENTITY_A = f"Mara Quill {IMG}"
+ENTITY_B = f"Harbor Guild {LINK} {PIC}"
+ENTITY_C = f"Port Sallow {SCRIPT}"
+RECORDS = (f"entity | {ENTITY_A} | PERSON {IMG} | Founder {PAYLOAD}.\n"
+           f"entity | {ENTITY_B} | ORG | A guild {PAYLOAD}.\n"
+           f"entity | {ENTITY_C} | GPE | A harbour town {PAYLOAD}.\n"
+           f"relation | {ENTITY_A} | {ENTITY_B} | founding {LINK}, {IMG} | Founded it {PAYLOAD}. | 8\n"
+           f"relation | {ENTITY_B} | {ENTITY_C} | seat {PIC} | Sits there {PAYLOAD}. | 5\nEND")
+TEXT = ("Mara Quill founded the Harbor Guild in Port Sallow in 1902. " + PAYLOAD + " The Harbor Guild kept "
+        "the ledger of Port Sallow. ") * 3
+QUESTION = "Who founded the Harbor Guild in Port Sallow?"
+
+
+def require_or_skip(name: str, reason: str) -> None:
+    """Fail when ``RAGSCOPE_REQUIRE`` names ``name`` (or ``all``), skip otherwise (COORDINATION.md)."""
+    if name in REQUIRED or "all" in REQUIRED:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+class PayloadChat:
+    """A scripted chat model: extraction replies carry the payload names, types and keywords."""
+
+    model = MODEL
+
+    def __init__(self) -> None:
+        self.cancel_event = threading.Event()
+
+    def cache_params(self, json_mode: bool = False, max_tokens: Optional[int] = None) -> dict:
+        return {"model": self.model, "json_mode": json_mode, "max_tokens": max_tokens}
+
+    def complete(self, messages, *, stage: str, json_mode: bool = False, max_tokens: Optional[int] = None):
+        from core.llm.client import Completion
+
+        text = {"extraction": RECORDS, "gleaning": "END"}.get(stage, f"Mara Quill founded the guild. {PAYLOAD}")
+        return Completion(text, prompt_tokens=20, completion_tokens=10)
+
+
+def judge_report_json() -> bytes:
+    from core.judge.report import JudgeReport, Judgment, QuestionResult
+
+    modes = ["naive", f"hybrid {IMG}"]
+    judgment = Judgment(pair="|".join(modes), first=modes[1], second=modes[0],
+                        verdicts={f"comprehensiveness {LINK}": modes[0]},
+                        reasons={f"comprehensiveness {LINK}": f"because {PAYLOAD}"},
+                        raw=f"reply {PAYLOAD}", note=f"note {PAYLOAD}")
+    question = QuestionResult("q1" + IMG, f"Question {PAYLOAD}?", {m: f"answer {PAYLOAD}" for m in modes},
+                              {m: 10 for m in modes}, [judgment])
+    report = JudgeReport(modes, [f"comprehensiveness {LINK}"], "lightrag", MODEL, [question])
+    return json.dumps(report.to_dict()).encode("utf-8")
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory) -> Path:
+    """A data folder with workspace ``payload``: a JSONL corpus with payload titles and a file with a
+    payload name, extracted by ``PayloadChat``."""
+    from core import api
+    from core.llm.cache import CachedChat, UsageCounter
+    from core.loaders import load_bytes
+    from core.workspace import Workspace
+
+    root = tmp_path_factory.mktemp("payload_data")
+    ws = Workspace(root / "payload")
+    try:
+        corpus = "\n".join(json.dumps({"doc_id": f"p{i}", "title": f"Title {i} {PAYLOAD}", "text": TEXT})
+                           for i in range(2)).encode("utf-8")
+        sources, failures = load_bytes("corpus.jsonl", corpus)
+        docs, fails = load_bytes(f"{IMG} {LINK} notes.md", TEXT.encode("utf-8"))
+        sources, failures = sources + docs, failures + fails
+        assert not failures and len(sources) == 3
+        chat = UsageCounter(CachedChat(PayloadChat(), ws.store.conn), ws.store.conn)
+        report = api.index_sources(ws, sources, failures, llm=chat)
+        assert report.processed == 3, report
+        names = {data.get("name") or node for node, data in ws.knowledge_graph().nodes(data=True)}
+        assert any("<img" in n for n in names) and any("](http" in n for n in names), names  # payloads kept
+        assert any("<img" in d["name"] for d in ws.documents_table())
+    finally:
+        ws.close()
+    return root
+
+
+@pytest.fixture(scope="module")
+def server(data_root, tmp_path_factory):
+    if not CHROMIUM.exists():
+        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        require_or_skip("browser", "playwright is not installed (requirements-test.txt)")
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data_root), RAGSCOPE_WORKSPACE="payload", HF_HUB_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    for name in ("RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
+        env.pop(name, None)
+    log = open(tmp_path_factory.mktemp("payload_log") / "streamlit.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            log.seek(0)
+            pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def tab(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"])
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        page.dialogs = []  # type: ignore[attr-defined]
+        page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+        requests: list[str] = []
+        page.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
+                   if MARK in route.request.url else route.continue_())
+        page.payload_requests = requests  # type: ignore[attr-defined]
+        yield page
+        browser.close()
+
+
+def idle(page, timeout_ms: int = 300_000) -> None:
+    page.wait_for_timeout(500)
+    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    page.wait_for_timeout(500)
+
+
+# Elements a payload could have created: an <img>/<a>/<iframe>/<object>/<embed> pointing at the payload
+# host or carrying its handler, a <script> whose code is the payload's (the graph page's own script
+# holds the payload strings as escaped JSON data, which is not a payload-born element).
+FIND_BORN = """() => {
+    const hits = [];
+    for (const e of document.querySelectorAll('img, a, iframe, object, embed, source, video, audio')) {
+        const attrs = [...e.attributes].map(a => a.value).join(' ');
+        if (attrs.includes('payload.invalid') || attrs.includes('__pwned')) hits.push(e.outerHTML.slice(0, 200));
+    }
+    for (const s of document.querySelectorAll('script')) {
+        if ((s.src || '').includes('payload.invalid') || s.textContent.trim().startsWith('window.__pwned'))
+            hits.push(s.outerHTML.slice(0, 200));
+    }
+    return hits; }"""
+
+
+def assert_clean(page, where: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"payload-{where.lower().replace(' ', '-')}.png"), full_page=True)
+    for frame in page.frames:
+        try:
+            born = frame.evaluate(FIND_BORN)
+            pwned = frame.evaluate("() => !!window.__pwned")
+        except Exception:  # noqa: BLE001 - a frame that navigated away meanwhile
+            continue
+        assert born == [], f"{where}: payload-born elements in {frame.url[:60]}: {born[:3]}"
+        assert not pwned, f"{where}: a payload handler ran in {frame.url[:60]}"
+    assert not page.dialogs, page.dialogs  # type: ignore[attr-defined]
+    assert not page.payload_requests, page.payload_requests  # type: ignore[attr-defined]
+
+
+def graph_frames(page, count: int = 1, timeout_ms: int = 120_000) -> list:
+    frames = page.locator("iframe.rs-graph-frame")
+    frames.first.wait_for(timeout=timeout_ms)
+    out = []
+    for i in range(frames.count()):
+        element = frames.nth(i)
+        assert element.get_attribute("sandbox") == "allow-scripts"  # no allow-same-origin
+        frame = element.element_handle().content_frame()
+        try:
+            frame.wait_for_function("() => window.ragscopeGraph && window.ragscopeGraph.drawn !== null",
+                                    timeout=timeout_ms)
+        except Exception as exc:  # noqa: BLE001 - say what the frame holds
+            state = frame.evaluate("() => [document.readyState, typeof network, JSON.stringify(window.ragscopeGraph),"
+                                   " document.body ? document.body.innerHTML.length : -1]")
+            raise AssertionError(f"graph frame {i} of {frames.count()} not drawn: {state}, "
+                                 f"box {element.bounding_box()}") from exc
+        assert frame.evaluate("() => { try { return window.parent.document && 'reachable'; } "
+                              "catch (e) { return 'blocked'; } }") == "blocked"  # opaque origin
+        out.append(frame)
+    assert len(out) >= count
+    return out
+
+
+def hover_all(page, frame) -> None:
+    """Open every node's tooltip (built from the payload text)."""
+    points = frame.evaluate("""() => { const ids = network.body.nodeIndices; const pos = network.getPositions(ids);
+                                      return ids.map(id => network.canvasToDOM(pos[id])); }""")
+    box = page.locator("iframe.rs-graph-frame").first.bounding_box()
+    for point in points[:12]:
+        page.mouse.move(box["x"] + point["x"], box["y"] + point["y"])
+        page.wait_for_timeout(250)
+
+
+def open_url(page, server: str, path: str, heading: str) -> None:
+    page.goto(f"{server}/{path}", wait_until="domcontentloaded")
+    page.get_by_role("heading", name=heading).first.wait_for(timeout=180_000)
+    idle(page)
+
+
+@pytest.mark.timeout(1800)
+def test_payloads_never_become_markup_on_any_page(server, tab, tmp_path):
+    page = tab
+    open_url(page, server, "", "Documents")
+    assert_clean(page, "Documents")
+
+    open_url(page, server, "knowledge_graph", "Knowledge graph")
+    frame = graph_frames(page)[0]
+    hover_all(page, frame)
+    target = frame.evaluate("""() => { const sel = network.getSelectedNodes()[0];
+                                      const n = nodes.get().find(n => n.label && n.id !== sel);
+                                      const p = network.canvasToDOM(network.getPositions([n.id])[n.id]);
+                                      return {x: p.x, y: p.y, label: n.label}; }""")
+    box = page.locator("iframe.rs-graph-frame").first.bounding_box()
+    page.mouse.click(box["x"] + target["x"], box["y"] + target["y"])  # click -> postMessage -> Details
+    page.get_by_text(f"Entity: {target['label'][:10]}", exact=False).first.wait_for(timeout=60_000)
+    idle(page)
+    assert page.get_by_text("Profile (description)").count() == 1
+    assert_clean(page, "Knowledge graph")
+
+    open_url(page, server, "summary_tree", "Summary tree")
+    hover_all(page, graph_frames(page)[0])
+    assert_clean(page, "Summary tree")
+
+    open_url(page, server, "compare", "Compare retrieval modes")
+    page.get_by_label("Question", exact=True).fill(QUESTION)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Ran ").first.wait_for(timeout=600_000)
+    idle(page)
+    assert_clean(page, "Compare")
+
+    open_url(page, server, "inspect", "Inspect one mode")
+    page.get_by_label("Question", exact=True).fill(QUESTION)
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_role("heading", name="Result of").first.wait_for(timeout=600_000)
+    idle(page)
+    for name in ("Entities", "Relations", "Paths", "Context"):
+        tab_button = page.get_by_role("tab", name=name)
+        if tab_button.count():
+            tab_button.first.click()
+            page.wait_for_timeout(500)
+    if page.locator("iframe.rs-graph-frame").count():
+        hover_all(page, graph_frames(page)[0])
+    assert_clean(page, "Inspect")
+
+    open_url(page, server, "evaluate", "Evaluate")
+    report = tmp_path / "judge_report.json"
+    report.write_bytes(judge_report_json())
+    page.locator('[data-testid="stFileUploader"]').filter(has_text="saved judge report") \
+        .locator('input[type="file"]').set_input_files(str(report))
+    page.get_by_text("Per question").first.wait_for(timeout=120_000)
+    idle(page)
+    reply = page.get_by_text("Judge reply", exact=False).first
+    reply.wait_for(timeout=60_000)  # the raw reply's expander, its label naming a payload mode
+    reply.click()
+    page.wait_for_timeout(500)
+    assert_clean(page, "Evaluate")
+
+    open_url(page, server, "settings", "Settings")
+    assert_clean(page, "Settings")
