@@ -153,6 +153,7 @@ def graph_frame(tab, timeout_ms: int = 120_000):
     """The first graph iframe's frame (clickable component or plain iframe), once vis-network has drawn."""
     frame_el = tab.locator("iframe").first
     frame_el.wait_for(timeout=timeout_ms)
+    frame_el.scroll_into_view_if_needed()  # sandboxed = cross-origin: Chromium paints it only when visible
     frame = frame_el.element_handle().content_frame()
     frame.wait_for_function("() => window.ragscopeGraph && window.ragscopeGraph.drawn !== null", timeout=timeout_ms)
     return frame

@@ -226,6 +226,7 @@ def graph_frames(page, count: int = 1, timeout_ms: int = 120_000) -> list:
     for i in range(frames.count()):
         element = frames.nth(i)
         assert element.get_attribute("sandbox") == "allow-scripts"  # no allow-same-origin
+        element.scroll_into_view_if_needed()  # Chromium does not paint an off-screen cross-origin frame
         frame = element.element_handle().content_frame()
         try:
             frame.wait_for_function("() => window.ragscopeGraph && window.ragscopeGraph.drawn !== null",
