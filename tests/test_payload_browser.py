@@ -25,12 +25,13 @@ from typing import Optional
 
 import pytest
 
+from conftest import require_or_skip
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
-REQUIRED = {p.strip() for p in os.environ.get("RAGSCOPE_REQUIRE", "").split(",") if p.strip()}
 MARK = "payload.invalid"  # every payload URL points here; every payload handler sets window.__pwned
 IMG = f'<img src="http://{MARK}/i.png" onerror="window.__pwned=1">'
 LINK = f"[click me](http://{MARK}/link)"
@@ -50,13 +51,6 @@ RECORDS = (f"entity | {ENTITY_A} | PERSON {IMG} | Founder {PAYLOAD}.\n"
 TEXT = ("Mara Quill founded the Harbor Guild in Port Sallow in 1902. " + PAYLOAD + " The Harbor Guild kept "
         "the ledger of Port Sallow. ") * 3
 QUESTION = "Who founded the Harbor Guild in Port Sallow?"
-
-
-def require_or_skip(name: str, reason: str) -> None:
-    """Fail when ``RAGSCOPE_REQUIRE`` names ``name`` (or ``all``), skip otherwise (COORDINATION.md)."""
-    if name in REQUIRED or "all" in REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 class PayloadChat:

@@ -22,7 +22,8 @@ from core.parsing.text import Result, document, fail, short
 
 def _declared_count(reader: PdfReader) -> int:
     try:
-        count = reader.trailer["/Root"]["/Pages"]["/Count"]
+        root: Any = reader.trailer["/Root"]
+        count = root["/Pages"]["/Count"]
         return int(count) if isinstance(count, (int, float)) else 0
     except Exception:  # noqa: BLE001 - a broken tree is pypdf's to report when the pages are read
         return 0

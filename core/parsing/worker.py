@@ -13,7 +13,7 @@ that died or was killed is replaced for the next file, so a hostile file fails a
 to the worker pickled (the parent is trusted); results come back as JSON, so a worker that a hostile
 file subverted still cannot hand the parent a pickle. One worker serves the whole process, one file
 at a time (callers queue on a lock), which also bounds the memory parsing takes to one worker's.
-Where ``resource`` does not exist (Windows) only the wall-clock timeout applies.
+The pipes are handed over with ``pass_fds``: POSIX systems only (Linux, macOS), as is ``resource``.
 """
 from __future__ import annotations
 
