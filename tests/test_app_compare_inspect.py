@@ -167,7 +167,10 @@ def test_inspect_path_shows_paths_resources_subgraph_and_json(data_dir):
     assert first["layout"]["meta"]["reliability"] == pytest.approx(result.paths[0].score)
     assert [m.label for m in at.metric][:3] == ["Entities", "Relations", "Paths"]
     assert at.metric[2].value == str(len(result.paths))
-    assert len(elements(at, "iframe")) == 1  # the highlighted subgraph
+    graphs = [json.loads(el.proto.json or "{}") for el in elements(at, "bidi_component")]
+    assert [("vis.Network" in g.get("html", ""), g.get("clicks")) for g in graphs] == [(True, False)]  # the
+    # highlighted subgraph, in the sandboxed graph frame (no st.iframe, which allows same-origin)
+    assert elements(at, "iframe") == []
     downloads = {d.proto.label for d in elements(at, "download_button")}
     assert downloads == {"Download the result as JSON", "Download subgraph (GraphML)",
                          "Download subgraph (HTML, works offline)"}
