@@ -171,7 +171,11 @@ class _Worker:
         return self._died(limits)
 
     def _died(self, limits: ParseLimits) -> Result:
-        code = self.proc.wait(timeout=10)
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # its pipe closed but it lingers: stop it
+            self.proc.kill()
+            code = self.proc.wait(timeout=10)
         self.close()
         if code in (-getattr(signal, "SIGXCPU", 24), -signal.SIGKILL):
             raise WorkerFailed(f"parsing used more than the {number(limits.parse_cpu_seconds)}-second CPU limit; "
