@@ -197,11 +197,12 @@ def test_a_loader_the_worker_cannot_import_fails_alone() -> None:
 def test_hostile_batch_through_index_uploads(tmp_path) -> None:
     """The issue's attack: hostile files plus normal ones in one upload batch."""
     from core.api import index_uploads
+    from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
     try:
-        index_uploads(ws, [("warm-up.txt", b"Tobias Wren sailed from Carrow Sound to Port Sallow in 1921.")])
+        index_uploads(LOCAL_ADMIN, ws, [("warm-up.txt", b"Tobias Wren sailed from Carrow Sound to Port Sallow in 1921.")])
         hostile = {"shared-stream.pdf": (H.shared_stream_pdf(pages=20, repeats=40_000), "`max_archive_ratio`"),
                    "many-pages.pdf": (H.shared_stream_pdf(pages=3_000, repeats=50), "`max_document_pages`"),
                    "expanding.docx": (H.expanding_docx(paragraphs=200_000), "`max_archive_ratio`")}
@@ -217,7 +218,7 @@ def test_hostile_batch_through_index_uploads(tmp_path) -> None:
         process = psutil.Process()
         rss_before = process.memory_info().rss
         started = time.perf_counter()
-        report = index_uploads(ws, batch)
+        report = index_uploads(LOCAL_ADMIN, ws, batch)
         elapsed = time.perf_counter() - started
         grown = process.memory_info().rss - rss_before
         rows = {r["name"]: r for r in ws.documents_table()}

@@ -90,6 +90,7 @@ def data_root(tmp_path_factory) -> Path:
     """A data folder with workspace ``payload``: a JSONL corpus with payload titles and a file with a
     payload name, extracted by ``PayloadChat``."""
     from core import api
+    from core.auth import LOCAL_ADMIN
     from core.llm.cache import CachedChat, UsageCounter
     from core.loaders import load_bytes
     from core.workspace import Workspace
@@ -104,7 +105,7 @@ def data_root(tmp_path_factory) -> Path:
         sources, failures = sources + docs, failures + fails
         assert not failures and len(sources) == 3
         chat = UsageCounter(CachedChat(PayloadChat(), ws.store.conn), ws.store.conn)
-        report = api.index_sources(ws, sources, failures, llm=chat)
+        report = api.index_sources(LOCAL_ADMIN, ws, sources, failures, llm=chat)
         assert report.processed == 3, report
         names = {data.get("name") or node for node, data in ws.knowledge_graph().nodes(data=True)}
         assert any("<img" in n for n in names) and any("](http" in n for n in names), names  # payloads kept
