@@ -14,7 +14,6 @@ import statistics
 from typing import Any
 
 from core.extraction.nlp import normalize_name
-from core.storage import graph_store
 from core.workspace import Workspace
 
 EXAMPLES = 5
@@ -112,7 +111,7 @@ def graph_quality(ws: Workspace) -> dict[str, Any]:
 def _type_votes(ws: Workspace) -> dict[str, dict[str, int]]:
     """Entity key → summed type votes over all its fragments."""
     votes: dict[str, dict[str, int]] = {}
-    for key, etype, raw in graph_store.fragment_type_votes(ws.store.conn):
+    for key, etype, raw in ws.records.fragment_type_votes():
         try:
             parsed = json.loads(raw or "{}")
         except ValueError:

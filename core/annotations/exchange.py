@@ -30,7 +30,7 @@ def export_records(ws: Any) -> list[dict[str, Any]]:
     """The workspace's annotations as question records (see the module docstring)."""
     items = annotations(ws)
     chunk_ids = [m.chunk_id for q in items for m in q.relevant]
-    chunks = ws.store.chunks_by_id(chunk_ids) if chunk_ids else {}
+    chunks = ws.records.chunks_by_id(chunk_ids) if chunk_ids else {}
     names = ws.doc_names()
     records = []
     for q in items:

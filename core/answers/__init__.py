@@ -20,6 +20,7 @@ from core.answers.context import AnswerInputs, answer_inputs
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
 from core.answers.support import checked
+from core.retrieval.state import QuestionState
 from core.types import Answer, RetrievalResult
 
 Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entry]]"]
@@ -39,11 +40,11 @@ def _builder(mode: str) -> Builder:
     return spec.offline_builder()
 
 
-def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: Optional[dict] = None,
+def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: Optional[QuestionState] = None,
                       lines: Optional[int] = None) -> Answer:
     """The mode's extractive answer: its best sentence first, then its evidence lines (``lines`` in
     all; default ``settings.answer_sentences``). ``ctx`` (the comparison's ``QueryContext``) and
-    ``cache`` (a dict shared by the modes of one question) avoid repeating per-question work."""
+    ``cache`` (the question's ``QuestionState``; default ``ctx.state``) avoid repeating per-question work."""
     if not (result.chunks or result.relations or result.paths or result.summaries):
         return Answer(EMPTY, "extractive", "")
     settings = getattr(ctx, "settings", None) or ws.settings
@@ -53,7 +54,7 @@ def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: 
     return Answer(compose(first, entries, inputs.lines), "extractive", "")
 
 
-def answer(result: RetrievalResult, ws: Any, llm: Optional[Any] = None, cache: Optional[dict] = None,
+def answer(result: RetrievalResult, ws: Any, llm: Optional[Any] = None, cache: Optional[QuestionState] = None,
            ctx: Any = None) -> Answer:
     """The answer for a result: generated when an LLM is given, otherwise extractive."""
     if llm is not None:

@@ -2,7 +2,7 @@
 
 * ``providers(ws, settings)`` → (chat model or None, keyword extractor or None) for the resolved
   settings of a run (``core.config.resolve_settings`` decides flags > environment > settings).
-* ``chat_from_settings(settings, api_key, conn)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
+* ``chat_from_settings(settings, api_key, cache)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
 * ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
@@ -20,13 +20,13 @@ from core.llm.client import LLMError, OpenAIChat
 from core.settings import Settings
 
 
-def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: Any = None,
+def chat_from_settings(settings: Settings, api_key: Optional[str] = None, cache: Any = None,
                        cancel_event: Optional[threading.Event] = None, **client_options: Any) -> UsageCounter:
     """The chat model of ``settings`` with the workspace cache and usage accounting around it."""
     inner = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=settings.llm_temperature,
                        max_tokens=settings.llm_max_tokens, timeout_s=settings.llm_timeout_s,
                        max_retries=settings.llm_max_retries, cancel_event=cancel_event, **client_options)
-    return UsageCounter(CachedChat(inner, conn), conn)
+    return UsageCounter(CachedChat(inner, cache), cache)
 
 
 def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Event] = None
@@ -38,7 +38,7 @@ def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Even
 
     if settings.provider != "openai":
         return None, None
-    chat = chat_from_settings(settings, getattr(ws, "api_key", None), ws.store.conn, cancel_event=cancel_event)
+    chat = chat_from_settings(settings, getattr(ws, "api_key", None), ws.open_llm_cache(), cancel_event=cancel_event)
     return chat, LLMKeywords(chat)
 
 

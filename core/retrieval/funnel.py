@@ -48,16 +48,16 @@ def path_funnel(result: RetrievalResult, kg: Any, paths: Sequence[Any], retrieve
     """PathRAG: the source chunks of every kept path's edges and nodes are selected (the context
     quotes them and describes their entities and relations); with no path, those of the retrieved
     nodes. Every retrieved node's source chunks were reached."""
-    node_sources = [c for key, _ in retrieved if key in kg for c in kg.nodes[key].get("source_chunk_ids") or []]
+    node_sources = [c for key, _ in retrieved if key in kg for c in kg.attributes(key).get("source_chunk_ids") or []]
     if not paths:
         return set_funnel(result, node_sources)
     selected: list[str] = []
     for path in paths:
         nodes = list(path.nodes)
         for a, b in zip(nodes, nodes[1:]):
-            selected += kg.edges[a, b].get("source_chunk_ids") or []
+            selected += kg.relation_attributes(a, b).get("source_chunk_ids") or []
         for key in nodes:
-            selected += kg.nodes[key].get("source_chunk_ids") or []
+            selected += kg.attributes(key).get("source_chunk_ids") or []
     return set_funnel(result, selected, node_sources)
 
 
