@@ -90,11 +90,12 @@ def writer_active(folder: Path) -> bool:
 
 
 def busy_message(folder: Path, name: str) -> str:
-    info = read_marker(folder)
+    info = read_marker(folder) or {}
     try:
-        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["since"]))  # type: ignore[index]
-        where = f" on {info['host']}" if info.get("host") else ""  # type: ignore[union-attr]
-        return f"workspace busy (pid {info['pid']}{where}, since {since}): another indexing run is writing to '{name}'"  # type: ignore[index]
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(info["since"])))
+        host = f" on host {info['host']}" if info.get("host") else ""
+        return (f"workspace busy (pid {info['pid']}, since {since}): another indexing run is writing to "
+                f"'{name}'{host}")
     except (TypeError, KeyError, ValueError, OSError):
         return f"workspace busy: another process is writing to '{name}'"
 
