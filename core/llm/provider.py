@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from core.llm.cache import CachedChat, UsageCounter
 from core.llm.client import LLMError, OpenAIChat
 from core.settings import Settings
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 
 def chat_from_settings(settings: Settings, api_key: Optional[str] = None, cache: Any = None,
@@ -29,7 +32,7 @@ def chat_from_settings(settings: Settings, api_key: Optional[str] = None, cache:
     return UsageCounter(CachedChat(inner, cache), cache)
 
 
-def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Event] = None
+def providers(ws: Workspace, settings: Settings, cancel_event: Optional[threading.Event] = None
               ) -> tuple[Optional[UsageCounter], Optional[Any]]:
     """(chat model, keyword extractor) of ``settings`` (already resolved: flags > environment >
     settings), or (None, None) when the provider is 'offline'. The chat's cache and usage rows go to
@@ -42,7 +45,7 @@ def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Even
     return chat, LLMKeywords(chat)
 
 
-def index_components(ws: Any, chat: Optional[Any]) -> dict[str, Any]:
+def index_components(ws: Workspace, chat: Optional[Any]) -> dict[str, Any]:
     """``extractor``, ``profile_summarizer`` and ``tree_summarizer`` for ``process_pending``
     (empty when ``chat`` is None: the offline defaults apply). Call ``chat.flush()`` afterwards."""
     if chat is None:

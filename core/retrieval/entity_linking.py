@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from core.extraction.nlp import normalize_name
+
+if TYPE_CHECKING:
+    from core.retrieval.base import QueryContext
+    from core.workspace import Workspace
 
 SEEDS_PER_KEYWORD = 5  # vector hits kept per keyword (after the relative cut-off)
 
@@ -50,7 +52,7 @@ class Seed:
         return f"cosine {self.score:.3f} to the question's '{self.keyword}'"
 
 
-def containing_entity(ws: Any, key: str) -> Optional[str]:
+def containing_entity(ws: Workspace, key: str) -> Optional[str]:
     """The one shortest entity key that contains ``key``'s words contiguously, or None."""
     words = key.split()
     if not words:
@@ -70,7 +72,7 @@ MAX_NAME_WORDS = 12
 _LEADING_SKIP = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or"})
 
 
-def dictionary_names(ws: Any, question: str) -> list[str]:
+def dictionary_names(ws: Workspace, question: str) -> list[str]:
     """Entity names of the graph (or merged aliases) that occur verbatim in the question, longest
     first and never overlapping: the graph's own vocabulary finds titles the small NER model splits
     or misses ("Jump for Glory", "Alexander and the Terrible, Horrible, No Good, Very Bad Day").
@@ -97,7 +99,7 @@ def dictionary_names(ws: Any, question: str) -> list[str]:
     return [surface for _, surface in sorted(found)]
 
 
-def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, ratio: float,
+def link_names(ctx: QueryContext, names: Sequence[str], top_n: int, threshold: float, ratio: float,
                per_keyword: int = SEEDS_PER_KEYWORD, vectors: bool = True) -> list[Seed]:
     """Link each name to entities (exact name, alias, containment, and unless ``vectors`` is False
     its own vector search); best first."""
@@ -153,7 +155,7 @@ def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, rat
     return ranked[:top_n]
 
 
-def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) -> list[Seed]:
+def strict_hits(ctx: QueryContext, terms: Sequence[str], top_n: int, threshold: float) -> list[Seed]:
     """The papers' seed selection: the terms joined with ", ", one search, top-N above ``threshold``."""
     graph = ctx.graph
     if not terms or len(graph) == 0:
@@ -170,7 +172,7 @@ def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) ->
     return out
 
 
-def question_seeds(ctx: Any, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
+def question_seeds(ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
                    fill: bool = False) -> list[Seed]:
     """The seeds a mode starts from: linked names (RAGScope) or the joined search (paper-strict);
     with no name in the question, the fallback terms are searched the paper's way. ``fill`` (local

@@ -16,9 +16,13 @@ A gold chunk in the evidence is ``found`` or ``below_k``; selected but not in th
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+    from core.storage.ports import GraphView
 
 
 def _unique(ids: Iterable[str]) -> list[str]:
@@ -43,7 +47,7 @@ def lightrag_funnel(result: RetrievalResult, entities: Sequence[EntityHit],
     return set_funnel(result, (c.chunk_id for c in chunks), [*_sources(entities), *_sources(relations)])
 
 
-def path_funnel(result: RetrievalResult, kg: Any, paths: Sequence[Any], retrieved: Sequence[tuple[str, float]]
+def path_funnel(result: RetrievalResult, kg: GraphView, paths: Sequence[Any], retrieved: Sequence[tuple[str, float]]
                 ) -> RetrievalResult:
     """PathRAG: the source chunks of every kept path's edges and nodes are selected (the context
     quotes them and describes their entities and relations); with no path, those of the retrieved
@@ -61,7 +65,7 @@ def path_funnel(result: RetrievalResult, kg: Any, paths: Sequence[Any], retrieve
     return set_funnel(result, selected, node_sources)
 
 
-def tree_reached(ws: Any, considered: Iterable[str], query_terms: Sequence[str]) -> list[str]:
+def tree_reached(ws: Workspace, considered: Iterable[str], query_terms: Sequence[str]) -> list[str]:
     """E2GraphRAG: the collapsed-tree candidates' leaves plus every chunk that holds a query entity."""
     index = ws.mention_index()
     return _unique([*considered, *(c for term in query_terms for c in index.get(term, {}))])
