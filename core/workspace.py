@@ -25,11 +25,10 @@ from core.embeddings import Embedder, local_embedder
 from core.errors import EmbedderMismatchError
 from core.settings import Settings, save_settings
 from core.storage.locking import LOCK_FILE, LOCK_INFO  # noqa: F401 - re-exported (tests, tools)
-from core.storage.ports import LLMCacheStore
+from core.storage.ports import LLMCacheStore, RecordStore, VectorIndex
 from core.storage.registry import open_backend
 from core.storage.sqlite_backend import DB_FILE  # noqa: F401 - re-exported
-from core.storage.store import Store, TreeNode
-from core.storage.vectors import VectorStore
+from core.storage.store import TreeNode
 from core.storage.views import WorkspaceViews
 
 
@@ -74,10 +73,10 @@ class Workspace:
                                     self.path, self.settings)
         self._open_lock = threading.RLock()
         self._local = threading.local()  # this thread's record store
-        self._records: list[tuple[threading.Thread, Store]] = []  # every thread's, to close them
+        self._records: list[tuple[threading.Thread, RecordStore]] = []  # every thread's, to close them
         self.backend.clear_stale_lock()
         self._embedder = embedder
-        self._vectors: Optional[VectorStore] = None
+        self._vectors: Optional[VectorIndex] = None
         self._views: Optional[WorkspaceViews] = None
         self.records  # open (and create) the database now: a damaged file fails here
         if check_embedder:  # False only for `repair --reembed`, which replaces the vectors
@@ -94,7 +93,7 @@ class Workspace:
 
     # --- the record store of this thread -------------------------------------------------------
     @property
-    def records(self) -> Store:
+    def records(self) -> RecordStore:
         """This thread's record store (its own connection: it sees its own unit of work and, outside
         one, the last commit; never another thread's uncommitted writes)."""
         records = getattr(self._local, "records", None)
@@ -109,7 +108,7 @@ class Workspace:
         return records
 
     @property
-    def store(self) -> Store:
+    def store(self) -> RecordStore:
         """The older name of ``records`` (kept for ``ui``/``pages`` until they go through ``core.api``)."""
         return self.records
 
@@ -157,11 +156,11 @@ class Workspace:
             records.commit()
 
     @property
-    def vectors(self) -> VectorStore:
+    def vectors(self) -> VectorIndex:
         with self._open_lock:  # several retrieval threads may ask for the client at once
             return self._open_vectors()
 
-    def _open_vectors(self) -> VectorStore:
+    def _open_vectors(self) -> VectorIndex:
         if self._vectors is None:
             records = self.records
             namespace = records.get_meta("namespace")

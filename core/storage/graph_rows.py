@@ -6,6 +6,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Iterable
 
+import networkx as nx
+
 from core.storage import graph_store
 from core.storage.graph_store import EntityFragment, RelationFragment
 from core.storage.graph_view import NetworkxGraphView
@@ -69,6 +71,12 @@ class GraphRows:
 
     def load_graph_view(self) -> NetworkxGraphView:
         return NetworkxGraphView(graph_store.load_knowledge_graph(self.conn))
+
+    def load_mention_graph(self) -> nx.Graph:
+        return graph_store.load_mention_graph(self.conn)
+
+    def load_mention_index(self) -> dict[str, dict[str, int]]:
+        return graph_store.load_mention_index(self.conn)
 
     def drop_document_annotations(self, doc_id: str) -> int:
         from core.storage.annotations import drop_document_annotations

@@ -13,13 +13,10 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import networkx as nx
 
-from core.storage import graph_store
-from core.storage.graph_view import NetworkxGraphView
-from core.storage.vector_search import MatrixSearch
 
 if TYPE_CHECKING:
-    from core.storage.store import Store, TreeNode
-    from core.storage.vectors import VectorStore
+    from core.storage.ports import GraphView, RecordStore, VectorIndex, VectorSearch
+    from core.storage.store import TreeNode
 
 T = TypeVar("T")
 
@@ -27,7 +24,7 @@ T = TypeVar("T")
 class WorkspaceViews:
     """The graph, mention graph, orders, names, tree and exact vector search of one generation."""
 
-    def __init__(self, generation: int, records: Callable[[], "Store"], vectors: Callable[[], "VectorStore"],
+    def __init__(self, generation: int, records: Callable[[], "RecordStore"], vectors: Callable[[], "VectorIndex"],
                  owner: Any = None) -> None:
         self.generation = generation
         self._records = records
@@ -37,17 +34,17 @@ class WorkspaceViews:
         self._lock = threading.RLock()
 
     @cached_property
-    def graph(self) -> NetworkxGraphView:
-        return NetworkxGraphView(graph_store.load_knowledge_graph(self._records().conn))
+    def graph(self) -> "GraphView":
+        return self._records().load_graph_view()
 
     @cached_property
     def mention_graph(self) -> nx.Graph:
         """E2GraphRAG's co-occurrence graph (node attr: label; edge attr: weight); never mutated."""
-        return graph_store.load_mention_graph(self._records().conn)
+        return self._records().load_mention_graph()
 
     @cached_property
     def mention_index(self) -> dict[str, dict[str, int]]:
-        return graph_store.load_mention_index(self._records().conn)
+        return self._records().load_mention_index()
 
     @cached_property
     def chunk_order(self) -> dict[str, int]:
@@ -62,9 +59,10 @@ class WorkspaceViews:
         return {n.node_id: n for n in self._records().tree_nodes()}
 
     @cached_property
-    def vectors(self) -> MatrixSearch:
-        """Exact search over every vector in memory (loaded per collection on first use)."""
-        return MatrixSearch(lambda collection: self._vector_store().matrix(collection))
+    def vectors(self) -> "VectorSearch":
+        """The vector index's exact search for this generation (the SQLite + Chroma adapter: every
+        vector of a collection in memory, loaded on first use)."""
+        return self._vector_store().exact_search()
 
     def derived(self, build: Callable[[Any], T]) -> T:
         """``build(workspace)`` once per generation (``build`` is the key: pass a module-level function)."""
