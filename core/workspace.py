@@ -206,14 +206,6 @@ class Workspace:
     def bump_generation(self) -> None:
         self.records.set_meta("generation", str(self.generation() + 1))
 
-    def after_rollback(self) -> None:
-        """Move the generation after a unit of work was rolled back, so every cached view (this
-        process's and other processes') is rebuilt from what was committed."""
-        records = self.records
-        records.rollback()
-        with records.unit_of_work():
-            self.bump_generation()
-
     @property
     def views(self) -> WorkspaceViews:
         """The read views of the generation this thread sees. Inside a unit of work (the writer,
