@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 from core.answers.question import _WORD, QuestionFrame, stem
 from core.answers.sentences import Sentence
+from core.storage.ports import display_name
 
 LEXICAL = 2.0
 LEXICAL_NAMES = 0.5
@@ -107,7 +108,7 @@ def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
     if not key or key not in graph or any(k == key for _, _, k in sentence.mentions):
         return sentence.mentions
     data = graph.attributes(key)
-    return sentence.mentions + [(str(data.get("type", "")), str(data.get("name") or key), key)]
+    return sentence.mentions + [(str(data.get("type", "")), display_name(key, data), key)]
 
 
 def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:

@@ -5,12 +5,14 @@ matrices, rows or maps."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from core.storage.ports import VectorHit
-from core.storage.vectors import VectorMatrix
+
+if TYPE_CHECKING:
+    from core.storage.vectors import VectorMatrix
 
 _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
 
@@ -18,13 +20,13 @@ _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
 class MatrixSearch:
     """Exact vector search over in-memory matrices loaded lazily by ``load(collection)``."""
 
-    def __init__(self, load: Callable[[str], VectorMatrix]) -> None:
+    def __init__(self, load: Callable[[str], "VectorMatrix"]) -> None:
         self._load = load
-        self._matrices: dict[str, VectorMatrix] = {}
+        self._matrices: dict[str, "VectorMatrix"] = {}
         self._rows: dict[str, dict[Any, int]] = {}
         self._lock = threading.Lock()
 
-    def _matrix(self, collection: str) -> VectorMatrix:
+    def _matrix(self, collection: str) -> "VectorMatrix":
         matrix = self._matrices.get(collection)
         if matrix is None:
             with self._lock:
@@ -42,7 +44,7 @@ class MatrixSearch:
             self._rows[collection] = rows
         return rows
 
-    def _key(self, collection: str, matrix: VectorMatrix, row: int) -> Any:
+    def _key(self, collection: str, matrix: "VectorMatrix", row: int) -> Any:
         fields = _KEY_FIELDS.get(collection)
         if fields is None:
             return matrix.ids[row]
