@@ -30,6 +30,7 @@ class AnswerState:
     chunk_similarity: dict[str, float] = field(default_factory=dict)
     pair_cosines: dict[Pair, float] = field(default_factory=dict)
     entity_cosines: dict[str, float] = field(default_factory=dict)
+    relations: dict[str, Any] = field(default_factory=dict)  # question text -> its parsed relation (answers.support)
 
 
 @dataclass
