@@ -14,6 +14,7 @@ import pytest
 
 from conftest import HashEmbedder
 from core import api
+from core.auth import LOCAL_ADMIN
 from core.retrieval.base import QueryContext
 from core.retrieval.registry import retrieve
 from core.workspace import Workspace
@@ -38,7 +39,7 @@ def snapshot(ws: Workspace) -> dict:
 @pytest.fixture()
 def ws(tmp_path):
     workspace = Workspace(tmp_path / "ws", embedder=HashEmbedder())
-    api.index_text(workspace, "committed.txt", COMMITTED)
+    api.index_text(LOCAL_ADMIN, workspace, "committed.txt", COMMITTED)
     yield workspace
     workspace.close()
 
@@ -70,7 +71,7 @@ def test_a_reader_never_sees_an_uncommitted_or_rolled_back_batch(ws, monkeypatch
 
     def writer() -> None:
         try:
-            outcome["report"] = api.index_text(ws, "doomed.txt", DOOMED)
+            outcome["report"] = api.index_text(LOCAL_ADMIN, ws, "doomed.txt", DOOMED)
         except BaseException as exc:  # noqa: BLE001 - reported to the test thread
             outcome["error"] = exc
 
