@@ -128,13 +128,11 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
     from core.answers.context import question_names
 
     ctx.prefetch([question] + question_names(ws, question, ctx.settings.paper_strict))
-    shared: dict = {}  # per-question work shared by the extractive answers of all modes
-
     def one(mode: str) -> RetrievalResult:
         result = retrieve(ctx, mode)
         if with_answers:
             started = time.perf_counter()
-            result.answer = answer(result, ws, llm, shared, ctx)
+            result.answer = answer(result, ws, llm, ctx.state, ctx)  # ctx.state: shared by all modes
             result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
         return result
 

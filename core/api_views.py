@@ -111,33 +111,33 @@ def status(principal: Principal, ws: Workspace) -> dict[str, Any]:
 @requires(Role.viewer)
 def documents(principal: Principal, ws: Workspace, doc_status: Optional[str] = None) -> list[Any]:
     """The workspace's document rows (all, or those with ``doc_status``)."""
-    return ws.store.documents(doc_status)
+    return ws.records.documents(doc_status)
 
 
 @requires(Role.viewer)
 def chunk_count(principal: Principal, ws: Workspace) -> int:
-    return ws.store.count("chunks")
+    return ws.records.count("chunks")
 
 
 @requires(Role.viewer)
 def chunks_of(principal: Principal, ws: Workspace, doc_id: str) -> list[Any]:
-    return ws.store.chunks_of(doc_id)
+    return ws.records.chunks_of(doc_id)
 
 
 @requires(Role.viewer)
 def chunks_by_id(principal: Principal, ws: Workspace, chunk_ids: Iterable[str]) -> dict[str, Any]:
-    return ws.store.chunks_by_id(chunk_ids)
+    return ws.records.chunks_by_id(chunk_ids)
 
 
 @requires(Role.viewer)
 def all_chunk_ids(principal: Principal, ws: Workspace) -> list[str]:
-    return ws.store.all_chunk_ids()
+    return ws.records.all_chunk_ids()
 
 
 @requires(Role.viewer)
 def doc_roots(principal: Principal, ws: Workspace) -> dict[str, tuple[str, Optional[str]]]:
     """Per document: (the root of its summary tree, its summary text or None)."""
-    return ws.store.doc_roots()
+    return ws.records.doc_roots()
 
 
 @requires(Role.viewer)
@@ -146,7 +146,7 @@ def chat_model(principal: Principal, ws: Workspace, settings: Settings, api_key:
     """The chat model of ``settings`` with the workspace's LLM cache (``core.llm.provider.chat_from_settings``)."""
     from core.llm.provider import chat_from_settings
 
-    return chat_from_settings(settings, api_key, ws.store.conn, cancel_event=cancel_event)
+    return chat_from_settings(settings, api_key, ws.open_llm_cache(), cancel_event=cancel_event)
 
 
 # --- annotations ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import statistics
 from typing import Any
 
 from core.extraction.nlp import normalize_name
-from core.storage import graph_store
+from core.storage.ports import display_name
 from core.workspace import Workspace
 
 EXAMPLES = 5
@@ -68,7 +68,7 @@ def graph_quality(ws: Workspace) -> dict[str, Any]:
     unknown = 0
     keys = set(graph.nodes)
     for key, data in graph.nodes(data=True):
-        name, etype = str(data.get("name") or key), str(data.get("type") or "UNKNOWN")
+        name, etype = display_name(key, data), str(data.get("type") or "UNKNOWN")
         for rule in suspicious_rules(name, etype):
             entry = rules.setdefault(rule, {"count": 0, "examples": []})
             entry["count"] += 1
@@ -89,9 +89,9 @@ def graph_quality(ws: Workspace) -> dict[str, Any]:
             if len(conflicts) < EXAMPLES and key in graph:
                 chosen = graph.nodes[key].get("type")
                 shown = ", ".join(f"{t} {n}" for t, n in sorted(labels.items(), key=lambda kv: -kv[1]))
-                conflicts.append(f"{graph.nodes[key].get('name') or key}: {shown} → {chosen}")
+                conflicts.append(f"{display_name(key, graph.nodes[key])}: {shown} → {chosen}")
     degrees = [d for _, d in graph.degree()]
-    isolated = [str(graph.nodes[k].get("name") or k) for k, d in graph.degree() if d == 0]
+    isolated = [display_name(k, graph.nodes[k]) for k, d in graph.degree() if d == 0]
     return {
         "workspace": str(ws.path),
         "entities": graph.number_of_nodes(),
@@ -112,7 +112,7 @@ def graph_quality(ws: Workspace) -> dict[str, Any]:
 def _type_votes(ws: Workspace) -> dict[str, dict[str, int]]:
     """Entity key → summed type votes over all its fragments."""
     votes: dict[str, dict[str, int]] = {}
-    for key, etype, raw in graph_store.fragment_type_votes(ws.store.conn):
+    for key, etype, raw in ws.records.fragment_type_votes():
         try:
             parsed = json.loads(raw or "{}")
         except ValueError:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Optional
 
+from core.storage.ports import display_name
+
 
 @dataclass
 class SourceDocument:
@@ -195,7 +197,7 @@ class EntityHit(_GraphHit):
     def make(cls, key: str, data: dict[str, Any], score: float, reason: str, *, name: str = "",
              default_type: str = "", degree: Optional[int] = None) -> "EntityHit":
         """The one constructor, from a graph node's ``data``."""
-        return cls(key=key, name=name or str(data.get("name") or key), type=data.get("type", default_type),
+        return cls(key=key, name=name or display_name(key, data), type=data.get("type", default_type),
                    description=data.get("description", ""), score=round(float(score), 6), reason=reason,
                    source_chunk_ids=list(data.get("source_chunk_ids") or []), degree=degree)
 

@@ -1,8 +1,12 @@
-"""A workspace: one folder holding the SQLite system of record, the ChromaDB vectors and settings.
+"""A workspace: a folder, its settings, the writer lock, the generation and the storage ports.
 
-Readers open it freely (SQLite WAL); writers take the workspace lock first (one writer at a time;
-a lock left by a dead process is released by the OS). Graph views are loaded lazily from SQLite
-and cached until the workspace's ``generation`` (bumped by every write) changes.
+The ports come from a backend of ``core.storage.registry`` (``RAGSCOPE_STORE``; default "sqlite":
+the SQLite system of record and the ChromaDB vectors in the folder). Every thread gets its own
+record store (``Workspace.records``), so a reader never sees a writer's uncommitted or rolled-back
+unit of work: with SQLite's WAL each read sees the last commit. Writers take the workspace lock
+first (one writer at a time; a lock left by a dead process is released by the OS and its stale
+marker cleared). Read views (``Workspace.views``: graph, vectors, orders, tree) are built lazily
+per ``generation``, which every commit and every rollback of the index moves.
 """
 from __future__ import annotations
 
@@ -10,25 +14,22 @@ import json
 import os
 import re
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 import networkx as nx
-from filelock import FileLock, Timeout
 
-from core.embeddings import Embedder, local_embedder
-from core.errors import EmbedderMismatchError, WorkspaceBusyError
 from core.config import default_workspace, load_settings
+from core.embeddings import Embedder, local_embedder
+from core.errors import EmbedderMismatchError
 from core.settings import Settings, save_settings
-from core.storage import graph_store
-from core.storage.store import Store
-from core.storage.vectors import VectorStore
-
-DB_FILE = "ragscope.sqlite3"
-LOCK_FILE = "write.lock"
-LOCK_INFO = "write.lock.json"
+from core.storage.locking import LOCK_FILE, LOCK_INFO  # noqa: F401 - re-exported (tests, tools)
+from core.storage.ports import LLMCacheStore, RecordStore, VectorIndex
+from core.storage.registry import open_backend
+from core.storage.sqlite_backend import DB_FILE  # noqa: F401 - re-exported
+from core.storage.store import TreeNode
+from core.storage.views import WorkspaceViews
 
 
 def new_namespace(name: str) -> str:
@@ -63,17 +64,21 @@ class Workspace:
 
     def __init__(self, path: Path | str | None = None, settings: Optional[Settings] = None,
                  embedder: Optional[Embedder] = None, api_key: Optional[str] = None,
-                 check_embedder: bool = True) -> None:
+                 check_embedder: bool = True, store: Optional[str] = None) -> None:
         self.path = Path(path if path is not None else default_workspace()).resolve()
         self.path.mkdir(parents=True, exist_ok=True)
         self.settings = settings if settings is not None else load_settings(self.path)
         self.api_key = api_key  # kept in memory only, never written
-        self.store = Store(self.path / DB_FILE)
-        self._embedder = embedder
-        self._vectors: Optional[VectorStore] = None
+        self.backend = open_backend(store if store is not None else os.environ.get("RAGSCOPE_STORE", ""),
+                                    self.path, self.settings)
         self._open_lock = threading.RLock()
-        self._cache: dict[str, Any] = {}
-        self._cache_generation = -1
+        self._local = threading.local()  # this thread's record store
+        self._records: list[tuple[threading.Thread, RecordStore]] = []  # every thread's, to close them
+        self.backend.clear_stale_lock()
+        self._embedder = embedder
+        self._vectors: Optional[VectorIndex] = None
+        self._views: Optional[WorkspaceViews] = None
+        self.records  # open (and create) the database now: a damaged file fails here
         if check_embedder:  # False only for `repair --reembed`, which replaces the vectors
             self._check_embedder_name()
 
@@ -86,8 +91,33 @@ class Workspace:
         self.settings = settings
         save_settings(self.path, settings)
 
+    # --- the record store of this thread -------------------------------------------------------
+    @property
+    def records(self) -> RecordStore:
+        """This thread's record store (its own connection: it sees its own unit of work and, outside
+        one, the last commit; never another thread's uncommitted writes)."""
+        records = getattr(self._local, "records", None)
+        if records is None:
+            with self._open_lock:
+                ended = [(t, r) for t, r in self._records if not t.is_alive()]
+                for _, old in ended:  # threads that ended (Streamlit runs a thread per rerun)
+                    old.close()
+                self._records = [(t, r) for t, r in self._records if t.is_alive()]
+                records = self._local.records = self.backend.open_records()
+                self._records.append((threading.current_thread(), records))
+        return records
+
+    @property
+    def store(self) -> RecordStore:
+        """The older name of ``records`` (kept for ``ui``/``pages`` until they go through ``core.api``)."""
+        return self.records
+
+    def open_llm_cache(self) -> LLMCacheStore:
+        """A cache store for the LLM wrappers (``core.llm.cache``), on its own connection."""
+        return self.backend.open_llm_cache()
+
     def _check_embedder_name(self) -> None:
-        recorded = self.store.get_meta("embedder_name")
+        recorded = self.records.get_meta("embedder_name")
         wanted = self._embedder.name if self._embedder is not None else embedder_identity(self.settings)
         if recorded and recorded != wanted:
             raise EmbedderMismatchError(mismatch_message(self.name, recorded, wanted))
@@ -98,7 +128,7 @@ class Workspace:
             if self.settings.embedder == "openai":
                 from core.remote_embeddings import remote_embedder
 
-                recorded = self.store.get_meta("embedder_dim")
+                recorded = self.records.get_meta("embedder_dim")
                 self._embedder = remote_embedder(self.settings, self.api_key,
                                                  expected_dim=int(recorded) if recorded else None)
             else:
@@ -113,144 +143,107 @@ class Workspace:
     def record_embedder(self) -> None:
         """Record the embedder on first write; refuse a dimension mismatch."""
         embedder = self.embedder
-        dim = self.store.get_meta("embedder_dim")
+        records = self.records
+        dim = records.get_meta("embedder_dim")
         if dim and int(dim) != embedder.dim:
             raise EmbedderMismatchError(
                 f"workspace '{self.name}' holds {dim}-d vectors but the embedder '{embedder.name}' gives "
                 f"{embedder.dim}-d vectors; select the embedder it was built with, or re-embed it: "
                 f"python -m core repair --reembed --workspace PATH")
         if not dim:
-            self.store.set_meta("embedder_name", embedder.name)
-            self.store.set_meta("embedder_dim", str(embedder.dim))
-            self.store.conn.commit()
+            records.set_meta("embedder_name", embedder.name)
+            records.set_meta("embedder_dim", str(embedder.dim))
+            records.commit()
 
     @property
-    def vectors(self) -> VectorStore:
+    def vectors(self) -> VectorIndex:
         with self._open_lock:  # several retrieval threads may ask for the client at once
             return self._open_vectors()
 
-    def _open_vectors(self) -> VectorStore:
+    def _open_vectors(self) -> VectorIndex:
         if self._vectors is None:
-            namespace = self.store.get_meta("namespace")
+            records = self.records
+            namespace = records.get_meta("namespace")
             if not namespace:
                 namespace = new_namespace(self.name)
-                self.store.set_meta("namespace", namespace)
-                self.store.conn.commit()
-            self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
+                records.set_meta("namespace", namespace)
+                records.commit()
+            self._vectors = self.backend.open_vectors(namespace)
         return self._vectors
 
     def reopen_vectors(self) -> None:
-        """Open the vector store afresh on next use (and drop the generation-cached views): an
-        embedded ChromaDB store opened earlier does not see vectors another process added since."""
+        """Open the vector store afresh on next use (and drop the views): an embedded ChromaDB
+        store opened earlier does not see vectors another process added since."""
         with self._open_lock:
             old, self._vectors = self._vectors, None
-            self._cache.clear()
-            self._cache_generation = -1
+            self._views = None
         if old is not None:
             old.forget_embedded_system()
 
     def writer_active(self) -> bool:
-        """True while some process holds the write lock (its info file exists)."""
-        return (self.path / LOCK_INFO).exists()
+        """True while a live process holds the write lock (a dead holder's marker is cleared)."""
+        return self.backend.writer_active()
 
     def use_namespace(self, namespace: str) -> None:
         """Point the vectors at another set of collections (``core.indexing.reembed`` fills new ones, then switches)."""
         with self._open_lock:
-            self._vectors = VectorStore(self.path / "chroma", namespace, self.settings.chroma_url)
+            self._vectors = self.backend.open_vectors(namespace)
+            self._views = None
 
     # --- locking ---------------------------------------------------------------------------
     @contextmanager
     def writer(self, wait: bool = False, timeout_s: float = 3600.0) -> Iterator[None]:
-        """Hold the workspace write lock; raise WorkspaceBusyError (or wait) when another writer holds it."""
-        lock = FileLock(str(self.path / LOCK_FILE))
-        try:
-            lock.acquire(timeout=timeout_s if wait else 0)
-        except Timeout:
-            raise WorkspaceBusyError(self._busy_message()) from None
-        info = self.path / LOCK_INFO
-        try:
-            info.write_text(json.dumps({"pid": os.getpid(), "since": time.time()}), encoding="utf-8")
+        """Hold the workspace write lock; raise WorkspaceBusyError (or wait) when another writer holds it.
+        A marker left by a dead holder (same host, process gone) is cleared, not believed."""
+        self.backend.clear_stale_lock()
+        with self.backend.writer_lock(wait, timeout_s):
             yield
-        finally:
-            info.unlink(missing_ok=True)
-            lock.release()
 
-    def _busy_message(self) -> str:
-        try:
-            info = json.loads((self.path / LOCK_INFO).read_text(encoding="utf-8"))
-            since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info["since"]))
-            return f"workspace busy (pid {info['pid']}, since {since}): another indexing run is writing to '{self.name}'"
-        except (OSError, ValueError, KeyError):
-            return f"workspace busy: another process is writing to '{self.name}'"
-
-    # --- generation-cached views -------------------------------------------------------------
+    # --- generation and views ---------------------------------------------------------------
     def generation(self) -> int:
-        return int(self.store.get_meta("generation", "0"))
+        return int(self.records.get_meta("generation", "0"))
 
     def bump_generation(self) -> None:
-        self.store.set_meta("generation", str(self.generation() + 1))
+        self.records.set_meta("generation", str(self.generation() + 1))
 
-    def _cached(self, key: str, build):
-        generation = self.generation()
-        if generation != self._cache_generation:
-            self._cache.clear()
-            self._cache_generation = generation
-        if key not in self._cache:
-            self._cache[key] = build()
-        return self._cache[key]
+    @property
+    def views(self) -> WorkspaceViews:
+        """The read views of the generation this thread sees. Inside a unit of work (the writer,
+        before its commit) they are private to the call and never cached."""
+        records = self.records
+        generation = int(records.get_meta("generation", "0"))
+        if records.in_unit_of_work():
+            return WorkspaceViews(generation, lambda: records, lambda: self.vectors, self)
+        views = self._views
+        if views is None or views.generation != generation:
+            with self._open_lock:
+                views = self._views
+                if views is None or views.generation != generation:
+                    views = self._views = WorkspaceViews(generation, lambda: self.records, lambda: self.vectors, self)
+        return views
 
     def knowledge_graph(self) -> nx.Graph:
-        return self._cached("kg", lambda: graph_store.load_knowledge_graph(self.store.conn))
+        """The merged graph as networkx, for layouts and exports (retrieval reads ``views.graph``)."""
+        return self.views.graph.networkx()
 
     def mention_graph(self) -> nx.Graph:
-        return self._cached("mg", lambda: graph_store.load_mention_graph(self.store.conn))
+        return self.views.mention_graph
 
     def mention_index(self) -> dict[str, dict[str, int]]:
-        return self._cached("mi", lambda: graph_store.load_mention_index(self.store.conn))
+        return self.views.mention_index
 
     def chunk_order(self) -> dict[str, int]:
-        return self._cached("order", lambda: {cid: i for i, cid in enumerate(self.store.all_chunk_ids())})
+        return self.views.chunk_order
 
     def doc_names(self) -> dict[str, str]:
-        return self._cached("names", lambda: {d.doc_id: d.name for d in self.store.documents()})
+        return self.views.doc_names
 
-    def entity_vectors(self) -> Any:
-        """Entity vectors in memory with ``row_of_key`` (entity key → row), cached per generation."""
-        def build() -> Any:
-            matrix = self.vectors.matrix("entities")
-            matrix.row_of_key = matrix.by_meta("key")
-            return matrix
-        return self._cached("entity_vectors", build)
-
-    def relation_vectors(self) -> Any:
-        """Relation vectors in memory with ``row_of_pair`` ((source key, target key) → row)."""
-        def build() -> Any:
-            matrix = self.vectors.matrix("relations")
-            matrix.row_of_pair = matrix.by_meta("source", "target")
-            return matrix
-        return self._cached("relation_vectors", build)
-
-    def chunk_vectors(self) -> Any:
-        """Chunk vectors in memory (row by chunk id), cached per generation."""
-        return self._cached("chunk_vectors", lambda: self.vectors.matrix("chunks"))
-
-    def vector_matrix(self, collection: str) -> Any:
-        """The in-memory vectors of one collection ("chunks", "entities", "relations", "tree"), cached per
-        generation (the same matrices entity linking and chunk ranking use)."""
-        if collection == "entities":
-            return self.entity_vectors()
-        if collection == "relations":
-            return self.relation_vectors()
-        if collection == "chunks":
-            return self.chunk_vectors()
-        return self._cached(f"{collection}_vectors", lambda: self.vectors.matrix(collection))
-
-    def tree_index(self) -> dict[str, Any]:
-        return self._cached("tree", lambda: {n.node_id: n for n in self.store.tree_nodes()})
+    def tree_index(self) -> dict[str, TreeNode]:
+        return self.views.tree_index
 
     # --- reports ----------------------------------------------------------------------------
     def status(self) -> dict[str, Any]:
-        s = self.store
+        s = self.records
         counts = s.status_counts()
         return {
             "workspace": str(self.path),
@@ -274,8 +267,8 @@ class Workspace:
     def embedder_info(self) -> dict[str, Any]:
         """The workspace's embedder (recorded at the first write, else the configured one) without loading it:
         kind ('local-minilm', 'openai' or 'custom'), model, dimension (None before the first write), base_url."""
-        name = self.store.get_meta("embedder_name") or embedder_identity(self.settings)
-        dim = self.store.get_meta("embedder_dim")
+        name = self.records.get_meta("embedder_name") or embedder_identity(self.settings)
+        dim = self.records.get_meta("embedder_dim")
         kind = "openai" if name.startswith("openai:") else "local-minilm" if name == "all-MiniLM-L6-v2" else "custom"
         return {"kind": kind, "model": name.split(":", 1)[1] if kind == "openai" else name,
                 "dimension": int(dim) if dim else None,
@@ -285,22 +278,22 @@ class Workspace:
         """Per indexed document, what the extraction parser dropped at its last indexing: ``dropped``
         (count), ``reasons`` {reason: count}, a few ``examples``, ``extractor`` and ``chunks``."""
         latest: dict[str, dict[str, Any]] = {}
-        for detail in self.store.log_details("extraction_dropped"):
+        for detail in self.records.log_details("extraction_dropped"):
             try:
                 record = json.loads(detail)
                 latest[str(record["doc_id"])] = record
             except (ValueError, KeyError, TypeError):
                 continue
-        live = {d.doc_id for d in self.store.documents("processed")}
+        live = {d.doc_id for d in self.records.documents("processed")}
         return {doc_id: record for doc_id, record in latest.items() if doc_id in live}
 
     def llm_usage(self) -> dict[str, dict[str, float]]:
-        rows = self.store.llm_usage_rows()
+        rows = self.records.llm_usage_rows()
         return {r[0]: {"calls": r[1], "cached": r[2], "prompt_tokens": r[3], "completion_tokens": r[4],
                        "seconds": round(r[5], 3)} for r in rows}
 
     def documents_table(self) -> list[dict[str, Any]]:
-        chunk_counts, entity_counts = self.store.chunks_per_document(), self.store.entities_per_document()
+        chunk_counts, entity_counts = self.records.chunks_per_document(), self.records.entities_per_document()
         dropped = self.dropped_records()
         return [
             {"doc_id": d.doc_id, "name": d.name, "status": d.status, "chunks": int(chunk_counts.get(d.doc_id, 0)),
@@ -308,10 +301,14 @@ class Workspace:
              "dropped": int(dropped[d.doc_id]["dropped"]) if d.doc_id in dropped else 0,
              "tokens": d.tokens, "error": d.error,
              "seconds": round(d.elapsed_s, 2), "updated_at": d.updated_at}
-            for d in self.store.documents()
+            for d in self.records.documents()
         ]
 
     def close(self) -> None:
         if getattr(self._embedder, "remote", False):  # a server client of this workspace: its request threads
             self._embedder.close()
-        self.store.close()
+        with self._open_lock:
+            stores, self._records = [r for _, r in self._records], []
+            self._local = threading.local()
+        for records in stores:
+            records.close()

@@ -7,7 +7,7 @@ neighbourhood), labels only where they fit, edge thickness = weight; "Show all n
 budget. Document text is untrusted: it is escaped in the graph and shown as plain text here."""
 from __future__ import annotations
 
-from typing import Any, Hashable, Optional
+from typing import TYPE_CHECKING, Any, Hashable, Optional
 
 import networkx as nx
 import pandas as pd
@@ -24,6 +24,9 @@ from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_view import MAX_LAYOUT_NODES, graph_html, legend_html, legend_items
 from ui.prose import prose_html
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 HEIGHT = 650
 MAX_CHUNKS_SHOWN = 8
 DEFAULT_NODES = 60  # the default view's node budget (most connected first)
@@ -31,7 +34,7 @@ GRAPH_KEY = "kg_graph"
 EDGE_KEY = "kg_edge"
 
 
-def _graph(ws: Any, mention: bool) -> nx.Graph:
+def _graph(ws: "Workspace", mention: bool) -> nx.Graph:
     return ws.mention_graph() if mention else ws.knowledge_graph()
 
 
@@ -74,7 +77,7 @@ def select_view(graph: nx.Graph, kind_attr: str, search: str, depth: int, types:
 
 @st.cache_data(show_spinner="Laying out the graph…", max_entries=8)
 def view_html(path: str, generation: int, mention: bool, search: str, depth: int, types: tuple[str, ...],
-              min_degree: int, max_nodes: int, size_by_degree: bool, _ws: Any
+              min_degree: int, max_nodes: int, size_by_degree: bool, _ws: "Workspace"
               ) -> tuple[str, int, int, list[str], list[tuple[str, str]]]:
     """(html, nodes shown, nodes eligible, shown node ids, legend), cached per workspace generation."""
     graph = _graph(_ws, mention)
@@ -116,7 +119,7 @@ def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
             "show_all": bool(show_all)}
 
 
-def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] = None) -> None:
+def show_chunks(ws: "Workspace", chunk_ids: list[str], counts: Optional[dict[str, int]] = None) -> None:
     """Source chunks as plain text (never Markdown/HTML), most relevant first."""
     if not chunk_ids:
         st.caption("No source chunks recorded.")
@@ -137,7 +140,7 @@ def show_chunks(ws: Any, chunk_ids: list[str], counts: Optional[dict[str, int]] 
         st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN} more source chunk(s) not shown.")
 
 
-def entity_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
+def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     data = graph.nodes[node]
     st.text(f"Entity: {_name(graph, node)}")
     st.text(f"Type: {data.get('type') or '—'}   Degree: {graph.degree(node)}")
@@ -155,7 +158,7 @@ def entity_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
 
 
-def term_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
+def term_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     data = graph.nodes[node]
     st.text(f"Term: {node}")
     st.text(f"Label: {data.get('label') or '—'}   Degree: {graph.degree(node)}")
@@ -170,7 +173,7 @@ def term_panel(ws: Any, graph: nx.Graph, node: Hashable) -> None:
     show_chunks(ws, ranked, counts)
 
 
-def relation_panel(ws: Any, graph: nx.Graph, a: Hashable, b: Hashable, mention: bool) -> None:
+def relation_panel(ws: "Workspace", graph: nx.Graph, a: Hashable, b: Hashable, mention: bool) -> None:
     """A clicked edge: both endpoints, keywords, weight, description and source chunks."""
     data = graph.edges[a, b]
     st.text(f"{'Co-occurrence' if mention else 'Relation'}: {_name(graph, a)} — {_name(graph, b)}")
@@ -214,7 +217,7 @@ def sync_selection(graph: nx.Graph, mention: bool, shown: list[str]) -> None:
     st.session_state["kg_view_signature"] = signature
 
 
-def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+def side_panel(ws: "Workspace", graph: nx.Graph, mention: bool, shown: list[str]) -> None:
     st.subheader("Details")
     if not shown:
         st.caption("Nothing to show.")
@@ -238,13 +241,13 @@ def side_panel(ws: Any, graph: nx.Graph, mention: bool, shown: list[str]) -> Non
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: Any) -> bytes:
+def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: "Workspace") -> bytes:
     from core.export import graph_bytes
 
     return graph_bytes(_graph(_ws, mention), fmt)
 
 
-def export_section(ws: Any) -> None:
+def export_section(ws: "Workspace") -> None:
     """Download buttons: the knowledge graph and the mention graph, GraphML and JSON (node-link)."""
     with st.expander("Export the graphs", expanded=False):
         st.caption("GraphML opens in Gephi, Cytoscape or yEd (list attributes joined with “; ”); JSON is "

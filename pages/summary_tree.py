@@ -8,7 +8,7 @@ wrap onto a second line) and leaves by document and chunk number; the drawing's 
 the number of levels so the tree fills the canvas."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import pandas as pd
@@ -25,6 +25,9 @@ from ui.graph_component import clickable_graph, last_click
 from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
 from ui.escape import label
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 HEIGHT = 560  # the tallest drawing; shallow trees get less (see ``drawing_height``)
 LEVEL_PX = 110  # ui.graph_view's levelSeparation
@@ -123,7 +126,7 @@ def corpus_members(tree: dict[str, Any], limit: int = CORPUS_VIEW_MAX) -> set[st
     return kept
 
 
-def build_view(ws: Any, scope: str, doc_id: str) -> nx.DiGraph:
+def build_view(ws: "Workspace", scope: str, doc_id: str) -> nx.DiGraph:
     """The part of the tree to draw, parent → child, with name/type/text/level attributes."""
     tree = ws.tree_index()
     names = ws.doc_names()
@@ -162,7 +165,7 @@ def _title(_node: Any, data: dict[str, Any]) -> str:
 
 
 @st.cache_data(show_spinner="Building the tree view…", max_entries=8)
-def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: Any
+def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: "Workspace"
               ) -> tuple[str, list[str], dict[str, str], list[tuple[str, str]], int]:
     """(html, node ids, labels, legend, height) for one view, cached per workspace generation."""
     graph = build_view(_ws, scope, doc_id)
@@ -174,7 +177,7 @@ def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: Any
     return page, order, {n: str(graph.nodes[n]["full_name"]) for n in graph.nodes}, legend_items(graph, "type"), height
 
 
-def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
+def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
     tree = ws.tree_index()
     node = tree.get(node_id)
     names = ws.doc_names()
@@ -195,7 +198,7 @@ def node_panel(ws: Any, node_id: str, labels: dict[str, str]) -> None:
         node_children(ws, node, labels, tree, names)
 
 
-def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, Any], names: dict[str, str]) -> None:
+def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict[str, Any], names: dict[str, str]) -> None:
     """A summary node's children (table) and its leaf chunks (expanders with plain text)."""
     chunk_meta = api.chunks_by_id(state.principal(), ws, [c for c in node.child_ids if c not in tree])
     rows = []
@@ -225,7 +228,7 @@ def node_children(ws: Any, node: Any, labels: dict[str, str], tree: dict[str, An
         st.caption(f"{len(leaves) - MAX_LEAVES_SHOWN} more leaf chunk(s) not shown.")
 
 
-def choose_scope(ws: Any) -> tuple[str, str]:
+def choose_scope(ws: "Workspace") -> tuple[str, str]:
     names = ws.doc_names()
     roots = api.doc_roots(state.principal(), ws)
     docs = [d for d in names if d in roots]

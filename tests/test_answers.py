@@ -21,6 +21,8 @@ from core.answers.question import (HOW_MANY, HOW_MUCH, WHEN, WHERE, WHO, answer_
                                    make_frame, stem)
 from core.answers.scoring import best
 from core.answers.sentences import build_sentences
+from core.storage.vector_search import MatrixSearch
+from core.storage.vectors import VectorMatrix
 from core.types import ChunkHit, EntityHit, PathHit, RelationHit, RetrievalResult, SummaryHit
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "brightwater-robotics.md"
@@ -106,32 +108,22 @@ class TinyBank:
         return [s for ss in self.get(chunk_ids).values() for s in ss]
 
 
-class _Matrix:
-    def __init__(self, ids):
-        self.row = {i: n for n, i in enumerate(ids)}
-        self.row_of_pair = {}
-        self.vectors = np.zeros((len(ids), 4), dtype=np.float32)
+def _zero_matrix(ids: list[str]) -> VectorMatrix:
+    return VectorMatrix(list(ids), np.zeros((len(ids), 4), dtype=np.float32), [{"chunk_id": i} for i in ids])
 
-    def __len__(self):
-        return len(self.row)
 
-    def chunk_cosines(self, vector, chunk_ids):
-        return {c: 0.0 for c in chunk_ids if c in self.row}
+class TinyViews:
+    """The vector search the answer builders read: zero vectors (no similarity signal)."""
+
+    def __init__(self) -> None:
+        self.vectors = MatrixSearch(lambda collection: _zero_matrix(list(ROWS) if collection == "chunks" else []))
 
 
 class TinyWorkspace:
-    """Just what the answer builders read from a workspace: zero vectors (no similarity signal)."""
+    """Just what the answer builders read from a workspace."""
 
-    def chunk_vectors(self):
-        return _Matrix(list(ROWS))
-
-    def relation_vectors(self):
-        return _Matrix([])
-
-    def entity_vectors(self):
-        matrix = _Matrix([])
-        matrix.row_of_key = {}
-        return matrix
+    def __init__(self) -> None:
+        self.views = TinyViews()
 
 
 def inputs(question: str = QUESTION, entities=("ilse marren",), lines: int = 4) -> AnswerInputs:

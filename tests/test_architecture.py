@@ -5,8 +5,11 @@
   ones inside functions (a function-level import still ties the two modules together), except
   imports under ``if TYPE_CHECKING:`` which never run.
 * No Python file in ``core/``, ``ui/``, ``pages/`` or ``app.py`` exceeds 400 lines.
-* SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls), except
-  the LLM cache (``core/llm/cache.py``), which keeps its own table access on the storage connection.
+* SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls); the LLM
+  cache reaches its table through the cache-store port (``core.storage.llm_cache``).
+* Storage backends stay behind the ports (issue 21): outside ``core/storage`` nothing imports
+  ``sqlite3``, ``chromadb`` or ``psycopg``, reads networkx's private ``._adj`` / ``._node``, or reaches
+  into a workspace's ``ws._cached`` / ``ws.store`` (everywhere: ``core/``, ``ui/``, ``pages/``, ``app.py``).
 * ``pages/``, ``ui/`` and ``app.py`` never touch ``ws.store``, ``.save_settings(``, ``shutil.rmtree`` or
   ``sqlite3``: they go through ``core.api``, whose functions check the caller's role (issue 20).
 """
@@ -18,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
 SQL_CALLS = {"execute", "executemany", "executescript"}
-SQL_ALLOWED = {"core/llm/cache.py"}  # its own cache table, on the workspace's storage connection (issue 14)
+SQL_ALLOWED: set[str] = set()  # the LLM cache went behind core.storage.llm_cache (issue 21)
 
 
 def _files(*folders: str) -> list[Path]:
@@ -186,3 +189,55 @@ def test_ui_rule_catches_a_direct_store_read() -> None:
     assert _ui_violations("import shutil\nshutil.rmtree(path)") == ["removing folders"]
     assert _ui_violations("import sqlite3") == ["SQLite"]
     assert _ui_violations("api.save_workspace_settings(who, name, s)  # not ws.save_settings(") == []
+BACKEND_MODULES = {"sqlite3", "chromadb", "psycopg", "psycopg2"}
+PRIVATE_GRAPH = {"_adj", "_node"}
+WORKSPACE_INTERNALS = {"_cached", "store"}
+
+
+def _names_workspace(node: ast.AST) -> bool:
+    """``ws``, ``_ws``, ``self.ws``, ``ctx.ws``…: an expression that names a workspace."""
+    if isinstance(node, ast.Name):
+        return node.id in {"ws", "_ws", "workspace"}
+    return isinstance(node, ast.Attribute) and node.attr in {"ws", "_ws", "workspace"}
+
+
+def _storage_leaks(path: Path, workspace_rule: bool = True) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    modules |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level}
+    found = [f"import {m}" for m in sorted(modules) if _top(m) in BACKEND_MODULES]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr in PRIVATE_GRAPH:
+                found.append(f"{node.lineno}: .{node.attr}")
+            elif workspace_rule and node.attr in WORKSPACE_INTERNALS and _names_workspace(node.value):
+                found.append(f"{node.lineno}: ws.{node.attr}")
+    return found
+
+
+# Not yet on the ports (landed while they were built): the LightRAG importer still writes through the
+# SQLite connection (``ws.store.conn``). Moving it onto ``RecordStore`` is the next step; the list only shrinks.
+STORAGE_RULE_PENDING = {"core/importers/lightrag/writer.py"}
+
+
+def test_storage_backends_stay_behind_the_ports() -> None:
+    leaks = {}
+    for p in _files("core", "ui", "pages", "app.py"):
+        rel = str(p.relative_to(ROOT))
+        if rel.startswith("core/storage/") or rel in STORAGE_RULE_PENDING:
+            continue
+        if found := _storage_leaks(p):
+            leaks[rel] = found
+    assert leaks == {}
+
+
+def test_storage_leak_finder_finds_each_kind(tmp_path) -> None:
+    """The checker itself can fail: each forbidden form is reported."""
+    sample = tmp_path / "leaky.py"
+    sample.write_text("import sqlite3\nfrom chromadb import Client\nimport psycopg\n"
+                      "def f(ws, graph, ctx):\n    graph._adj\n    graph._node\n    ws._cached('x', None)\n"
+                      "    ws.store.conn\n    ctx.ws.store\n    other.store\n", encoding="utf-8")
+    found = _storage_leaks(sample)
+    assert [f for f in found if f.startswith("import")] == ["import chromadb", "import psycopg", "import sqlite3"]
+    assert sorted(f.split(": ")[1] for f in found if ": " in f) == ["._adj", "._node", "ws._cached", "ws.store",
+                                                                    "ws.store"]  # not other.store

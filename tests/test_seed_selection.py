@@ -10,7 +10,17 @@ from core.retrieval.base import QueryContext
 from core.retrieval.entity_linking import Seed, containing_entity, dictionary_names, link_names
 from core.retrieval.path_search import PathRetriever
 from core.retrieval.tree_search import TreeRetriever, query_terms
+from core.storage.graph_view import NetworkxGraphView
+from core.storage.vector_search import MatrixSearch
 from core.storage.vectors import VectorMatrix
+
+
+class FakeViews:
+    """The two ports the anchoring reads: a graph view and an exact vector search."""
+
+    def __init__(self, graph: nx.Graph, matrix: VectorMatrix) -> None:
+        self.graph = NetworkxGraphView(graph)
+        self.vectors = MatrixSearch(lambda collection: matrix)
 
 
 class FakeWorkspace:
@@ -23,13 +33,7 @@ class FakeWorkspace:
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
         self.matrix = VectorMatrix([f"rel-{a}-{b}" for a, b in pairs], vectors,
                                    [{"source": a, "target": b} for a, b in pairs])
-        self.matrix.row_of_pair = self.matrix.by_meta("source", "target")
-
-    def knowledge_graph(self) -> nx.Graph:
-        return self.graph
-
-    def relation_vectors(self) -> VectorMatrix:
-        return self.matrix
+        self.views = FakeViews(graph, self.matrix)
 
 
 def bridge_graph() -> FakeWorkspace:
@@ -59,7 +63,7 @@ def test_anchored_relations_rank_the_bridge_relation_first():
 
 
 def test_neighbourhood_names_why_each_node_anchors():
-    anchors = neighbourhood(bridge_graph().graph, [Seed("q", 1.0, "Q", "name", question=True)])
+    anchors = neighbourhood(NetworkxGraphView(bridge_graph().graph), [Seed("q", 1.0, "Q", "name", question=True)])
     assert anchors == {"q": Anchor("question", "Q"), "b": Anchor("neighbour", "Q", via="B")}
     assert [a.text() for a in anchors.values()] == ["question entity Q", "B, a neighbour of question entity Q"]
 

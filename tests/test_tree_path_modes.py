@@ -10,6 +10,7 @@ import pytest
 from core.retrieval.base import QueryContext
 from core.retrieval.path_search import SOURCES_HEADER, PathRetriever
 from core.retrieval.tree_search import TreeRetriever
+from core.storage.graph_view import NetworkxGraphView
 
 TWO_ENTITIES = "How is Margaret Thorne connected to the Tidewater Shipping Cooperative?"
 MANY_ENTITIES = "Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora Maritime Museum?"
@@ -212,8 +213,23 @@ class _RewiredWorkspace:
     def knowledge_graph(self) -> nx.Graph:
         return self._kg
 
+    @property
+    def views(self) -> Any:
+        return _RewiredViews(self._ws.views, self._kg)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ws, name)
+
+
+class _RewiredViews:
+    """The real views of the sample workspace, with the rewired graph as the graph view."""
+
+    def __init__(self, views: Any, kg: nx.Graph) -> None:
+        self._views = views
+        self.graph = NetworkxGraphView(kg)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._views, name)
 
 
 def test_path_isolated_nodes_fall_back_to_node_context(sample_ws) -> None:

@@ -49,7 +49,7 @@ def test_modes_search_exactly_by_default_and_through_chromadb_when_asked(sample_
     exact = QueryContext(sample_ws, question)
     assert sample_ws.settings.vector_search == "exact"
     vector = exact.embed(question)
-    matrix = sample_ws.vector_matrix("entities")
+    matrix = sample_ws.vectors.matrix("entities")  # every entity vector, brute force
     assert [h.id for h in exact.search("entities", vector, 5)] == [h.id for h in matrix.top(vector, 5)]
     approximate = QueryContext(sample_ws, question, settings=sample_ws.settings.with_overrides(
         {"vector_search": "approximate"}))

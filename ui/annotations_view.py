@@ -9,7 +9,7 @@ are escaped before they reach Markdown.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import pandas as pd
 import streamlit as st
@@ -20,6 +20,9 @@ from core.auth import Role
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 CHOICES = ("—", "relevant", "not relevant")
 VALUES: dict[str, Optional[bool]] = {"—": None, "relevant": True, "not relevant": False}
@@ -49,7 +52,7 @@ def _choice(value: Optional[bool]) -> int:
     return 0 if value is None else (1 if value else 2)
 
 
-def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult], key_prefix: str) -> None:
+def render_marking(ws: "Workspace", question: str, results: Mapping[str, RetrievalResult], key_prefix: str) -> None:
     """The annotation form for the chunks of ``results`` (one mode on Inspect, several on Compare)."""
     if not can(Role.editor):
         return  # annotating is an editor's action (the library refuses it for viewers too)
@@ -93,7 +96,7 @@ def render_marking(ws: Any, question: str, results: Mapping[str, RetrievalResult
                    "not relevant chunk(s).")
 
 
-def annotations_frame(ws: Any) -> pd.DataFrame:
+def annotations_frame(ws: "Workspace") -> pd.DataFrame:
     """One row per annotated question."""
     names = ws.doc_names()
     rows = [{"qid": q.qid, "question": q.question, "expected answer": q.answer, "relevant": len(q.relevant),
@@ -104,7 +107,7 @@ def annotations_frame(ws: Any) -> pd.DataFrame:
                                        "gold documents", "modes"])
 
 
-def questions_from_annotations(ws: Any) -> list[Any]:
+def questions_from_annotations(ws: "Workspace") -> list[Any]:
     """The annotations as evaluation questions, read from the export exactly as a file would be."""
     from core.evaluation.questions import parse_questions
 
@@ -112,7 +115,7 @@ def questions_from_annotations(ws: Any) -> list[Any]:
     return parse_questions(text.splitlines(), "annotations") if text.strip() else []
 
 
-def render_annotation_list(ws: Any) -> None:
+def render_annotation_list(ws: "Workspace") -> None:
     """The Evaluate page's Annotations section: list, export, import, delete."""
     st.subheader("Annotations")
     frame = annotations_frame(ws)

@@ -8,9 +8,12 @@ sample questions (``data/sample_questions.jsonl``) when the workspace holds the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import streamlit as st
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
@@ -40,7 +43,7 @@ def remember_questions(label: str, questions: Optional[list[Any]]) -> None:
         st.session_state[EVAL_QUESTIONS_KEY] = (label, [(q.qid, q.question) for q in questions])
 
 
-def example_questions(ws: Any) -> tuple[str, list[tuple[str, str]]]:
+def example_questions(ws: "Workspace") -> tuple[str, list[tuple[str, str]]]:
     """(where the examples come from, [(qid, question)]) for this workspace; empty when none fit."""
     loaded = st.session_state.get(EVAL_QUESTIONS_KEY)
     if loaded and loaded[1]:
@@ -50,7 +53,7 @@ def example_questions(ws: Any) -> tuple[str, list[tuple[str, str]]]:
     return "", []
 
 
-def example_picker(ws: Any, target_key: str) -> None:
+def example_picker(ws: "Workspace", target_key: str) -> None:
     """A selectbox of example questions; choosing one fills the text box ``target_key``."""
     source, questions = example_questions(ws)
     if not questions:

@@ -18,12 +18,15 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import plotly.graph_objects as go
 
 from core.indexing.pipeline import IndexReport
 from core.types import Cancelled, ProgressEvent
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
@@ -60,7 +63,7 @@ def snapshot_point(status: dict[str, Any]) -> dict[str, int]:
 class IndexJob:
     """Runs indexing calls one after the other on a daemon thread; thread-safe snapshots for the page."""
 
-    def __init__(self, ws: Any, calls: list[IndexCall], what: str, llm: Any = None,
+    def __init__(self, ws: "Workspace", calls: list[IndexCall], what: str, llm: Any = None,
                  cancel_event: Optional[threading.Event] = None, points: Optional[list[dict[str, int]]] = None
                  ) -> None:
         self.ws = ws

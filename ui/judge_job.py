@@ -10,15 +10,18 @@ from __future__ import annotations
 import threading
 import time
 import traceback
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.types import ProgressEvent
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 
 class JudgeJob:
     """Runs one judge protocol on a daemon thread; thread-safe snapshots for the page."""
 
-    def __init__(self, ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any,
+    def __init__(self, ws: "Workspace", questions: Sequence[Any], modes: Sequence[str], chat: Any,
                  cancel_event: threading.Event, estimate: Optional[dict[str, Any]] = None, **options: Any) -> None:
         self.ws = ws
         self.questions = list(questions)

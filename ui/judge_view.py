@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -25,6 +25,9 @@ from core.judge.report import JudgeReport
 from ui.errors import escape_markdown, show_errors
 from ui.judge_job import JudgeJob
 from ui.escape import label, md, plotly_text
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 STATE_KEY = "judge_last"
 JOB_KEY = "judge_job"
@@ -183,7 +186,7 @@ def _job_panel() -> None:
                   help="Stop after the calls in flight; run again to resume from the cache.")
 
 
-def render_judge(ws: Any, questions: Optional[Sequence[Any]], settings: Any) -> None:
+def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: Any) -> None:
     """The Judge section of the Evaluate page (``questions``: those the page loaded, or None)."""
     from core.judge.runner import estimate_cost
     from core.retrieval.registry import modes as all_modes

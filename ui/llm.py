@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import pandas as pd
 import streamlit as st
 
 from ui.errors import escape_markdown
 from ui.state import api_key, principal, session_settings
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 USAGE_STAGES = ("extraction", "gleaning", "summaries", "keywords", "answer")
 
@@ -57,7 +60,7 @@ def llm_problem(settings: Any, key: Optional[str]) -> str:
     return ""
 
 
-def session_llm(ws: Any, settings: Any = None, cancel_event: Optional[threading.Event] = None,
+def session_llm(ws: "Workspace", settings: Any = None, cancel_event: Optional[threading.Event] = None,
                 build: bool = True) -> SessionLLM:
     """The session's LLM for ``ws`` (``settings`` default: the session's); offline when none is configured.
 
@@ -85,7 +88,7 @@ def session_llm(ws: Any, settings: Any = None, cancel_event: Optional[threading.
     return SessionLLM(chat, LLMKeywords(chat), "", settings, cancel_event, enabled=True)
 
 
-def llm_for_queries(ws: Any, settings: Any = None) -> tuple[Any, Any]:
+def llm_for_queries(ws: "Workspace", settings: Any = None) -> tuple[Any, Any]:
     """(chat model, keyword extractor) for Compare/Inspect — (None, None) offline — with a warning
     on the page when an LLM was asked for but cannot be used (answers are then extractive)."""
     llm = session_llm(ws, settings)

@@ -16,21 +16,24 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from core.evaluation.questions import question_records
 from core.storage.annotations import (MAX_ANSWER_CHARS, annotations, chunk_docs, clean_question, connection, prune,
                                       question_id, upsert_question, write_mark)
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 QUESTION_TYPE = "annotation"
 SOURCE = "RAGScope annotations"
 
 
-def export_records(ws: Any) -> list[dict[str, Any]]:
+def export_records(ws: Workspace) -> list[dict[str, Any]]:
     """The workspace's annotations as question records (see the module docstring)."""
     items = annotations(ws)
     chunk_ids = [m.chunk_id for q in items for m in q.relevant]
-    chunks = ws.store.chunks_by_id(chunk_ids) if chunk_ids else {}
+    chunks = ws.records.chunks_by_id(chunk_ids) if chunk_ids else {}
     names = ws.doc_names()
     records = []
     for q in items:
@@ -48,12 +51,12 @@ def export_records(ws: Any) -> list[dict[str, Any]]:
     return records
 
 
-def export_jsonl(ws: Any) -> str:
+def export_jsonl(ws: Workspace) -> str:
     """The export as JSONL text (one record per line, UTF-8 kept)."""
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in export_records(ws))
 
 
-def write_export(ws: Any, path: Path) -> int:
+def write_export(ws: Workspace, path: Path) -> int:
     """Write the export to ``path`` (atomically); returns the number of questions."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +119,7 @@ def parse_records(lines: Iterable[str], source: str = "annotations") -> list[_Pa
     return parsed
 
 
-def import_records(ws: Any, lines: Iterable[str], source: str = "annotations") -> ImportReport:
+def import_records(ws: Workspace, lines: Iterable[str], source: str = "annotations") -> ImportReport:
     """Load marks and expected answers from question lines (see the module docstring)."""
     parsed = parse_records(list(lines), source)
     report = ImportReport()
@@ -143,7 +146,7 @@ def import_records(ws: Any, lines: Iterable[str], source: str = "annotations") -
     return report
 
 
-def import_file(ws: Any, path: Path) -> ImportReport:
+def import_file(ws: Workspace, path: Path) -> ImportReport:
     """``import_records`` on a JSONL file."""
     path = Path(path)
     if not path.is_file():

@@ -14,13 +14,18 @@ With an LLM, ``answer`` generates the answer instead (``core.llm.answers``).
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from core.answers.context import AnswerInputs, answer_inputs
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
 from core.answers.support import checked
+from core.retrieval.state import QuestionState
 from core.types import Answer, RetrievalResult
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+    from core.retrieval.base import QueryContext
 
 Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entry]]"]
 
@@ -39,11 +44,11 @@ def _builder(mode: str) -> Builder:
     return spec.offline_builder()
 
 
-def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: Optional[dict] = None,
+def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[QueryContext] = None, cache: Optional[QuestionState] = None,
                       lines: Optional[int] = None) -> Answer:
     """The mode's extractive answer: its best sentence first, then its evidence lines (``lines`` in
     all; default ``settings.answer_sentences``). ``ctx`` (the comparison's ``QueryContext``) and
-    ``cache`` (a dict shared by the modes of one question) avoid repeating per-question work."""
+    ``cache`` (the question's ``QuestionState``; default ``ctx.state``) avoid repeating per-question work."""
     if not (result.chunks or result.relations or result.paths or result.summaries):
         return Answer(EMPTY, "extractive", "")
     settings = getattr(ctx, "settings", None) or ws.settings
@@ -53,8 +58,8 @@ def extractive_answer(result: RetrievalResult, ws: Any, ctx: Any = None, cache: 
     return Answer(compose(first, entries, inputs.lines), "extractive", "")
 
 
-def answer(result: RetrievalResult, ws: Any, llm: Optional[Any] = None, cache: Optional[dict] = None,
-           ctx: Any = None) -> Answer:
+def answer(result: RetrievalResult, ws: Workspace, llm: Optional[Any] = None, cache: Optional[QuestionState] = None,
+           ctx: Optional[QueryContext] = None) -> Answer:
     """The answer for a result: generated when an LLM is given, otherwise extractive."""
     if llm is not None:
         from core.llm.answers import generate_answer

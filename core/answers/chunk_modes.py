@@ -85,7 +85,7 @@ def tree_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
             held = [k for k in s.keys if k in query_keys]
             if not held:
                 continue
-            shown = ", ".join(sorted(names.get(k) or graph.nodes[k].get("name", k) if k in graph else k for k in held))
+            shown = ", ".join(sorted(names.get(k) or graph.attributes(k).get("name", k) if k in graph else k for k in held))
             pick = inp.score(s, "leaf", rank, f"leaf ({shown})")
             pick.score = round(pick.score + 0.2 * (len(held) - 1), 6)
             leaf_picks.append(pick)

@@ -7,24 +7,31 @@ answer stage needs; everything else reuses vectors stored at indexing time and a
 the chunk vectors rank an entity's or a relation's source chunks so that only the few closest to
 the question are read, and the relation and entity vectors say how close to the question what a
 sentence states is (one dot product per relation or entity a candidate sentence names, memoised per
-question). The frame is computed once per question and kept in the ``cache`` dict a caller shares
-between the modes of one question (``core.api.run_modes``, the evaluation runner).
+question). The frame and the memoised cosines live in the question's ``QuestionState``
+(``core.retrieval.state``): the comparison's ``QueryContext.state``, shared by all its modes.
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import numpy as np
 
 from core.answers.question import QuestionFrame, make_frame, stem
 from core.answers.scoring import Pick, score_sentence
 from core.answers.sentences import Sentence, SentenceBank, sentence_bank
+from core.retrieval.state import AnswerState, QuestionState, state_for
+from core.storage.graph_view import as_graph_view
+from core.storage.ports import GraphView, node_pair
+
+if TYPE_CHECKING:
+    from core.retrieval.base import QueryContext
+    from core.workspace import Workspace
 
 
-def question_names(ws: Any, question: str, paper_strict: bool = False) -> list[str]:
+def question_names(ws: "Workspace", question: str, paper_strict: bool = False) -> list[str]:
     """The names of the question that entity linking looks up offline: the graph's own names found
     verbatim in it, then its name spans (as ``core.retrieval.lightrag_retrieval.link_names_of``)."""
     from core.extraction.query_terms import name_spans
@@ -34,7 +41,7 @@ def question_names(ws: Any, question: str, paper_strict: bool = False) -> list[s
     return spans if paper_strict else list(dict.fromkeys(dictionary_names(ws, question) + spans))
 
 
-def question_entity_keys(ws: Any, question: str, ctx: Any = None) -> set[str]:
+def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryContext"] = None) -> set[str]:
     """The question's entities in the knowledge graph: each name of the question linked as the
     modes link it (exact name, alias, containment, else that name's best vector hit; see
     ``core.retrieval.entity_linking``), keeping only the links that stand for a name of the question.
@@ -46,32 +53,34 @@ def question_entity_keys(ws: Any, question: str, ctx: Any = None) -> set[str]:
     link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
     s = link_ctx.settings
     names = question_names(ws, question, s.paper_strict)
-    memo = getattr(link_ctx, "memo", {})
-    if not s.paper_strict and names and memo.get("seed_names") == names and "seeds" in memo:
-        seeds = memo["seeds"]  # a mode already linked exactly these names this way: the same result
+    shared = getattr(link_ctx, "state", None) or QuestionState(question)
+    if not s.paper_strict and names and shared.seed_names == names and shared.seeds is not None:
+        seeds = shared.seeds  # a mode already linked exactly these names this way: the same result
     else:
         seeds = link_names(link_ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff)
     return {seed.key for seed in seeds if seed.question}
 
 
-def stem_idf(ws: Any) -> Callable[[str], float]:
+def _build_stem_idf(ws: "Workspace") -> Callable[[str], float]:
+    df: dict[str, int] = {}
+    for term, chunks in ws.mention_index().items():
+        for word in set(_WORDS.findall(str(term).lower())):
+            key = stem(word)
+            df[key] = max(df.get(key, 0), len(chunks))
+    total = max(1, len(ws.chunk_order()))
+    default = max(1.0, total / 100)
+    base = math.log(1 + total / default)
+
+    def idf(key: str) -> float:
+        return max(0.2, math.log(1 + total / max(1, df.get(key, default))) / base)
+    return idf
+
+
+def stem_idf(ws: "Workspace") -> Callable[[str], float]:
     """Inverse document frequency of a word stem over the chunks, from the mention index (names and
     nouns; a stem it lacks, e.g. a verb, gets the value of a word in 1% of the chunks), normalised so
     that such a word weighs 1. Built once per workspace generation."""
-    def build() -> Callable[[str], float]:
-        df: dict[str, int] = {}
-        for term, chunks in ws.mention_index().items():
-            for word in set(_WORDS.findall(str(term).lower())):
-                key = stem(word)
-                df[key] = max(df.get(key, 0), len(chunks))
-        total = max(1, len(ws.chunk_order()))
-        default = max(1.0, total / 100)
-        base = math.log(1 + total / default)
-
-        def idf(key: str) -> float:
-            return max(0.2, math.log(1 + total / max(1, df.get(key, default))) / base)
-        return idf
-    return ws._cached("answer_stem_idf", build)
+    return ws.views.derived(_build_stem_idf)
 
 
 PAIR_KEYS = 8  # entities of a sentence whose pairs are looked up as relations
@@ -83,56 +92,56 @@ _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 class AnswerInputs:
     """What every mode's answer builder reads."""
 
-    ws: Any
-    graph: Any
+    ws: "Workspace"
+    graph: GraphView
     bank: SentenceBank
     frame: QuestionFrame
     lines: int  # lines of the answer: the best sentence, then the mode's evidence lines
-    ctx: Any = None
-    cache: Optional[dict] = None
+    ctx: Optional["QueryContext"] = None
+    cache: Optional[QuestionState] = None  # the question's shared state (a new one when not given)
+
+    def __post_init__(self) -> None:
+        self.graph = as_graph_view(self.graph)
+        self.cache = state_for(self.frame.text, self.cache, self.ctx)
+
+    @property
+    def _memo(self) -> "AnswerState":
+        assert self.cache is not None
+        return self.cache.answers
 
     def question_vector(self) -> np.ndarray:
         """The question's embedding (the comparison's cached one when a QueryContext is given)."""
         if self.ctx is not None and getattr(self.ctx, "question", None) == self.frame.text:
             return self.ctx.embed(self.frame.text)
-        store = self.cache if self.cache is not None else {}
-        key = ("answer_question_vector", self.frame.text)
-        if key not in store:
-            store[key] = self.ws.embedder.embed([self.frame.text])[0]
-        return store[key]
+        if self._memo.question_vector is None:
+            self._memo.question_vector = self.ws.embedder.embed([self.frame.text])[0]
+        return self._memo.question_vector
 
     def similarity(self, chunk_ids: Iterable[str]) -> dict[str, float]:
         """Cosine of each chunk to the question from the stored chunk vectors (a chunk's best window;
         0 for chunks without one, e.g. summaries), memoised per question."""
-        store = self.cache if self.cache is not None else {}
-        memo = store.setdefault(("answer_chunk_similarity", self.frame.text), {})
+        memo = self._memo.chunk_similarity
         missing = [c for c in dict.fromkeys(chunk_ids) if c not in memo]
         if missing:
             vector = np.asarray(self.question_vector(), dtype=np.float32)
-            memo.update(self.ws.chunk_vectors().chunk_cosines(vector, missing))
+            memo.update(self.ws.views.vectors.cosines("chunks", vector, missing))
             memo.update({c: 0.0 for c in missing if c not in memo})
         return memo
 
     def _pair_cosines(self, pairs: list[tuple[str, str]]) -> list[float]:
         """Cosine to the question of the stored vector of each relation (sorted key pair; 0 when the
         pair has no vector), memoised per question: only the rows asked for are multiplied."""
-        store = self.cache if self.cache is not None else {}
-        memo = store.setdefault(("answer_pair_cosines", self.frame.text), {})
+        memo = self._memo.pair_cosines
         missing = [p for p in dict.fromkeys(pairs) if p not in memo]
         if missing:
-            matrix = self.ws.relation_vectors()
-            rows = [(p, matrix.row_of_pair.get(p)) for p in missing]
-            found = [(p, r) for p, r in rows if r is not None]
-            if found:
-                vector = np.asarray(self.question_vector(), dtype=np.float32)
-                cosines = matrix.vectors[np.asarray([r for _, r in found])] @ vector
-                memo.update({p: float(c) for (p, _), c in zip(found, cosines)})
+            vector = np.asarray(self.question_vector(), dtype=np.float32)
+            memo.update(self.ws.views.vectors.cosines("relations", vector, missing))
             memo.update({p: 0.0 for p in missing if p not in memo})
         return [memo[p] for p in pairs]
 
     def pair_similarity(self, a: str, b: str) -> float:
         """Cosine of the stored vector of relation a–b to the question (0 when there is none)."""
-        return self._pair_cosines([(a, b) if a <= b else (b, a)])[0]
+        return self._pair_cosines([node_pair(a, b)])[0]
 
     def relation_similarity(self, sentence: Sentence) -> float:
         """The best cosine to the question of a stored relation vector between two entities the
@@ -145,13 +154,11 @@ class AnswerInputs:
 
     def entity_similarity(self, key: str) -> float:
         """Cosine of an entity's stored vector (name + profile) to the question (0 without one)."""
-        store = self.cache if self.cache is not None else {}
-        memo = store.setdefault(("answer_entity_cosines", self.frame.text), {})
+        memo = self._memo.entity_cosines
         if key not in memo:
-            matrix = self.ws.entity_vectors()
-            row = getattr(matrix, "row_of_key", {}).get(key)
             vector = np.asarray(self.question_vector(), dtype=np.float32)
-            memo[key] = float(matrix.vectors[row] @ vector) if row is not None else 0.0
+            cosine = self.ws.views.vectors.cosine("entities", vector, key)
+            memo[key] = cosine if cosine is not None else 0.0
         return memo[key]
 
     def score(self, sentence: Sentence, role: str, rank: int, label: str, exclude: Iterable[str] = ()) -> Pick:
@@ -174,10 +181,14 @@ class AnswerInputs:
         return ordered
 
 
-def answer_inputs(ws: Any, question: str, lines: int, ctx: Any = None, cache: Optional[dict] = None) -> AnswerInputs:
-    """Inputs for one question; the frame is computed once per question and kept in ``cache``."""
-    store = cache if cache is not None else {}
-    key = ("answer_frame", question, ws.generation())
-    if key not in store:
-        store[key] = make_frame(question, question_entity_keys(ws, question, ctx), stem_idf(ws))
-    return AnswerInputs(ws, ws.knowledge_graph(), sentence_bank(ws), store[key], lines, ctx, store)
+def answer_inputs(ws: "Workspace", question: str, lines: int, ctx: Optional["QueryContext"] = None,
+                  cache: Optional[QuestionState] = None) -> AnswerInputs:
+    """Inputs for one question; the frame is computed once per question (and workspace generation)
+    and kept in the question's state (``cache``, else the comparison's ``ctx.state``)."""
+    state = state_for(question, cache, ctx)
+    views = ws.views
+    frame = state.answers.frames.get(views.generation)
+    if frame is None:
+        frame = state.answers.frames[views.generation] = make_frame(
+            question, question_entity_keys(ws, question, ctx), stem_idf(ws))
+    return AnswerInputs(ws, views.graph, sentence_bank(ws), frame, lines, ctx, state)

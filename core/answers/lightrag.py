@@ -45,7 +45,7 @@ def _ends(relation: RelationHit) -> tuple[str, str]:
 
 
 def _name(graph: Any, key: str) -> str:
-    return str(graph.nodes[key].get("name") or key) if key in graph else key
+    return graph.name(key)
 
 
 def _pre_rank(inp: AnswerInputs, relation: RelationHit, other: str) -> float:
@@ -58,8 +58,8 @@ def _pre_rank(inp: AnswerInputs, relation: RelationHit, other: str) -> float:
 
 def _sources(inp: AnswerInputs, relation: RelationHit, a: str, b: str) -> list[str]:
     ids = relation.source_chunk_ids
-    if not ids and inp.graph.has_edge(a, b):
-        ids = inp.graph.edges[a, b].get("source_chunk_ids")
+    if not ids and inp.graph.has_relation(a, b):
+        ids = inp.graph.relation_attributes(a, b).get("source_chunk_ids")
     return list(ids or [])
 
 
@@ -97,7 +97,7 @@ def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pi
         if x in about_done or len(about_done) >= ABOUT:
             continue
         about_done.add(x)
-        source_ids = (graph.nodes[x].get("source_chunk_ids") or []) if x in graph else []
+        source_ids = (graph.attributes(x).get("source_chunk_ids") or []) if x in graph else []
         ids = inp.closest_chunks(source_ids, ABOUT_CHUNKS, own)
         about = [inp.score(s, "about", 0, f"about {_name(graph, x)}", exclude=(x,))
                  for s in inp.bank.sentences(ids) if x in s.keys and not (s.keys & question)]

@@ -31,9 +31,9 @@ def _edge(inp: AnswerInputs, a: str, b: str, own: list[str], rank: int, label: s
     """Scored sentences supporting the edge a–b; the nodes ``before`` it on the question's side of the
     path are where the question comes from, so they are not the answer."""
     graph = inp.graph
-    if not graph.has_edge(a, b):
+    if not graph.has_relation(a, b):
         return []
-    ids = inp.closest_chunks(graph.edges[a, b].get("source_chunk_ids") or [], EDGE_CHUNKS, own)
+    ids = inp.closest_chunks(graph.relation_attributes(a, b).get("source_chunk_ids") or [], EDGE_CHUNKS, own)
     return [inp.score(s, "edge", rank, label, exclude=before)
             for s in inp.bank.sentences(ids) if a in s.keys and b in s.keys]
 
@@ -49,7 +49,7 @@ def _question_side(keys: list[str], i: int, question: frozenset[str]) -> list[st
 
 
 def _keywords(inp: AnswerInputs, a: str, b: str) -> str:
-    data = inp.graph.edges[a, b] if inp.graph.has_edge(a, b) else {}
+    data = inp.graph.relation_attributes(a, b) if inp.graph.has_relation(a, b) else {}
     words = ", ".join((data.get("keywords") or [])[:4])
     return f"related: {words}" if words else "related"
 
@@ -95,7 +95,7 @@ def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
         for s in sentences:
             held = sorted(s.keys & nodes)
             if held:
-                names = ", ".join(str(inp.graph.nodes[k].get("name") or k) if k in inp.graph else k for k in held[:3])
+                names = ", ".join(inp.graph.name(k) for k in held[:3])
                 source_picks.append(inp.score(s, "node", rank, f"node {names}", exclude=bridges))
             else:
                 source_picks.append(inp.score(s, "chunk", rank, f"source #{rank + 1}", exclude=bridges))

@@ -30,6 +30,7 @@ from typing import Any, Optional
 
 from core.answers.question import _WORD, QuestionFrame, stem
 from core.answers.sentences import Sentence
+from core.storage.ports import display_name
 
 LEXICAL = 2.0
 LEXICAL_NAMES = 0.5
@@ -81,7 +82,7 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
         for label, surface, key in _mentions(sentence, graph):
             # the mention's NER label or its entity's voted type: both are often wrong on their own
             # ("Dunmore" labelled and voted PERSON, the Lantern Tide Festival voted LAW)
-            kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
+            kind = str(graph.attributes(key).get("type", "")) if key and key in graph else ""
             position = min((group.index(x) for x in (label, kind) if x in group), default=None)
             if position is None:
                 continue
@@ -106,8 +107,8 @@ def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
     key = sentence.refers_to
     if not key or key not in graph or any(k == key for _, _, k in sentence.mentions):
         return sentence.mentions
-    data = graph.nodes[key]
-    return sentence.mentions + [(str(data.get("type", "")), str(data.get("name") or key), key)]
+    data = graph.attributes(key)
+    return sentence.mentions + [(str(data.get("type", "")), display_name(key, data), key)]
 
 
 def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:

@@ -16,10 +16,13 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from core.answers.question import _NOUN_TYPES, sentence_stems
-from core.storage.graph_store import chunk_sentences
+from core.storage.graph_view import as_graph_view
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 MIN_WORDS = 5  # shorter lines (headings, list labels) are never quoted
 MAX_CHARS = 600  # a longer "sentence" (a table row run, a list) is cut for display
@@ -44,7 +47,7 @@ class Sentence:
     refers_to: str = ""  # the entity key an opening pronoun / "the company" was resolved to
 
 
-def _resolve(key: str, graph: Any, aliases: dict[str, str]) -> str:
+def _resolve(key: str, graph: Any, aliases: Mapping[str, str]) -> str:
     if not key or key in graph:
         return key
     return aliases.get(key, key)
@@ -62,13 +65,15 @@ def _wanted_label(opening: str, second: str) -> Optional[frozenset[str]]:
 
 
 def _fits(key: str, label: str, labels: frozenset[str], graph: Any) -> bool:
-    kind = str(graph.nodes[key].get("type", "")) if key in graph else ""
+    kind = str(graph.attributes(key).get("type", "")) if key in graph else ""
     return not labels or label in labels or kind in labels
 
 
 def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[str]]]], graph: Any,
-                    aliases: dict[str, str]) -> list[Sentence]:
-    """Sentence records of one chunk with resolved keys and anaphora (see the module docstring)."""
+                    aliases: Mapping[str, str]) -> list[Sentence]:
+    """Sentence records of one chunk with resolved keys and anaphora (see the module docstring);
+    ``graph`` is a ``GraphView`` (a networkx graph is wrapped)."""
+    graph = as_graph_view(graph)
     out: list[Sentence] = []
     topics: list[tuple[str, str]] = []  # per sentence: (entity it is about, that entity's label)
     for ord_, (text, mentions) in enumerate(rows):
@@ -101,12 +106,10 @@ def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[st
 class SentenceBank:
     """Sentences per chunk, loaded on demand and kept for the workspace generation."""
 
-    def __init__(self, ws: Any) -> None:
+    def __init__(self, ws: Workspace) -> None:
         self.ws = ws
-        self.graph = ws.knowledge_graph()
-        from core.retrieval.entity_linking import alias_index
-
-        self.aliases = alias_index(ws)
+        self.graph = ws.views.graph
+        self.aliases = self.graph.aliases()
         self.by_chunk: dict[str, list[Sentence]] = {}
         self.lock = threading.Lock()
 
@@ -123,11 +126,11 @@ class SentenceBank:
         return [s for sentences in self.get(chunk_ids).values() for s in sentences]
 
     def _load(self, chunk_ids: list[str]) -> None:
-        store = self.ws.store
-        chunks = store.chunks_by_id(chunk_ids)
+        records = self.ws.records
+        chunks = records.chunks_by_id(chunk_ids)
         names = self.ws.doc_names()
         with self.lock:
-            rows = chunk_sentences(store.conn, chunk_ids)
+            rows = records.chunk_sentences(chunk_ids)
         for chunk_id in chunk_ids:
             chunk = chunks.get(chunk_id)
             if chunk is None:
@@ -142,6 +145,6 @@ class SentenceBank:
             self.by_chunk[chunk_id] = build_sentences(chunk_id, cite, stored, self.graph, self.aliases)
 
 
-def sentence_bank(ws: Any) -> SentenceBank:
+def sentence_bank(ws: Workspace) -> SentenceBank:
     """The workspace's sentence bank for its current generation (rebuilt after any index change)."""
-    return ws._cached("answer_sentence_bank", lambda: SentenceBank(ws))
+    return ws.views.derived(SentenceBank)

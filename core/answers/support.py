@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
+from core.retrieval.state import QuestionState
+from core.storage.graph_view import as_graph_view
 from core.answers.question import QuestionFrame, stem
 from core.answers.scoring import Pick
 
@@ -145,7 +147,7 @@ def _replacements(pick: Pick, frame: QuestionFrame, graph: Any) -> list[str]:
     group = frame.groups[0] if frame.groups else ()
     out = []
     for label, surface, key in pick.sentence.mentions:
-        kind = str(graph.nodes[key].get("type", "")) if key and key in graph else ""
+        kind = str(as_graph_view(graph).attributes(key).get("type", "")) if key and key in graph else ""
         if (label in group or kind in group) and not frame.names_in_question(surface) \
                 and not (key and key in frame.entity_keys):
             out.append(surface)
@@ -161,13 +163,17 @@ def _year_checked(pick: Pick, frame: QuestionFrame, graph: Any) -> list[str]:
     return [s for s in _replacements(pick, frame, graph) if _YEAR.search(s)][:1]
 
 
-def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Optional[dict] = None) -> list[str]:
+def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = None) -> list[str]:
     """The surfaces of ``pick.typed`` the sentence supports as the answer (see the module docstring)."""
     typed = _year_checked(pick, frame, graph)
     if not typed:
         return []
-    store = cache if cache is not None else {}
-    key = ("answer_relation", frame.text)
+    if isinstance(cache, QuestionState):  # the comparison's shared per-question state
+        store: dict = cache.answers.relations
+        key: Any = frame.text
+    else:
+        store = cache if cache is not None else {}
+        key = ("answer_relation", frame.text)
     if key not in store:
         store[key] = question_relation(frame.text)
     relation: Optional[Relation] = store[key]
@@ -198,7 +204,7 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Opti
     return typed if undetermined else []
 
 
-def checked(pick: Optional[Pick], frame: QuestionFrame, graph: Any, cache: Optional[dict] = None) -> Optional[Pick]:
+def checked(pick: Optional[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> Optional[Pick]:
     """``pick`` with only the short answer its sentence supports bolded (None stays None)."""
     if pick is None or not pick.typed:
         return pick

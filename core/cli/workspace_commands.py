@@ -93,7 +93,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_delete(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
-    unknown = [d for d in args.doc_ids if ws.store.document(d) is None]
+    unknown = [d for d in args.doc_ids if ws.records.document(d) is None]
     removed = api.delete(LOCAL_ADMIN, ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
     for doc_id in unknown:
         print(f"unknown document id: {doc_id}", file=sys.stderr)

@@ -31,8 +31,8 @@ class BM25Baseline:
 
     def __init__(self, ws: Workspace, k1: float = 1.5, b: float = 0.75) -> None:
         self.stop = _stop_words()
-        self.chunk_ids = ws.store.all_chunk_ids()
-        chunks = ws.store.chunks_by_id(self.chunk_ids)
+        self.chunk_ids = ws.records.all_chunk_ids()
+        chunks = ws.records.chunks_by_id(self.chunk_ids)
         corpus = [tokenize(chunks[c].text, self.stop) or ["_empty_"] for c in self.chunk_ids]
         self.texts = {c: chunks[c].text for c in self.chunk_ids}
         self.bm25 = BM25Okapi(corpus, k1=k1, b=b) if corpus else None

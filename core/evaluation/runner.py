@@ -43,7 +43,7 @@ def _percentile(values: list[Optional[float]], q: float) -> Optional[float]:
 
 
 def _chunk_docs(ws: Workspace) -> dict[str, str]:
-    return {cid: chunk.doc_id for cid, chunk in ws.store.chunks_by_id(ws.store.all_chunk_ids()).items()}
+    return {cid: chunk.doc_id for cid, chunk in ws.records.chunks_by_id(ws.records.all_chunk_ids()).items()}
 
 
 class _KeywordProbe:
@@ -86,7 +86,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                                "matching corpus with its doc_ids kept?")
     chunk_doc = _chunk_docs(ws)
     with_spans = any(q.evidence_spans for q in questions)
-    chunk_text = ({cid: c.text for cid, c in ws.store.chunks_by_id(ws.store.all_chunk_ids()).items()}
+    chunk_text = ({cid: c.text for cid, c in ws.records.chunks_by_id(ws.records.all_chunk_ids()).items()}
                   if with_spans else {})
     all_modes = list(modes) + (["bm25"] if include_bm25 else [])
     bm25 = BM25Baseline(ws) if include_bm25 else None
@@ -99,7 +99,6 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
     probe = _KeywordProbe(keywords)
     for q in questions:
         ctx = QueryContext(ws, q.question, settings=settings, keywords=probe)
-        shared: dict[str, Any] = {}  # per-question work shared by the extractive answers of the modes
         probe.source = ""
         first_row = len(report.rows)
         for mode in all_modes:
@@ -112,7 +111,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                 result = retrieve(ctx, mode)
                 latency = sum(v for s, v in result.timings_ms.items() if s != "answer")
                 started = time.perf_counter()
-                answer_text = extractive_answer(result, ws, ctx, shared).text
+                answer_text = extractive_answer(result, ws, ctx, ctx.state).text
                 answer_ms = round((time.perf_counter() - started) * 1000, 3)
             docs = ranked_documents(result.evidence_chunk_ids, chunk_doc)
             context = result.context_text

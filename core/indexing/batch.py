@@ -17,7 +17,6 @@ from core.indexing.common import Extractor, IndexReport, chunk_document, progres
 from core.indexing.graph_merge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
-from core.storage import graph_store
 from core.storage.store import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback
 from core.workspace import Workspace
@@ -111,9 +110,12 @@ class BatchIndexer:
         details = traceback.format_exc() if not reason else ""
         if not reason:
             reason = "indexing failed: " + details.strip().splitlines()[-1]
-        self.ws.store.set_status(doc.doc_id, "failed", reason[:500])
-        self.ws.store.log("document_failed", {"doc_id": doc.doc_id, "reason": reason[:500], "traceback": details})
-        self.ws.store.conn.commit()
+        records = self.ws.records
+        records.rollback()  # whatever the failed attempt left open is not committed with the mark
+        with records.unit_of_work():
+            records.set_status(doc.doc_id, "failed", reason[:500])
+            records.log("document_failed", {"doc_id": doc.doc_id, "reason": reason[:500], "traceback": details})
+            self.ws.bump_generation()
         self.report.failed.append({"name": doc.name, "reason": reason[:500]})
 
     def prepare(self, docs: list[DocumentRow], texts: dict[str, str],
@@ -159,9 +161,9 @@ class BatchIndexer:
 
     def run(self, docs: list[DocumentRow], prepared: Optional[PreparedBatch] = None) -> None:
         """Index ``docs`` in one transaction (``prepared``: their chunks and extractions made beforehand)."""
-        ws, store = self.ws, self.ws.store
+        ws, store = self.ws, self.ws.records
         started = time.perf_counter()
-        with store.transaction():
+        with store.unit_of_work():
             for doc in docs:
                 store.set_status(doc.doc_id, "processing")
         if prepared is None:
@@ -179,14 +181,14 @@ class BatchIndexer:
         t = time.perf_counter()
         self._emit("extract", len(all_chunks), len(all_chunks))
 
-        with store.transaction():
+        with store.unit_of_work():
             for doc in live:  # leftovers of an interrupted or failed earlier attempt
                 self._clear_document(doc.doc_id)
             touched_entities: set[str] = set()
             touched_relations: set[tuple[str, str]] = set()
             store.insert_chunks(all_chunks)
             for chunk, ex in zip(all_chunks, extractions):
-                ents, rels = graph_store.insert_chunk_extraction(store.conn, chunk.doc_id, chunk.chunk_id, ex)
+                ents, rels = store.insert_chunk_extraction(chunk.doc_id, chunk.chunk_id, ex)
                 touched_entities |= ents
                 touched_relations |= rels
             t = self._timed("write", t)
@@ -243,8 +245,8 @@ class BatchIndexer:
 
     def _clear_document(self, doc_id: str) -> None:
         """Remove any rows a previous attempt of this document left (normally none)."""
-        store = self.ws.store
+        store = self.ws.records
         chunk_ids = [c.chunk_id for c in store.chunks_of(doc_id)]
         if chunk_ids:
-            graph_store.remove_chunks(store.conn, chunk_ids)
+            store.remove_chunks(chunk_ids)
             store.delete_chunks_of(doc_id)

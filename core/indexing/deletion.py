@@ -7,10 +7,8 @@ transaction (``core.annotations``). The caller holds the workspace write lock.
 """
 from __future__ import annotations
 
-from core.storage.annotations import drop_document_annotations
 from core.indexing.graph_merge import merge_touched, new_tree
 from core.indexing.vector_writes import delete_vectors, live_vector_ids, upsert_graph_vectors
-from core.storage import graph_store
 from core.workspace import Workspace
 
 
@@ -18,13 +16,13 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
     """Delete each document in its own transaction; return counts of what was removed."""
     removed = {"documents": 0, "chunks": 0, "vectors": 0}
     for doc_id in doc_ids:
-        doc = ws.store.document(doc_id)
+        doc = ws.records.document(doc_id)
         if doc is None:
             continue
-        store = ws.store
-        with store.transaction():
+        store = ws.records
+        with store.unit_of_work():
             chunk_ids = [c.chunk_id for c in store.chunks_of(doc_id)]
-            entities, relations = graph_store.remove_chunks(store.conn, chunk_ids)
+            entities, relations = store.remove_chunks(chunk_ids)
             store.delete_chunks_of(doc_id)
             stale: list[str] = []
             if chunk_ids:
@@ -39,7 +37,7 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
                 live = live_vector_ids(changed_e, changed_r, nodes)
                 stale = [v for v in stale if v and v not in live]
             store.delete_document_row(doc_id)
-            drop_document_annotations(store.conn, doc_id)
+            store.drop_document_annotations(doc_id)
             store.log("document_deleted", {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
             ws.bump_generation()
         if chunk_ids:

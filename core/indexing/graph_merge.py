@@ -9,7 +9,6 @@ import numpy as np
 from core.indexing.merge import MergedEntity, MergedRelation, merge_entity, merge_relation
 from core.indexing.summarize import extractive_summary, tfidf_vectors, unparsed_sentences
 from core.indexing.tree import Passage, Summarizer, SummaryTree
-from core.storage import graph_store
 from core.workspace import Workspace
 
 
@@ -20,26 +19,26 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     Returns (changed entities, changed relations, vector ids to delete). Rows are written to the
     caller's transaction; only items whose embedded text changed are returned.
     """
-    conn = ws.store.conn
+    records = ws.records
     settings = ws.settings
-    old_entity_vectors = graph_store.existing_vector_ids(conn, "entities", sorted(entity_keys))
+    old_entity_vectors = records.existing_vector_ids("entities", sorted(entity_keys))
     changed_entities: list[MergedEntity] = []
     changed_relations: list[MergedRelation] = []
     removed: list[str] = []
     names: dict[str, str] = {}
     renamed: list[str] = []
-    for key, fragments in graph_store.entity_fragments(conn, sorted(entity_keys)).items():
+    for key, fragments in records.entity_fragments(sorted(entity_keys)).items():
         if not fragments:
-            graph_store.delete_entity(conn, key)
+            records.delete_entity(key)
             if key in old_entity_vectors:
                 removed.append(old_entity_vectors[key])
             continue
         merged = merge_entity(key, fragments, settings, summarizer)
         names[key] = merged.name
-        old_name = graph_store.entity_name(conn, key)
+        old_name = records.entity_name(key)
         if old_name is not None and old_name != merged.name:
             renamed.append(key)
-        graph_store.write_entity(conn, key, merged.name, merged.type, merged.description, merged.source_chunk_ids,
+        records.write_entity(key, merged.name, merged.type, merged.description, merged.source_chunk_ids,
                                  merged.vector_id, merged.aliases)
         if old_entity_vectors.get(key) != merged.vector_id:
             changed_entities.append(merged)
@@ -49,19 +48,19 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     # relations are re-merged too, so the result never depends on which batch brought the new name
     relation_keys = set(relation_keys)
     for key in renamed:
-        relation_keys.update(graph_store.relations_touching(conn, key))
-    old_relation_vectors = graph_store.existing_vector_ids(conn, "relations", sorted(relation_keys))
-    for pair, fragments in graph_store.relation_fragments(conn, sorted(relation_keys)).items():
+        relation_keys.update(records.relations_touching(key))
+    old_relation_vectors = records.existing_vector_ids("relations", sorted(relation_keys))
+    for pair, fragments in records.relation_fragments(sorted(relation_keys)).items():
         if not fragments:
-            graph_store.delete_relation(conn, pair)
+            records.delete_relation(pair)
             if pair in old_relation_vectors:
                 removed.append(old_relation_vectors[pair])
             continue
         for key in pair:
             if key not in names:
-                names[key] = graph_store.entity_name(conn, key) or key
+                names[key] = records.entity_name(key) or key
         merged = merge_relation(pair, fragments, names, settings, summarizer)
-        graph_store.write_relation(conn, pair, merged.keywords, merged.description, merged.weight,
+        records.write_relation(pair, merged.keywords, merged.description, merged.weight,
                                    merged.source_chunk_ids, merged.vector_id)
         if old_relation_vectors.get(pair) != merged.vector_id:
             changed_relations.append(merged)
@@ -97,7 +96,7 @@ def new_tree(ws: Workspace, cache: dict, summarizer: Optional[Callable[[list[str
     """The summary tree of the workspace, summarising with ``summarizer(texts)`` (an LLM, which reads the
     children's texts) or by default extractively from their sentences."""
     if summarizer is None:
-        return SummaryTree(ws.store, ws.settings.tree_group_size, make_tree_summarizer(ws, cache))
+        return SummaryTree(ws.records, ws.settings.tree_group_size, make_tree_summarizer(ws, cache))
     texts_summarizer = summarizer
-    return SummaryTree(ws.store, ws.settings.tree_group_size,
+    return SummaryTree(ws.records, ws.settings.tree_group_size,
                        lambda passages: texts_summarizer([p.text for p in passages]))

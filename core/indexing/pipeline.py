@@ -45,7 +45,7 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
             report.unchanged += 1
             continue
         seen.add(doc_id)
-        existing = ws.store.document(doc_id)
+        existing = ws.records.document(doc_id)
         if existing is not None and existing.content_hash == digest:
             if existing.status == "failed":
                 reset.append(doc_id)
@@ -54,7 +54,7 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
             continue
         olds = [existing.doc_id] if existing is not None else []
         if src.doc_id is None:
-            olds += [d.doc_id for d in ws.store.documents_named(src.name)
+            olds += [d.doc_id for d in ws.records.documents_named(src.name)
                      if d.doc_id != doc_id and not d.source.lower().endswith(".jsonl") and d.status != "failed"]
         if olds:
             report.replaced += 1
@@ -62,18 +62,18 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
         inserts.append((doc_id, src, digest))
     if to_delete:
         delete_documents(ws, sorted(set(to_delete)))
-    with ws.store.transaction():
+    with ws.records.unit_of_work():
         for doc_id in reset:
-            ws.store.set_status(doc_id, "pending")
+            ws.records.set_status(doc_id, "pending")
         for doc_id, src, digest in inserts:
-            ws.store.delete_load_failure(src.name)
-            ws.store.insert_document(doc_id, src.name, src.source, digest, src.text, count_tokens(src.text))
+            ws.records.delete_load_failure(src.name)
+            ws.records.insert_document(doc_id, src.name, src.source, digest, src.text, count_tokens(src.text))
             report.new_documents += 1
         for fail in failures:
             doc_id = "failed-" + content_hash(fail.name)[:16]
-            if ws.store.document(doc_id) is None:
-                ws.store.insert_document(doc_id, fail.name, "", "", "", 0)
-            ws.store.set_status(doc_id, "failed", fail.reason)
+            if ws.records.document(doc_id) is None:
+                ws.records.insert_document(doc_id, fail.name, "", "", "", 0)
+            ws.records.set_status(doc_id, "failed", fail.reason)
             report.failed.append({"name": fail.name, "reason": fail.reason})
         ws.bump_generation()
     return report
@@ -95,13 +95,13 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     """
     report = report or IndexReport()
     batch_tokens = batch_tokens or int(os.environ.get("RAGSCOPE_BATCH_TOKENS") or 24000)  # tokens per batch
-    pending = [d for d in ws.store.documents() if d.status in ("pending", "processing")]
+    pending = [d for d in ws.records.documents() if d.status in ("pending", "processing")]
     total = len(pending)
     summarizers = (profile_summarizer, tree_summarizer)
     if not pending:
         # a no-op run still notices vectors lost since the last run (a deleted chroma/ folder, a new
         # server): the quick check compares counts and only then lists ids and re-embeds
-        repaired = reconcile(ws, quick=True) if ws.store.has_chunks() else {}
+        repaired = reconcile(ws, quick=True) if ws.records.has_chunks() else {}
         if repaired:
             progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
         progress_event(progress, "index", 0, 0, "nothing to index")
@@ -148,12 +148,10 @@ def split_batches(docs: list, batch_tokens: int) -> list[list]:
 
 def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
     """Put interrupted documents ('processing') back to 'pending'; return how many (run-log entry)."""
-    conn = ws.store.conn
-    if conn.in_transaction:  # an interrupted batch transaction must not be committed
-        conn.rollback()
-    with ws.store.transaction():
-        rows = ws.store.processing_to_pending(doc_ids)
-        ws.store.log("indexing_cancelled", {"documents": list(doc_ids), "reason": reason[:300]})
+    ws.records.rollback()  # an interrupted batch's unit of work must not be committed
+    with ws.records.unit_of_work():
+        rows = ws.records.processing_to_pending(doc_ids)
+        ws.records.log("indexing_cancelled", {"documents": list(doc_ids), "reason": reason[:300]})
         ws.bump_generation()
     return rows
 
@@ -187,7 +185,7 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
 
 def retry_failed(ws: Workspace) -> int:
     """Set failed documents that still have their text back to pending; return how many."""
-    with ws.store.transaction():
-        rows = ws.store.failed_to_pending()
+    with ws.records.unit_of_work():
+        rows = ws.records.failed_to_pending()
         ws.bump_generation()
     return rows

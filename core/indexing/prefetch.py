@@ -39,7 +39,7 @@ class Prefetcher:
 
     def start(self, docs: list[DocumentRow]) -> None:
         """Begin preparing ``docs`` (their texts are read here, on the caller's thread)."""
-        texts = {d.doc_id: self._ws.store.document_text(d.doc_id) for d in docs}
+        texts = {d.doc_id: self._ws.records.document_text(d.doc_id) for d in docs}
         self._ids = [d.doc_id for d in docs]
         self._future = self._pool.submit(self._indexer.prepare, docs, texts, self._stop)
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 from core.embeddings import chunk_of_window, embed_chunk_windows
 from core.indexing.merge import embedded_aliases, entity_vector_text, relation_vector_text
 from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
-from core.storage import graph_store
 from core.workspace import Workspace
 
 
 def reconcile(ws: Workspace, quick: bool = False) -> dict[str, dict[str, int]]:
     """Repair the vector collections; return {collection: {"removed": n, "added": n}}."""
-    expected = ws.store.expected_vector_ids()
+    expected = ws.records.expected_vector_ids()
     report: dict[str, dict[str, int]] = {}
     for collection, want in expected.items():
         if quick and ws.vectors.count(collection) == len(want):
@@ -30,17 +29,17 @@ def reconcile(ws: Workspace, quick: bool = False) -> dict[str, dict[str, int]]:
         if orphans or missing:
             report[collection] = {"removed": len(orphans), "added": len(missing)}
     if report:
-        ws.store.log("reconciled", report)
-        ws.store.conn.commit()
+        with ws.records.unit_of_work():
+            ws.records.log("reconciled", report)
     return report
 
 
 def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
-    conn = ws.store.conn
+    records = ws.records
     wanted = set(ids)
     rows: list[tuple[str, str, dict]] = []
     if collection == "chunks":  # re-embed every window of a chunk missing any (upserts are idempotent)
-        chunks = ws.store.chunks_by_id(chunk_of_window(i) for i in ids)
+        chunks = ws.records.chunks_by_id(chunk_of_window(i) for i in ids)
         per_chunk = embed_chunk_windows(ws.embedder, [c.text for c in chunks.values()],
                                         any(c.windows > 1 for c in chunks.values()) or ws.settings.chunk_vector_windows)
         for start in range(0, len(chunks), 512):
@@ -48,21 +47,21 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
             upsert_chunk_vectors(ws, [chunks[k] for k in keys], per_chunk[start : start + 512])
         return
     elif collection == "entities":
-        found = [(key, name, desc, vid) for key, name, desc, vid in graph_store.entity_vector_rows(conn)
+        found = [(key, name, desc, vid) for key, name, desc, vid in records.entity_vector_rows()
                  if vid in wanted]
         # the embedded text names only some aliases (merge.embedded_aliases): the same text as at indexing
-        fragments = graph_store.entity_fragments(conn, sorted(key for key, *_ in found))
+        fragments = records.entity_fragments(sorted(key for key, *_ in found))
         for key, name, desc, vid in found:
             text = entity_vector_text(name, desc, embedded_aliases(key, name, fragments.get(key, [])))
             rows.append((vid, text, entity_meta(key)))
     elif collection == "relations":
-        names = graph_store.entity_names(conn)
-        for src, tgt, kws, desc, vid in graph_store.relation_vector_rows(conn):
+        names = records.entity_names()
+        for src, tgt, kws, desc, vid in records.relation_vector_rows():
             if vid in wanted:
                 text = relation_vector_text(kws, names.get(src, src), names.get(tgt, tgt), desc)
                 rows.append((vid, text, relation_meta(src, tgt)))
     else:
-        for node in ws.store.tree_nodes():
+        for node in ws.records.tree_nodes():
             if node.vector_id in wanted:
                 rows.append((node.vector_id, node.text, tree_meta(node)))
     for start in range(0, len(rows), 512):

@@ -13,7 +13,6 @@ from typing import Any, Optional
 
 from core.indexing.reconcile import reconcile
 from core.settings import Settings
-from core.storage.vectors import VectorStore
 from core.workspace import Workspace, new_namespace
 
 
@@ -36,18 +35,18 @@ def reembed(path: Path | str, settings: Settings, wait: bool = False, api_key: O
     ws = Workspace(path, settings=settings, embedder=embedder, check_embedder=False)
     try:
         with ws.writer(wait=wait):
-            store = ws.store
+            store = ws.records
             old_name, old_namespace = store.get_meta("embedder_name"), store.get_meta("namespace")
             target = store.get_meta("reembed_namespace")
             if not target or store.get_meta("reembed_embedder") != embedder.name:
                 target = new_namespace(ws.name)  # a fresh start (or another embedder than last time)
                 store.set_meta("reembed_namespace", target)
                 store.set_meta("reembed_embedder", embedder.name)
-                store.conn.commit()
+                store.commit()
             ws.use_namespace(target)
             reconcile(ws)  # the new collections get every vector that is missing from them
             counts = {c: ws.vectors.count(c) for c in ("chunks", "entities", "relations", "tree")}
-            with store.transaction():
+            with store.unit_of_work():
                 store.set_meta("namespace", target)
                 store.set_meta("embedder_name", embedder.name)
                 store.set_meta("embedder_dim", str(embedder.dim))
@@ -55,7 +54,7 @@ def reembed(path: Path | str, settings: Settings, wait: bool = False, api_key: O
                 store.log("reembedded", {"from": old_name, "to": embedder.name, "vectors": counts})
                 ws.bump_generation()
             if old_namespace and old_namespace != target:
-                VectorStore(ws.path / "chroma", old_namespace, settings.chroma_url).drop_all()
+                ws.backend.open_vectors(old_namespace).drop_all()
         return {"from": old_name or None, "to": embedder.name, "dimension": embedder.dim, "vectors": counts}
     finally:
         ws.close()

@@ -23,8 +23,8 @@ from typing import Callable, Optional, Sequence
 from core.chunking import join_without_overlap, split_overlap
 from core.extraction.markup import plain_text
 from core.indexing.summarize import split_known
-from core.storage.graph_store import chunk_sentences
-from core.storage.store import Store, TreeNode
+from core.storage.ports import RecordStore
+from core.storage.store import TreeNode
 from core.tokens import count_tokens
 from core.types import Chunk
 
@@ -63,9 +63,9 @@ def run_sentences(chunks: Sequence[Chunk], rows: Rows) -> Optional[tuple[str, ..
     return tuple(out)
 
 
-def load_rows(store: Store, chunk_ids: Sequence[str]) -> Rows:
+def load_rows(store: RecordStore, chunk_ids: Sequence[str]) -> Rows:
     """The stored sentence texts of these chunks (chunks without rows are absent)."""
-    return {c: [text for text, _ in rows] for c, rows in chunk_sentences(store.conn, chunk_ids).items()}
+    return {c: [text for text, _ in rows] for c, rows in store.chunk_sentences(chunk_ids).items()}
 
 
 def summary_passage(text: str, leaf_ids: Sequence[str], rows: Rows) -> Passage:
@@ -81,7 +81,7 @@ def tree_vector_id(node_id: str, text: str) -> str:
 class SummaryTree:
     """Summary-tree maintenance inside the caller's SQLite transaction."""
 
-    def __init__(self, store: Store, group_size: int, summarize: Summarizer) -> None:
+    def __init__(self, store: RecordStore, group_size: int, summarize: Summarizer) -> None:
         self.store = store
         self.g = group_size
         self.summarize = summarize

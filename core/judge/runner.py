@@ -21,12 +21,15 @@ import time
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import combinations
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.judge.prompt import INVALID, Criterion, criteria_from_spec, judge_messages, parse_verdict
 from core.judge.report import USAGE_FIELDS, JudgeReport, Judgment, QuestionResult, pair_key, usage_totals
 from core.llm.client import Completion, Message, messages_tokens
 from core.types import Cancelled, ProgressCallback, ProgressEvent, no_progress
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 JUDGE_STAGE = "judge"
 TOKENS_PER_CRITERION = 64  # the judge's reply budget: a winner and one sentence per criterion
@@ -156,7 +159,7 @@ def _judge_call(chat: Any, question: str, pair: tuple[str, str], order: tuple[st
                     cached=reply.cached)
 
 
-def run_judge(ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any, *, criteria: str = "lightrag",
+def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], chat: Any, *, criteria: str = "lightrag",
               settings: Any = None, llm_keywords: bool = True, answer_max_tokens: Optional[int] = None,
               judge_max_tokens: Optional[int] = None, progress: ProgressCallback = no_progress,
               workers: Optional[int] = None) -> JudgeReport:
@@ -228,7 +231,7 @@ def _wait(job: Future, siblings: Any) -> Any:
         raise
 
 
-def estimate_cost(ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any, *, criteria: str = "lightrag",
+def estimate_cost(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], chat: Any, *, criteria: str = "lightrag",
                   settings: Any = None, llm_keywords: bool = True, answer_max_tokens: Optional[int] = None,
                   judge_max_tokens: Optional[int] = None, progress: ProgressCallback = no_progress) -> dict[str, Any]:
     """What ``run_judge`` with the same arguments would cost: calls, cache hits, prompt tokens, expected

@@ -1,89 +1,30 @@
 """Wrappers around a ``ChatModel``: a response cache and per-stage usage accounting.
 
-* ``CachedChat(inner, conn)`` — answers from the workspace's ``llm_cache`` table when the same
-  model, messages and parameters were asked before (sha256 key); a hit makes no call.
-* ``UsageCounter(inner, conn)`` — per stage (extraction, gleaning, summaries, keywords, answer):
+* ``CachedChat(inner, cache)`` — answers from the workspace's LLM cache when the same model,
+  messages and parameters were asked before (sha256 key); a hit makes no call.
+* ``UsageCounter(inner, cache)`` — per stage (extraction, gleaning, summaries, keywords, answer):
   calls, cache hits, prompt/completion tokens and wall time, kept in memory and added to the
-  ``llm_usage`` table.
+  stored usage rows.
 
-Both write through their own SQLite connection to the workspace file, never through the
-pipeline's connection, so they can neither commit nor join a batch transaction. While another
-writer holds the database (a batch being committed) writes wait in memory and are flushed by a
-later call or by ``flush()``. The API key is not part of anything stored here.
+``cache`` is an ``LLMCacheStore`` (``core.storage.ports``; the SQLite one writes through its own
+connection, never the pipeline's, and defers writes while another writer holds the database), or
+anything ``core.storage.llm_cache.cache_store`` accepts (a workspace store or connection, None).
+The API key is not part of anything stored here.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from collections import defaultdict
 from typing import Any, Optional, Sequence
 
 from core.llm.client import ChatStream, Completion, Message
+from core.storage.llm_cache import cache_store
+from core.storage.ports import CachedReply
 
 USAGE_FIELDS = ("calls", "cached", "prompt_tokens", "completion_tokens", "seconds")
-
-
-class _Sink:
-    """Serialised writes to the workspace database on a private connection; deferred while locked.
-
-    Without a database file (an in-memory database) the caller's connection is shared, and then
-    nothing is written while that connection is inside a transaction of its own.
-    """
-
-    def __init__(self, conn: Optional[sqlite3.Connection]) -> None:
-        self.lock = threading.RLock()
-        self.pending: list[tuple[str, tuple]] = []
-        self.conn: Optional[sqlite3.Connection] = conn
-        self.shared = True
-        if conn is None:
-            return
-        path = next((row[2] for row in conn.execute("PRAGMA database_list").fetchall() if row[1] == "main"), "")
-        if path:
-            self.conn = sqlite3.connect(path, timeout=0.05, check_same_thread=False)
-            self.conn.execute("PRAGMA busy_timeout=50")
-            self.shared = False
-
-    def read(self, sql: str, params: tuple) -> Optional[tuple]:
-        if self.conn is None:
-            return None
-        with self.lock:
-            try:
-                return self.conn.execute(sql, params).fetchone()
-            except sqlite3.OperationalError:
-                return None
-
-    def add(self, statement: tuple[str, tuple]) -> None:
-        with self.lock:
-            self.pending.append(statement)
-
-    def write(self, sql: str, params: tuple) -> None:
-        with self.lock:
-            self.pending.append((sql, params))
-            self.flush()
-
-    def flush(self) -> bool:
-        """Write what is pending; False (and keep it) while another writer holds the database."""
-        with self.lock:
-            if self.conn is None:
-                self.pending.clear()
-                return True
-            if not self.pending:
-                return True
-            if self.shared and self.conn.in_transaction:
-                return False
-            try:
-                for sql, params in self.pending:
-                    self.conn.execute(sql, params)
-                self.conn.commit()
-            except sqlite3.OperationalError:
-                if self.conn.in_transaction:
-                    self.conn.rollback()
-                return False
-            self.pending.clear()
-            return True
 
 
 def cache_key(model: str, messages: Sequence[Message], params: dict[str, Any]) -> str:
@@ -96,10 +37,10 @@ def cache_key(model: str, messages: Sequence[Message], params: dict[str, Any]) -
 class CachedChat:
     """A ``ChatModel`` that answers repeated requests from the workspace's ``llm_cache``."""
 
-    def __init__(self, inner: Any, conn: Optional[sqlite3.Connection]) -> None:
+    def __init__(self, inner: Any, cache: Any) -> None:
         self.inner = inner
         self.model: str = inner.model
-        self._sink = _Sink(conn)
+        self._sink = cache_store(cache)
         self._memory: dict[str, Completion] = {}
         self.hits = 0
         self.misses = 0
@@ -116,16 +57,14 @@ class CachedChat:
         if key in self._memory:
             hit = self._memory[key]
             return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, True, hit.finish_reason)
-        row = self._sink.read("SELECT response, prompt_tokens, completion_tokens FROM llm_cache WHERE key=?", (key,))
+        row = self._sink.get(key)
         if row is None:
             return None
-        return Completion(row[0], int(row[1]), int(row[2]), True, "cached")
+        return Completion(row.text, row.prompt_tokens, row.completion_tokens, True, "cached")
 
     def store(self, key: str, completion: Completion) -> None:
         self._memory[key] = completion
-        self._sink.write("INSERT OR REPLACE INTO llm_cache(key, response, prompt_tokens, completion_tokens, created_at) "
-                         "VALUES (?, ?, ?, ?, ?)",
-                         (key, completion.text, completion.prompt_tokens, completion.completion_tokens, time.time()))
+        self._sink.put(key, CachedReply(completion.text, completion.prompt_tokens, completion.completion_tokens))
 
     def complete(self, messages: Sequence[Message], *, stage: str, json_mode: bool = False,
                  max_tokens: Optional[int] = None) -> Completion:
@@ -167,13 +106,13 @@ class CachedChat:
 class UsageCounter:
     """A ``ChatModel`` wrapper counting calls, cache hits, tokens and seconds per stage."""
 
-    def __init__(self, inner: Any, conn: Optional[sqlite3.Connection] = None) -> None:
+    def __init__(self, inner: Any, cache: Any = None) -> None:
         self.inner = inner
         self.model: str = inner.model
         self._lock = threading.Lock()
         self.totals: dict[str, dict[str, float]] = defaultdict(lambda: dict.fromkeys(USAGE_FIELDS, 0))
         self._unsaved: dict[str, dict[str, float]] = {}
-        self._sink = _Sink(conn)
+        self._sink = cache_store(cache)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -219,14 +158,8 @@ class UsageCounter:
         with self._lock:
             unsaved, self._unsaved = self._unsaved, {}
         for stage, d in unsaved.items():
-            self._sink.add((
-                "INSERT INTO llm_usage(stage, calls, cached, prompt_tokens, completion_tokens, seconds) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(stage) DO UPDATE SET calls = calls + excluded.calls, "
-                "cached = cached + excluded.cached, prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
-                "completion_tokens = completion_tokens + excluded.completion_tokens, "
-                "seconds = seconds + excluded.seconds",
-                (stage, int(d["calls"]), int(d["cached"]), int(d["prompt_tokens"]), int(d["completion_tokens"]),
-                 float(d["seconds"]))))
+            self._sink.add_usage(stage, int(d["calls"]), int(d["cached"]), int(d["prompt_tokens"]),
+                                 int(d["completion_tokens"]), float(d["seconds"]))
         return self._sink.flush()
 
     def flush(self) -> bool:

@@ -2,7 +2,7 @@
 
 * ``providers(ws, settings)`` → (chat model or None, keyword extractor or None) for the resolved
   settings of a run (``core.config.resolve_settings`` decides flags > environment > settings).
-* ``chat_from_settings(settings, api_key, conn)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
+* ``chat_from_settings(settings, api_key, cache)`` → ``UsageCounter(CachedChat(OpenAIChat))``.
 * ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
@@ -13,23 +13,26 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from core.llm.cache import CachedChat, UsageCounter
 from core.llm.client import LLMError, OpenAIChat
 from core.settings import Settings
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
-def chat_from_settings(settings: Settings, api_key: Optional[str] = None, conn: Any = None,
+
+def chat_from_settings(settings: Settings, api_key: Optional[str] = None, cache: Any = None,
                        cancel_event: Optional[threading.Event] = None, **client_options: Any) -> UsageCounter:
     """The chat model of ``settings`` with the workspace cache and usage accounting around it."""
     inner = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=settings.llm_temperature,
                        max_tokens=settings.llm_max_tokens, timeout_s=settings.llm_timeout_s,
                        max_retries=settings.llm_max_retries, cancel_event=cancel_event, **client_options)
-    return UsageCounter(CachedChat(inner, conn), conn)
+    return UsageCounter(CachedChat(inner, cache), cache)
 
 
-def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Event] = None
+def providers(ws: Workspace, settings: Settings, cancel_event: Optional[threading.Event] = None
               ) -> tuple[Optional[UsageCounter], Optional[Any]]:
     """(chat model, keyword extractor) of ``settings`` (already resolved: flags > environment >
     settings), or (None, None) when the provider is 'offline'. The chat's cache and usage rows go to
@@ -38,11 +41,11 @@ def providers(ws: Any, settings: Settings, cancel_event: Optional[threading.Even
 
     if settings.provider != "openai":
         return None, None
-    chat = chat_from_settings(settings, getattr(ws, "api_key", None), ws.store.conn, cancel_event=cancel_event)
+    chat = chat_from_settings(settings, getattr(ws, "api_key", None), ws.open_llm_cache(), cancel_event=cancel_event)
     return chat, LLMKeywords(chat)
 
 
-def index_components(ws: Any, chat: Optional[Any]) -> dict[str, Any]:
+def index_components(ws: Workspace, chat: Optional[Any]) -> dict[str, Any]:
     """``extractor``, ``profile_summarizer`` and ``tree_summarizer`` for ``process_pending``
     (empty when ``chat`` is None: the offline defaults apply). Call ``chat.flush()`` afterwards."""
     if chat is None:

@@ -20,11 +20,13 @@ the in-memory relation vectors, so no extra vector-store round trip is paid.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Optional, Sequence
+from typing import Literal, Optional, Sequence
 
 import numpy as np
 
-from core.retrieval.entity_linking import Seed, cosine_rows, top_rows
+from core.retrieval.entity_linking import Seed
+from core.storage.ports import GraphView, node_pair
+from core.workspace import Workspace
 
 ANCHOR_BONUS = 1.0
 ANCHORED_BELOW_THRESHOLD = False  # measured: +1.6 global, -2.3 hybrid, -0.6 path on dev_musique_full
@@ -63,51 +65,42 @@ class AnchoredRelation:
         return base + (f" + {ANCHOR_BONUS:g}: touches {self.anchor.text()}" if self.anchor else "")
 
 
-def _sorted(a: str, b: str) -> tuple[str, str]:
-    return (a, b) if a <= b else (b, a)
-
-
-def neighbourhood(graph: Any, seeds: Sequence[Seed]) -> dict[str, Anchor]:
+def neighbourhood(graph: GraphView, seeds: Sequence[Seed]) -> dict[str, Anchor]:
     """Node → why it anchors: the seeds themselves and up to ``MAX_NEIGHBOURS`` neighbours each."""
-    adj = graph._adj
     anchors: dict[str, Anchor] = {}
-    names = {s.key: str(graph.nodes[s.key].get("name") or s.key) for s in seeds if s.key in adj}
+    names = {s.key: graph.name(s.key) for s in seeds if s.key in graph}
     for key, name in names.items():
         anchors[key] = Anchor("question", name)
     for key, name in names.items():
-        ranked = sorted(adj[key].items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
+        ranked = sorted(graph.adjacency(key).items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
         for neighbour, _ in ranked[:MAX_NEIGHBOURS]:
             if neighbour not in anchors:
-                label = str(graph.nodes[neighbour].get("name") or neighbour)
-                anchors[neighbour] = Anchor("neighbour", name, via=label)
+                anchors[neighbour] = Anchor("neighbour", name, via=graph.name(neighbour))
     return anchors
 
 
-def anchored_relations(ws: Any, vector: np.ndarray, seeds: Sequence[Seed], top_k: int, threshold: float
+def anchored_relations(ws: Workspace, vector: np.ndarray, seeds: Sequence[Seed], top_k: int, threshold: float
                        ) -> list[AnchoredRelation]:
     """The ``top_k`` relations by cosine to ``vector`` plus the anchor bonus (see the module doc)."""
-    graph = ws.knowledge_graph()
-    matrix = ws.relation_vectors()
-    if len(matrix) == 0:
+    views = ws.views
+    graph, search = views.graph, views.vectors
+    if search.size("relations") == 0:
         return []
-    row_of = matrix.row_of_pair
-    candidates: dict[tuple[str, str], int] = {}
-    for row, _ in top_rows(matrix, vector, top_k * CANDIDATE_FACTOR):
-        meta = matrix.metadatas[row]
-        candidates[_sorted(str(meta.get("source", "")), str(meta.get("target", "")))] = row
+    candidates: dict[tuple[str, str], tuple[str, str]] = {}  # sorted pair -> the vector's own key
+    for key, _ in search.ranked_keys("relations", vector, top_k * CANDIDATE_FACTOR):
+        candidates[node_pair(*key)] = key
     anchors = neighbourhood(graph, [s for s in seeds if s.question])
-    adj = graph._adj
     for node in anchors:
-        edges = sorted(adj[node].items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
+        edges = sorted(graph.adjacency(node).items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
         for other, _ in edges[:MAX_EDGES_PER_NODE]:
-            pair = _sorted(node, other)
-            row = row_of.get(pair)
-            if row is not None:
-                candidates.setdefault(pair, row)
-    pairs = [p for p in candidates if graph.has_edge(*p)]
-    cosines = cosine_rows(matrix, vector, [candidates[p] for p in pairs])
+            candidates.setdefault(node_pair(node, other), node_pair(node, other))
+    pairs = [p for p in candidates if graph.has_relation(*p)]
+    found = search.cosines("relations", vector, [candidates[p] for p in pairs])
     out: list[AnchoredRelation] = []
-    for pair, cosine in zip(pairs, cosines.tolist()):
+    for pair in pairs:
+        cosine = found.get(candidates[pair])
+        if cosine is None:
+            continue
         anchor = anchors.get(pair[0]) or anchors.get(pair[1])
         if cosine < threshold and not (ANCHORED_BELOW_THRESHOLD and anchor):
             continue

@@ -3,14 +3,15 @@ chunk records, token-budgeted lists and the evidence list every mode exposes."""
 from __future__ import annotations
 
 import time
-import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
+from core.retrieval.state import QuestionState
 from core.settings import Settings
+from core.storage.ports import GraphView, VectorHit
 from core.tokens import count_tokens
 from core.types import ChunkHit, RetrievalResult
 from core.workspace import Workspace
@@ -52,21 +53,26 @@ class QueryContext:
         self.keyword_extractor = keywords
         self._embeddings: "OrderedDict[str, np.ndarray]" = OrderedDict()
         self._keywords: Optional[tuple[list[str], list[str]]] = None
-        self.memo: dict[str, Any] = {}  # per-question results shared by the modes of one comparison
+        self.state = QuestionState(question)  # per-question results shared by the modes of one comparison
         self.keyword_usage: dict[str, int] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
-    def search(self, collection: str, vector: np.ndarray, k: int) -> list[Any]:
+    @property
+    def graph(self) -> GraphView:
+        """The knowledge graph of the workspace generation this thread reads."""
+        return self.ws.views.graph
+
+    def search(self, collection: str, vector: np.ndarray, k: int) -> list[VectorHit]:
         """A retrieval vector search: exact cosines over the in-memory vectors (``vector_search`` "exact",
-        the default: deterministic) or ChromaDB's approximate HNSW index ("approximate")."""
+        the default: deterministic) or the vector index's approximate search ("approximate")."""
         if self.settings.vector_search == "approximate":
             return self.ws.vectors.query(collection, vector, k)
-        return self.ws.vector_matrix(collection).top(vector, k)
+        return self.ws.views.vectors.top(collection, vector, k)
 
-    def search_chunks(self, vector: np.ndarray, k: int) -> list[Any]:
+    def search_chunks(self, vector: np.ndarray, k: int) -> list[VectorHit]:
         """The top-k chunks by their best window, exact or approximate like ``search``."""
         if self.settings.vector_search == "approximate":
             return self.ws.vectors.query_chunks(vector, k)
-        return self.ws.chunk_vectors().top_chunks(vector, k)
+        return self.ws.views.vectors.top_chunks(vector, k)
 
     def embed(self, text: str) -> np.ndarray:
         """Embedding of one query string (fp32, cached)."""
@@ -113,7 +119,7 @@ def new_result(ctx: QueryContext, mode: str, param_names: Sequence[str]) -> Retr
 
 def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
     """Fill doc ids, names, positions and texts of chunk records in one query; drop vanished chunks."""
-    chunks = ws.store.chunks_by_id(r.chunk_id for r in records)
+    chunks = ws.records.chunks_by_id(r.chunk_id for r in records)
     names = ws.doc_names()
     out = []
     for record in records:
@@ -144,13 +150,6 @@ def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-_EDGE_COUNTS: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
-
-
-def edge_count(graph: Any) -> int:
-    """Number of edges of a cached (never mutated) graph view. networkx counts them by summing every
-    node's degree, ~10 ms on a 7k-node graph, so the count is remembered per graph object."""
-    count = _EDGE_COUNTS.get(graph)
-    if count is None:
-        count = _EDGE_COUNTS[graph] = graph.number_of_edges()
-    return int(count)
+def edge_count(graph: GraphView) -> int:
+    """Number of relations of a graph view (counted once per view)."""
+    return int(graph.relation_count())

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from core.extraction.nlp import normalize_name
+
+if TYPE_CHECKING:
+    from core.retrieval.base import QueryContext
+    from core.workspace import Workspace
 
 SEEDS_PER_KEYWORD = 5  # vector hits kept per keyword (after the relative cut-off)
 
@@ -50,38 +52,14 @@ class Seed:
         return f"cosine {self.score:.3f} to the question's '{self.keyword}'"
 
 
-def alias_index(ws: Any) -> dict[str, str]:
-    """Alias key → entity key for every merged surface form (ambiguous aliases are left out)."""
-    def build() -> dict[str, str]:
-        graph = ws.knowledge_graph()
-        owners: dict[str, set[str]] = {}
-        for key, data in graph.nodes(data=True):
-            for alias in data.get("aliases") or []:
-                alias_key = normalize_name(alias)
-                if alias_key and alias_key != key:
-                    owners.setdefault(alias_key, set()).add(key)
-        return {a: next(iter(keys)) for a, keys in owners.items() if len(keys) == 1 and a not in graph}
-    return ws._cached("alias_index", build)
-
-
-def token_index(ws: Any) -> dict[str, set[str]]:
-    """Word → entity keys containing it (for the containment match), cached per generation."""
-    def build() -> dict[str, set[str]]:
-        index: dict[str, set[str]] = {}
-        for key in ws.knowledge_graph().nodes:
-            for word in set(str(key).split()):
-                index.setdefault(word, set()).add(key)
-        return index
-    return ws._cached("token_index", build)
-
-
-def containing_entity(ws: Any, key: str) -> Optional[str]:
+def containing_entity(ws: Workspace, key: str) -> Optional[str]:
     """The one shortest entity key that contains ``key``'s words contiguously, or None."""
     words = key.split()
     if not words:
         return None
-    index = token_index(ws)
-    candidates = set.intersection(*(index.get(w, set()) for w in words)) if all(w in index for w in words) else set()
+    graph = ws.views.graph
+    sets = [graph.entities_with_word(w) for w in words]
+    candidates = set.intersection(*(set(x) for x in sets)) if all(sets) else set()
     padded = f" {key} "
     found = sorted((c for c in candidates if c != key and padded in f" {c} "), key=lambda c: (len(c.split()), c))
     if not found or (len(found) > 1 and len(found[0].split()) == len(found[1].split())):
@@ -94,15 +72,14 @@ MAX_NAME_WORDS = 12
 _LEADING_SKIP = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or"})
 
 
-def dictionary_names(ws: Any, question: str) -> list[str]:
+def dictionary_names(ws: Workspace, question: str) -> list[str]:
     """Entity names of the graph (or merged aliases) that occur verbatim in the question, longest
     first and never overlapping: the graph's own vocabulary finds titles the small NER model splits
     or misses ("Jump for Glory", "Alexander and the Terrible, Horrible, No Good, Very Bad Day").
     Matches of several words, or of one capitalised word that is not the question's first."""
-    graph = ws.knowledge_graph()
-    if graph.number_of_nodes() == 0:
+    graph = ws.views.graph
+    if len(graph) == 0:
         return []
-    aliases = alias_index(ws)
     words = list(_WORD.finditer(question))
     taken = [False] * len(words)
     found: list[tuple[int, str]] = []
@@ -116,37 +93,19 @@ def dictionary_names(ws: Any, question: str) -> list[str]:
             if words[i].group().islower() and words[i].group() in _LEADING_SKIP:
                 continue  # "the Velmora Coastal Railway": the name starts after the article
             key = normalize_name(surface)
-            if key and (key in graph or key in aliases):
+            if key and (key in graph or graph.alias_owner(key) is not None):
                 found.append((i, surface))
                 taken[i : i + size] = [True] * size
     return [surface for _, surface in sorted(found)]
 
 
-def cosine_rows(matrix: Any, vector: np.ndarray, rows: Sequence[int]) -> np.ndarray:
-    """Cosines of the given rows of an in-memory vector matrix to one unit vector."""
-    if not len(rows):
-        return np.zeros(0, dtype=np.float32)
-    return matrix.vectors[np.asarray(rows)] @ np.asarray(vector, dtype=np.float32)
-
-
-def top_rows(matrix: Any, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
-    """Exact top-k rows by cosine (ties: row order)."""
-    if len(matrix) == 0 or k <= 0:
-        return []
-    scores = matrix.vectors @ np.asarray(vector, dtype=np.float32)
-    k = min(k, len(scores))
-    best = np.argpartition(-scores, k - 1)[:k]
-    return sorted(((int(i), float(scores[i])) for i in best), key=lambda p: (-p[1], p[0]))
-
-
-def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, ratio: float,
+def link_names(ctx: QueryContext, names: Sequence[str], top_n: int, threshold: float, ratio: float,
                per_keyword: int = SEEDS_PER_KEYWORD, vectors: bool = True) -> list[Seed]:
     """Link each name to entities (exact name, alias, containment, and unless ``vectors`` is False
     its own vector search); best first."""
-    graph = ctx.ws.knowledge_graph()
-    if graph.number_of_nodes() == 0 or not names:
+    graph = ctx.graph
+    if len(graph) == 0 or not names:
         return []
-    aliases = alias_index(ctx.ws)
     found: dict[str, Seed] = {}
     order: dict[str, tuple[int, int]] = {}
 
@@ -159,17 +118,18 @@ def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, rat
         elif seed.question:
             old.question = True
 
-    matrix = None
+    search = None
     exact_names: list[str] = []
     for n, name in enumerate(names):
         key = normalize_name(name)
         if any(f" {key} " in f" {longer} " for longer in exact_names):
             continue  # a part of a name already linked ("Bastien" of "Bastien und Bastienne")
-        exact = key in graph or key in aliases
+        owner = graph.alias_owner(key)
+        exact = key in graph or owner is not None
         if key in graph:
             add(Seed(key, 1.0, name, "name", True), (n, 0))
-        elif key in aliases:
-            add(Seed(aliases[key], 1.0, name, "alias", True), (n, 0))
+        elif owner is not None:
+            add(Seed(owner, 1.0, name, "alias", True), (n, 0))
         elif key and len(key.split()) > 1:  # one word is too weak a clue ("songs" in "Folk Songs")
             longer = containing_entity(ctx.ws, key)
             if longer is not None:
@@ -179,14 +139,13 @@ def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, rat
             exact_names.append(key)
         if not vectors:
             continue
-        if matrix is None:
-            matrix = ctx.ws.entity_vectors()
+        if search is None:
+            search = ctx.ws.views.vectors
             ctx.prefetch(list(names))
-        hits = top_rows(matrix, ctx.embed(name), per_keyword * 4)
+        hits = search.ranked_keys("entities", ctx.embed(name), per_keyword * 4)
         best = hits[0][1] if hits else 0.0
         kept = 0
-        for rank, (row, score) in enumerate(hits, 1):
-            entity = str(matrix.metadatas[row].get("key", ""))
+        for rank, (entity, score) in enumerate(hits, 1):
             if kept >= per_keyword or score < threshold or score < ratio * best:
                 break
             if entity in graph:
@@ -196,10 +155,10 @@ def link_names(ctx: Any, names: Sequence[str], top_n: int, threshold: float, rat
     return ranked[:top_n]
 
 
-def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) -> list[Seed]:
+def strict_hits(ctx: QueryContext, terms: Sequence[str], top_n: int, threshold: float) -> list[Seed]:
     """The papers' seed selection: the terms joined with ", ", one search, top-N above ``threshold``."""
-    graph = ctx.ws.knowledge_graph()
-    if not terms or graph.number_of_nodes() == 0:
+    graph = ctx.graph
+    if not terms or len(graph) == 0:
         return []
     joined = ", ".join(terms)
     hits = ctx.search("entities", ctx.embed(joined), top_n)
@@ -213,7 +172,7 @@ def strict_hits(ctx: Any, terms: Sequence[str], top_n: int, threshold: float) ->
     return out
 
 
-def question_seeds(ctx: Any, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
+def question_seeds(ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
                    fill: bool = False) -> list[Seed]:
     """The seeds a mode starts from: linked names (RAGScope) or the joined search (paper-strict);
     with no name in the question, the fallback terms are searched the paper's way. ``fill`` (local

@@ -16,9 +16,13 @@ A gold chunk in the evidence is ``found`` or ``below_k``; selected but not in th
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+    from core.storage.ports import GraphView
 
 
 def _unique(ids: Iterable[str]) -> list[str]:
@@ -43,25 +47,25 @@ def lightrag_funnel(result: RetrievalResult, entities: Sequence[EntityHit],
     return set_funnel(result, (c.chunk_id for c in chunks), [*_sources(entities), *_sources(relations)])
 
 
-def path_funnel(result: RetrievalResult, kg: Any, paths: Sequence[Any], retrieved: Sequence[tuple[str, float]]
+def path_funnel(result: RetrievalResult, kg: GraphView, paths: Sequence[Any], retrieved: Sequence[tuple[str, float]]
                 ) -> RetrievalResult:
     """PathRAG: the source chunks of every kept path's edges and nodes are selected (the context
     quotes them and describes their entities and relations); with no path, those of the retrieved
     nodes. Every retrieved node's source chunks were reached."""
-    node_sources = [c for key, _ in retrieved if key in kg for c in kg.nodes[key].get("source_chunk_ids") or []]
+    node_sources = [c for key, _ in retrieved if key in kg for c in kg.attributes(key).get("source_chunk_ids") or []]
     if not paths:
         return set_funnel(result, node_sources)
     selected: list[str] = []
     for path in paths:
         nodes = list(path.nodes)
         for a, b in zip(nodes, nodes[1:]):
-            selected += kg.edges[a, b].get("source_chunk_ids") or []
+            selected += kg.relation_attributes(a, b).get("source_chunk_ids") or []
         for key in nodes:
-            selected += kg.nodes[key].get("source_chunk_ids") or []
+            selected += kg.attributes(key).get("source_chunk_ids") or []
     return set_funnel(result, selected, node_sources)
 
 
-def tree_reached(ws: Any, considered: Iterable[str], query_terms: Sequence[str]) -> list[str]:
+def tree_reached(ws: Workspace, considered: Iterable[str], query_terms: Sequence[str]) -> list[str]:
     """E2GraphRAG: the collapsed-tree candidates' leaves plus every chunk that holds a query entity."""
     index = ws.mention_index()
     return _unique([*considered, *(c for term in query_terms for c in index.get(term, {}))])

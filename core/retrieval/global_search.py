@@ -56,7 +56,7 @@ def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, 
     if not terms:
         return [], {}, None, ""
     with clock.stage("graph_walk"):
-        graph = ctx.ws.knowledge_graph()
+        graph = ctx.graph
     if edge_count(graph) == 0:
         result.trace.append(f"{prefix}the knowledge graph has no relations: index some documents first")
         return [], {}, None, ""
@@ -66,11 +66,11 @@ def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, 
         ctx.prefetch([", ".join(terms)] + [", ".join(level) for level in ctx.keywords()] + [ctx.question])
         vector = ctx.embed(", ".join(terms))
     with clock.stage("vector_search"):
-        key = ("anchored", ", ".join(terms))
-        if key not in ctx.memo:
-            ctx.memo[key] = anchored_relations(ctx.ws, vector, seeds, ctx.settings.lightrag_top_k,
-                                               ctx.settings.cosine_threshold)
-        anchored = ctx.memo[key]
+        key = ", ".join(terms)
+        if key not in ctx.state.anchored:
+            ctx.state.anchored[key] = anchored_relations(ctx.ws, vector, seeds, ctx.settings.lightrag_top_k,
+                                                         ctx.settings.cosine_threshold)
+        anchored = ctx.state.anchored[key]
     anchored_count = sum(1 for r in anchored if r.anchor)
     result.trace.append(f"{prefix}relation search anchored to {len(seeds)} seed entities: {len(anchored)} relations "
                         f"(cosine >= {ctx.settings.cosine_threshold}), {anchored_count} touching a question entity "

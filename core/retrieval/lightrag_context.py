@@ -16,16 +16,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar, Union
 
 import networkx as nx
 
 from core.retrieval.base import csv_table
 from core.retrieval.context import fit_to_budget, prefix_within, source_block, sources_text
+from core.storage.graph_view import NetworkxGraphView, as_graph_view
+from core.storage.ports import node_pair
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, RelationHit
 
 T = TypeVar("T")
+GraphOrView = Union[NetworkxGraphView, nx.Graph]  # the workspace's view; a bare networkx graph is wrapped
 
 ENTITY_HEADER = ("id", "entity", "type", "description", "rank")
 RELATION_HEADER = ("id", "source", "target", "description", "keywords", "weight", "rank")
@@ -63,42 +66,32 @@ class Budgeted:
 # --- graph expansion -------------------------------------------------------------------------
 
 class _Lookup:
-    """Memoised degrees and direct dict access for one expansion (networkx views are slow in loops)."""
+    """The graph view's records as context hits, for one expansion."""
 
-    def __init__(self, graph: nx.Graph) -> None:
-        self.graph = graph
-        self.adj = graph._adj  # the plain dict-of-dicts: graph.adj[a][b] builds two views per lookup
-        self.nodes = graph._node
-        self._degree: dict[str, int] = {}
-
-    def degree(self, key: str) -> int:
-        value = self._degree.get(key)
-        if value is None:
-            value = self._degree[key] = len(self.adj[key])
-        return value
+    def __init__(self, graph: GraphOrView) -> None:
+        self.graph = as_graph_view(graph)
+        self.degree = self.graph.degree  # memoised by the view
 
     def edge_degree(self, a: str, b: str) -> int:
         return self.degree(a) + self.degree(b)
 
     def weight(self, a: str, b: str) -> float:
-        return float(self.adj[a][b].get("weight", 1.0))
-
-    def name(self, key: str) -> str:
-        return str(self.nodes[key].get("name") or key)
+        return float(self.graph.relation_attributes(a, b).get("weight", 1.0))
 
     def entity(self, key: str, score: float, reason: str) -> EntityHit:
-        return EntityHit.make(key, self.nodes[key], score, reason, name=self.name(key), default_type="UNKNOWN",
-                              degree=self.degree(key))
+        return EntityHit.make(key, self.graph.attributes(key), score, reason, name=self.graph.name(key),
+                              default_type="UNKNOWN", degree=self.degree(key))
 
     def relation(self, a: str, b: str, score: float, reason: str, degree: int) -> RelationHit:
-        src, tgt = (a, b) if a <= b else (b, a)
-        return RelationHit.make(src, tgt, (self.name(src), self.name(tgt)), self.adj[src][tgt], score, reason,
-                                degree=degree)
+        src, tgt = node_pair(a, b)
+        return RelationHit.make(src, tgt, (self.graph.name(src), self.graph.name(tgt)),
+                                self.graph.relation_attributes(src, tgt), score, reason, degree=degree)
 
 
-def edge_degree(graph: nx.Graph, a: str, b: str) -> int:
+def edge_degree(graph: GraphOrView, a: str, b: str) -> int:
     """LightRAG's relation rank: the sum of the endpoint degrees."""
-    return int(graph.degree(a)) + int(graph.degree(b))
+    view = as_graph_view(graph)
+    return int(view.degree(a)) + int(view.degree(b))
 
 
 Positioned = TypeVar("Positioned", EntityHit, RelationHit, ChunkHit)
@@ -117,7 +110,7 @@ def _filter_hits(hits: Iterable[tuple[Any, float]], top_k: int, threshold: float
     return kept[:top_k]
 
 
-def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, top_k: int = 40,
+def local_expand(graph: GraphOrView, entity_hits: Sequence[tuple[str, float]], *, top_k: int = 40,
                  threshold: float = 0.2, query_label: str = "the low-level keywords",
                  reasons: Mapping[str, str] | None = None) -> tuple[list[EntityHit], list[RelationHit]]:
     """LightRAG low-level retrieval from ``(entity_key, cosine)`` hits.
@@ -131,7 +124,7 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
     entities: list[EntityHit] = []
     taken: set[str] = set()
     for key, score in _filter_hits(entity_hits, top_k, threshold):
-        if key in graph and key not in taken:
+        if key in look.graph and key not in taken:
             taken.add(key)
             why = reasons[key] if reasons and key in reasons else f"cosine {score:.3f} to {query_label}"
             entities.append(look.entity(key, score, f"{why}; degree {look.degree(key)}"))
@@ -139,8 +132,8 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
     found: dict[tuple[str, str], list[str]] = {}
     for entity in entities:
         key = entity.key
-        for neighbour in sorted(look.adj[key]):
-            pair = (key, neighbour) if key <= neighbour else (neighbour, key)
+        for neighbour in sorted(look.graph.neighbours(key)):
+            pair = node_pair(key, neighbour)
             if pair not in found:
                 found[pair] = [retrieved[k] for k in pair if k in retrieved]
     stats = {pair: (look.edge_degree(*pair), look.weight(*pair)) for pair in found}
@@ -154,7 +147,7 @@ def local_expand(graph: nx.Graph, entity_hits: Sequence[tuple[str, float]], *, t
     return _number(entities), _number(relations)
 
 
-def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float]], *, top_k: int = 40,
+def global_expand(graph: GraphOrView, relation_hits: Sequence[tuple[str, str, float]], *, top_k: int = 40,
                   threshold: float = 0.2, query_label: str = "the high-level keywords",
                   reasons: Mapping[tuple[str, str], str] | None = None
                   ) -> tuple[list[EntityHit], list[RelationHit]]:
@@ -169,8 +162,8 @@ def global_expand(graph: nx.Graph, relation_hits: Sequence[tuple[str, str, float
     pairs: list[tuple[tuple[str, str], float]] = []
     seen: set[tuple[str, str]] = set()
     for (a, b), score in _filter_hits((((a, b), s) for a, b, s in relation_hits), top_k, threshold):
-        pair = (a, b) if a <= b else (b, a)
-        if pair not in seen and graph.has_edge(*pair):
+        pair = node_pair(a, b)
+        if pair not in seen and look.graph.has_relation(*pair):
             seen.add(pair)
             pairs.append((pair, score))
     pairs.sort(key=lambda item: (-item[1], -look.edge_degree(*item[0]), -look.weight(*item[0])))

@@ -57,9 +57,10 @@ def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[st
     with clock.stage("embed_query"):
         question = ctx.embed(ctx.question)
     with clock.stage("vector_search"):
-        matrix = ctx.ws.chunk_vectors()
+        search = ctx.ws.views.vectors
+        search.size("chunks")  # loads the chunk vectors once per generation
     with clock.stage("ranking"):
-        similarity = matrix.chunk_cosines(question, candidate_ids)  # a chunk's best window
+        similarity = search.cosines("chunks", question, candidate_ids)  # a chunk's best window
         records = []
         for pick in select_chunks(owners, similarity, ctx.settings.chunks_per_entity, owner_scores):
             record = ChunkHit.make(pick.chunk_id, pick.score, pick_reason(pick))
@@ -116,8 +117,8 @@ def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, le
     with clock.stage("vector_search"):
         hits = ctx.search(collection, vector, ctx.settings.lightrag_top_k)
     with clock.stage("graph_walk"):
-        graph = ctx.ws.knowledge_graph()
-    size = graph.number_of_nodes() if collection == "entities" else edge_count(graph)
+        graph = ctx.graph
+    size = len(graph) if collection == "entities" else edge_count(graph)
     if size == 0:
         what = "is empty" if collection == "entities" else "has no relations"
         result.trace.append(f"{prefix}the knowledge graph {what}: index some documents first")
@@ -157,22 +158,26 @@ def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, term
               fill: bool = False) -> list[Seed]:
     """The question's entities linked to the graph (computed once per question, traced per mode);
     ``fill`` tops them up with the paper's joined search (local mode)."""
-    memo_key = "seeds_filled" if fill else "seeds"
+    state = ctx.state
     with clock.stage("vector_search"):
-        if memo_key not in ctx.memo:
+        seeds = state.seeds_filled if fill else state.seeds
+        if seeds is None:
             names = link_names_of(ctx)
-            ctx.memo[memo_key] = question_seeds(ctx, names, terms, fill=fill)
-            ctx.memo["seed_names"] = names
-        seeds = ctx.memo[memo_key]
-    graph = ctx.ws.knowledge_graph()
+            seeds = question_seeds(ctx, names, terms, fill=fill)
+            if fill:
+                state.seeds_filled = seeds
+            else:
+                state.seeds = seeds
+            state.seed_names = names
+    graph = ctx.graph
     if ctx.settings.paper_strict:
         how = "paper: keywords joined into one search"
-    elif ctx.memo["seed_names"]:
+    elif state.seed_names:
         how = "each name of the question linked by name, alias, containment or its own vector search" + (
             ", then the paper's joined search" if fill else "")
     else:
         how = "no name in the question: the keywords joined into one search"
-    shown = ", ".join(f"{graph.nodes[s.key].get('name') or s.key} ({s.reason()})" for s in seeds[:8])
+    shown = ", ".join(f"{graph.name(s.key)} ({s.reason()})" for s in seeds[:8])
     result.trace.append(f"{prefix}seed entities ({how}): {len(seeds)}" + (f" — {shown}" if shown else "")
                         + (" …" if len(seeds) > 8 else ""))
     return seeds

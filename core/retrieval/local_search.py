@@ -22,8 +22,8 @@ class LocalRetriever(LightRAGRetriever):
         if not terms:
             return Gathered()
         with clock.stage("graph_walk"):
-            graph = ctx.ws.knowledge_graph()
-        if graph.number_of_nodes() == 0:
+            graph = ctx.graph
+        if len(graph) == 0:
             result.trace.append(f"{prefix}the knowledge graph is empty: index some documents first")
             return Gathered()
         s = ctx.settings

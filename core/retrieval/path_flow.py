@@ -1,7 +1,7 @@
 """PathRAG flow-based pruning: resource propagation, bounded path search and path reliability.
 
-This module is a pure algorithm over an undirected ``networkx.Graph`` whose nodes are entity
-keys. Only the topology is used; edge attributes are ignored.
+This module is a pure algorithm over an undirected graph view (``core.storage.ports.GraphView``;
+a networkx graph is wrapped) whose nodes are entity keys. Only the topology is used; edge attributes are ignored.
 
 Semantics (following the PathRAG paper)
 ---------------------------------------
@@ -49,8 +49,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
+from typing import Union
 
 import networkx as nx
+
+from core.storage.graph_view import NetworkxGraphView, as_graph_view
+
+GraphLike = Union[NetworkxGraphView, nx.Graph]  # a graph view; a bare networkx graph is wrapped
 
 __all__ = ["ScoredPath", "FlowStats", "propagate_resources", "flow_paths", "top_paths"]
 
@@ -99,7 +104,7 @@ def _check(alpha: float, theta: float, max_hops: int) -> None:
         raise ValueError(f"max_hops must be >= 0, got {max_hops!r}")
 
 
-def _propagate(graph: nx.Graph, start: Hashable, alpha: float, theta: float,
+def _propagate(graph: GraphLike, start: Hashable, alpha: float, theta: float,
                max_hops: int) -> _Flow:
     """Layer-by-layer resource propagation; see the module docstring."""
     if start not in graph:
@@ -127,7 +132,7 @@ def _propagate(graph: nx.Graph, start: Hashable, alpha: float, theta: float,
         incoming: dict[Hashable, float] = {}
         for u in passing:
             share = alpha * resources[u] / degree(u)
-            for v in graph[u]:
+            for v in graph.neighbours(u):
                 if v not in resources:
                     incoming[v] = incoming.get(v, 0.0) + share
         if not incoming:
@@ -137,7 +142,7 @@ def _propagate(graph: nx.Graph, start: Hashable, alpha: float, theta: float,
     return _Flow(resources, expanded, pruned)
 
 
-def propagate_resources(graph: nx.Graph, start: str, alpha: float = 0.8, theta: float = 0.05,
+def propagate_resources(graph: GraphLike, start: str, alpha: float = 0.8, theta: float = 0.05,
                         max_hops: int = 3) -> tuple[dict[str, float], set[str]]:
     """Resources reached from ``start`` and the set of nodes that were expanded.
 
@@ -145,6 +150,7 @@ def propagate_resources(graph: nx.Graph, start: str, alpha: float = 0.8, theta: 
     ``({start: 1.0}, set())``.
     """
     _check(alpha, theta, max_hops)
+    graph = as_graph_view(graph)
     flow = _propagate(graph, start, alpha, theta, max_hops)
     return flow.resources, flow.expanded
 
@@ -155,7 +161,7 @@ def _make_path(nodes: list[Hashable], resources: dict[Hashable, float]) -> Score
     return ScoredPath(nodes=list(nodes), resources=res, score=score)
 
 
-def _search(graph: nx.Graph, start: Hashable, targets: set[Hashable], flow: _Flow,
+def _search(graph: GraphLike, start: Hashable, targets: set[Hashable], flow: _Flow,
             max_hops: int, max_expansions: int) -> tuple[list[ScoredPath], int, bool]:
     """Bounded iterative DFS from ``start`` to the targets over the propagated subgraph."""
     resources, expanded = flow.resources, flow.expanded
@@ -169,7 +175,7 @@ def _search(graph: nx.Graph, start: Hashable, targets: set[Hashable], flow: _Flo
     def kids(u: Hashable) -> list[Hashable]:
         got = children.get(u)
         if got is None:
-            got = sorted((v for v in graph[u] if v in useful and v in resources), key=str)
+            got = sorted((v for v in graph.neighbours(u) if v in useful and v in resources), key=str)
             children[u] = got
         return got
 
@@ -205,7 +211,7 @@ def _search(graph: nx.Graph, start: Hashable, targets: set[Hashable], flow: _Flo
     return paths, expansions, capped
 
 
-def flow_paths(graph: nx.Graph, start: str, targets: set[str], alpha: float = 0.8,
+def flow_paths(graph: GraphLike, start: str, targets: set[str], alpha: float = 0.8,
                theta: float = 0.05, max_hops: int = 3,
                max_expansions: int = 20000) -> tuple[list[ScoredPath], int, bool]:
     """Paths from ``start`` to any target (≠ start); returns (paths, expansions used, capped?).
@@ -215,6 +221,7 @@ def flow_paths(graph: nx.Graph, start: str, targets: set[str], alpha: float = 0.
     _check(alpha, theta, max_hops)
     if max_expansions < 0:
         raise ValueError(f"max_expansions must be >= 0, got {max_expansions!r}")
+    graph = as_graph_view(graph)
     flow = _propagate(graph, start, alpha, theta, max_hops)
     return _search(graph, start, set(targets), flow, max_hops, max_expansions)
 
@@ -223,7 +230,7 @@ def _sort_key(p: ScoredPath) -> tuple[float, int, list[str]]:
     return (-p.score, p.edges, [str(n) for n in p.nodes])
 
 
-def _unique_present(graph: nx.Graph, nodes: Iterable[str]) -> list[str]:
+def _unique_present(graph: GraphLike, nodes: Iterable[str]) -> list[str]:
     seen: set[str] = set()
     out: list[str] = []
     for n in nodes:
@@ -233,7 +240,7 @@ def _unique_present(graph: nx.Graph, nodes: Iterable[str]) -> list[str]:
     return out
 
 
-def top_paths(graph: nx.Graph, nodes: list[str], alpha: float = 0.8, theta: float = 0.05,
+def top_paths(graph: GraphLike, nodes: list[str], alpha: float = 0.8, theta: float = 0.05,
               max_hops: int = 3, top_k: int = 15, max_expansions: int = 20000,
               priority: Callable[[ScoredPath], tuple] | None = None) -> tuple[list[ScoredPath], FlowStats]:
     """All ordered pairs of retrieved nodes; best ``top_k`` paths overall.
@@ -250,6 +257,7 @@ def top_paths(graph: nx.Graph, nodes: list[str], alpha: float = 0.8, theta: floa
         raise ValueError(f"top_k must be >= 0, got {top_k!r}")
     if max_expansions < 0:
         raise ValueError(f"max_expansions must be >= 0, got {max_expansions!r}")
+    graph = as_graph_view(graph)
     present = _unique_present(graph, nodes)
     stats = FlowStats(starts=len(present))
     wanted = set(present)

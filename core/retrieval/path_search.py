@@ -27,13 +27,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-import networkx as nx
-
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
+from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, PathEdge, PathHit, RelationHit, RetrievalResult
 
@@ -45,23 +44,23 @@ SOURCES_HEADER = "-----Sources-----"
 MARGIN = 16  # tokens kept free for section headers and token merges across joined blocks
 
 
-def entity_name(kg: nx.Graph, key: str) -> str:
+def entity_name(kg: GraphView, key: str) -> str:
     """Display name of an entity key (the key itself when the graph has no name)."""
-    return str(kg.nodes[key].get("name") or key) if key in kg else key
+    return kg.name(key)
 
 
-def entity_line(kg: nx.Graph, key: str) -> str:
-    data = kg.nodes[key] if key in kg else {}
+def entity_line(kg: GraphView, key: str) -> str:
+    data = kg.attributes(key) if key in kg else {}
     return f"{entity_name(kg, key)} ({data.get('type') or 'UNKNOWN'}): {_flat(data.get('description', ''))}"
 
 
-def relation_label(kg: nx.Graph, a: str, b: str) -> str:
-    data = kg.edges[a, b]
+def relation_label(kg: GraphView, a: str, b: str) -> str:
+    data = kg.relation_attributes(a, b)
     keywords = ", ".join(data.get("keywords") or []) or "-"
     return f"--[keywords: {keywords} | {_flat(data.get('description', ''))}]-->"
 
 
-def path_text(kg: nx.Graph, path: ScoredPath, rank: int) -> str:
+def path_text(kg: GraphView, path: ScoredPath, rank: int) -> str:
     """A path as the answer model reads it: entities and relations in path order."""
     lines = [f"Path #{rank} (reliability {path.score:.4f}, {path.edges} hop{'' if path.edges == 1 else 's'}): "
              + " -> ".join(entity_name(kg, n) for n in path.nodes)]
@@ -76,7 +75,7 @@ def _flat(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
-def _unique_names(kg: nx.Graph, keys: list[str]) -> list[str]:
+def _unique_names(kg: GraphView, keys: list[str]) -> list[str]:
     """Display names of a path's nodes, falling back to the key when two names collide."""
     names: list[str] = []
     for key in keys:
@@ -85,11 +84,11 @@ def _unique_names(kg: nx.Graph, keys: list[str]) -> list[str]:
     return names
 
 
-def path_record(kg: nx.Graph, path: ScoredPath, rank: int) -> PathHit:
+def path_record(kg: GraphView, path: ScoredPath, rank: int) -> PathHit:
     """The one constructor of a ``PathHit`` from a kept path."""
     keys = [str(n) for n in path.nodes]
     names = _unique_names(kg, keys)
-    relations = [PathEdge.make(a, b, (na, nb), kg.edges[a, b])
+    relations = [PathEdge.make(a, b, (na, nb), kg.relation_attributes(a, b))
                  for (a, b), (na, nb) in zip(zip(keys, keys[1:]), zip(names, names[1:]))]
     return PathHit(rank=rank, nodes=names, keys=keys, relations=relations,
                    resources={name: round(float(path.resources[key]), 6) for name, key in zip(names, keys)},
@@ -112,7 +111,7 @@ class PathRetriever:
             result.keywords = {"low": list(low), "high": list(high)}
             add_keyword_usage(result, ctx.keyword_usage)
             query_text = ", ".join(low) if low else ctx.question
-        kg = ctx.ws.knowledge_graph()
+        kg = ctx.graph
         question: set[str] = set()
         seed_why: dict[str, str] = {}
         if s.paper_strict:
@@ -152,7 +151,7 @@ class PathRetriever:
         return result
 
 
-def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vector: Any) -> list[tuple[str, float]]:
+def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: GraphView, vector: Any) -> list[tuple[str, float]]:
     """Top-N entity keys with cosine >= the threshold that exist in the knowledge graph, best first."""
     s = ctx.settings
     hits = ctx.search("entities", vector, s.path_top_nodes)
@@ -166,7 +165,7 @@ def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vec
         elif key in kg and key not in seen:
             seen.add(key)
             out.append((key, float(hit.score)))
-    line = f"entities: top-{s.path_top_nodes} of {kg.number_of_nodes()} searched, {len(hits)} returned"
+    line = f"entities: top-{s.path_top_nodes} of {len(kg)} searched, {len(hits)} returned"
     if below:
         line += f", {below} below cosine {s.cosine_threshold}"
     line += f" -> {len(out)} nodes"
@@ -176,7 +175,7 @@ def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, vec
     return out
 
 
-def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: list[ScoredPath],
+def trace_flow(result: RetrievalResult, kg: GraphView, keys: list[str], paths: list[ScoredPath],
                stats: FlowStats, cap: int, top_k: int) -> None:
     """FlowStats, the expansion cap and the kept paths, or why there is no path."""
     s = result.params
@@ -207,11 +206,11 @@ def trace_flow(result: RetrievalResult, kg: nx.Graph, keys: list[str], paths: li
                         f"source chunks (PathRAG's reference code also keeps node context)")
 
 
-def _entity(kg: nx.Graph, key: str, score: float, reason: str) -> EntityHit:
-    return EntityHit.make(key, kg.nodes[key], score, reason, name=entity_name(kg, key))
+def _entity(kg: GraphView, key: str, score: float, reason: str) -> EntityHit:
+    return EntityHit.make(key, kg.attributes(key), score, reason, name=entity_name(kg, key))
 
 
-def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[EntityHit]:
+def path_entities(kg: GraphView, paths: list[ScoredPath]) -> list[EntityHit]:
     """Entities on kept paths: score = their largest resource, reason = the paths they lie on."""
     best: dict[str, float] = {}
     on: dict[str, list[int]] = {}
@@ -224,7 +223,7 @@ def path_entities(kg: nx.Graph, paths: list[ScoredPath]) -> list[EntityHit]:
     return [_entity(kg, k, best[k], "on path " + ", ".join(f"#{r}" for r in dict.fromkeys(on[k]))) for k in keys]
 
 
-def path_relations(kg: nx.Graph, paths: list[ScoredPath]) -> list[RelationHit]:
+def path_relations(kg: GraphView, paths: list[ScoredPath]) -> list[RelationHit]:
     """Edges on kept paths (in the direction of the first path that uses them), in order of first
     appearance from the most reliable path."""
     out: dict[frozenset, RelationHit] = {}
@@ -235,7 +234,7 @@ def path_relations(kg: nx.Graph, paths: list[ScoredPath]) -> list[RelationHit]:
                 if f"#{rank}" not in out[key].reason:
                     out[key].reason += f", #{rank}"
                 continue
-            out[key] = RelationHit.make(a, b, (entity_name(kg, a), entity_name(kg, b)), kg.edges[a, b], path.score,
+            out[key] = RelationHit.make(a, b, (entity_name(kg, a), entity_name(kg, b)), kg.relation_attributes(a, b), path.score,
                                         f"on path #{rank}", default_weight=0.0)
     return list(out.values())
 
@@ -249,7 +248,7 @@ def _closest(ctx: QueryContext, ids: Iterable[str], n: Optional[int] = None) -> 
     (RAGScope's tie-break: an entity or an edge seen in many chunks quotes the relevant ones)."""
     unique = list(dict.fromkeys(ids))
     if not ctx.settings.paper_strict and len(unique) > 1:
-        cosines = ctx.ws.chunk_vectors().chunk_cosines(ctx.embed(ctx.question), unique)
+        cosines = ctx.ws.views.vectors.cosines("chunks", ctx.embed(ctx.question), unique)
         unique.sort(key=lambda c: -cosines.get(c, -2.0))
     return unique if n is None else unique[:n]
 
@@ -281,7 +280,7 @@ class _Sizer:
     def sources(self, ctx: QueryContext, candidates: list[ChunkHit], budget: int) -> list[ChunkHit]:
         """Source chunk records with texts, cut to the budget."""
         records = fill_chunk_texts(ctx.ws, candidates)
-        found = ctx.ws.store.chunks_by_id(r.chunk_id for r in records)
+        found = ctx.ws.records.chunks_by_id(r.chunk_id for r in records)
         self.chunks.update({cid: int(c.tokens) for cid, c in found.items()})
         return prefix_within(records, self.source, max(budget, 0))[0]
 
@@ -305,7 +304,7 @@ def _finish_within(result: RetrievalResult, budget: int, render: Render, evidenc
     return blocks, sources
 
 
-def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph, paths: list[ScoredPath]) -> None:
+def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView, paths: list[ScoredPath]) -> None:
     """Question, paths least -> most reliable, then sources; the budget drops the LEAST reliable first."""
     budget = ctx.settings.max_total_tokens
     head = f"Question: {ctx.question}"
@@ -317,7 +316,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     for p in kept:
         keys = p.keys
         for a, b, rel in zip(keys, keys[1:], p.relations):
-            for cid in _closest(ctx, kg.edges[a, b].get("source_chunk_ids") or [], SOURCES_PER_EDGE):
+            for cid in _closest(ctx, kg.relation_attributes(a, b).get("source_chunk_ids") or [], SOURCES_PER_EDGE):
                 if cid not in seen:
                     seen.add(cid)
                     chosen.append(ChunkHit.make(cid, p.score,
@@ -331,9 +330,9 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
         for record in blocks:  # most reliable path first
             path = paths[record.rank - 1]
             for a, b in zip(path.nodes, path.nodes[1:]):
-                out.extend(_closest(ctx, kg.edges[a, b].get("source_chunk_ids") or []))
+                out.extend(_closest(ctx, kg.relation_attributes(a, b).get("source_chunk_ids") or []))
             for key in path.nodes:
-                out.extend(_closest(ctx, kg.nodes[key].get("source_chunk_ids") or []))
+                out.extend(_closest(ctx, kg.attributes(key).get("source_chunk_ids") or []))
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
@@ -347,7 +346,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
                             f"source chunks dropped")
 
 
-def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
+def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView,
                        retrieved: list[tuple[str, float]]) -> None:
     """No path: the retrieved entities' descriptions, then a few source chunks of each."""
     budget = ctx.settings.max_total_tokens
@@ -359,7 +358,7 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     seen: set[str] = set()
     cosine = dict(retrieved)
     for key in keys:
-        for cid in _closest(ctx, kg.nodes[key].get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
+        for cid in _closest(ctx, kg.attributes(key).get("source_chunk_ids") or [], SOURCES_PER_ENTITY):
             if cid not in seen:
                 seen.add(cid)
                 chosen.append(ChunkHit.make(cid, cosine[key], f"source of entity {entity_name(kg, key)}"))
@@ -371,7 +370,7 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: nx.Graph,
     def evidence(blocks: list[str], srcs: list[ChunkHit]) -> list[str]:
         out = [c.chunk_id for c in srcs]
         for key in blocks:
-            out.extend(kg.nodes[key].get("source_chunk_ids") or [])
+            out.extend(kg.attributes(key).get("source_chunk_ids") or [])
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)

@@ -43,24 +43,24 @@ def ragscope_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
     nodes = [(s.key, s.score) for s in seeds][: ctx.settings.path_top_nodes]
     question = {s.key for s in seeds if s.question and s.key in dict(nodes)}
     terms = list(high) or list(low)
-    if terms and ctx.memo.get("seed_names"):
+    if terms and ctx.state.seed_names:
         joined = ", ".join(terms)
         with clock.stage("vector_search"):
-            key = ("anchored", joined)
-            if key not in ctx.memo:
-                ctx.memo[key] = anchored_relations(ctx.ws, ctx.embed(joined), seeds, ctx.settings.lightrag_top_k,
-                                                   ctx.settings.cosine_threshold)
-        ranked = ctx.memo[key]
+            if joined not in ctx.state.anchored:
+                ctx.state.anchored[joined] = anchored_relations(ctx.ws, ctx.embed(joined), seeds,
+                                                                ctx.settings.lightrag_top_k,
+                                                                ctx.settings.cosine_threshold)
+        ranked = ctx.state.anchored[joined]
         direct = [r for r in ranked if r.anchor is not None and r.anchor.kind == "question"][:RELATION_SEEDS]
         chosen = {r.pair: r for r in ranked[:RELATION_SEEDS] + direct}
         for relation in chosen.values():
             a, b = relation.pair
-            label = f"{kg.nodes[a].get('name') or a} — {kg.nodes[b].get('name') or b}"
+            label = f"{kg.name(a)} — {kg.name(b)}"
             for node in relation.pair:
                 if node not in why and len(nodes) < ctx.settings.path_top_nodes:
                     why[node] = f"endpoint of relation {label} ({relation.reason(repr(joined))})"
                     nodes.append((node, relation.score))
-    nested = {node for node, _ in nodes if node not in question and named_in(ctx.question, kg.nodes[node].get("name"))}
+    nested = {node for node, _ in nodes if node not in question and named_in(ctx.question, kg.attributes(node).get("name"))}
     if nested:  # "Carrow Sound" inside "the Carrow Sound fishing dispute": the question names it too
         question |= nested
         for node in nested:

@@ -41,6 +41,7 @@ from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import fit_to_budget
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit
 
@@ -63,12 +64,12 @@ class _Candidate:
         return self.node is not None
 
 
-def display_names(terms: Sequence[str], kg: nx.Graph) -> dict[str, str]:
+def display_names(terms: Sequence[str], kg: GraphView) -> dict[str, str]:
     """Mention-graph term -> display name: the knowledge-graph entity name when the term is an
     entity key there (same ``normalize_name`` keys), else the term itself (a noun lemma)."""
     out: dict[str, str] = {}
     for term in terms:
-        name = kg.nodes[term].get("name") if term in kg else None
+        name = kg.attributes(term).get("name")
         out[term] = str(name) if name else term
     return out
 
@@ -119,7 +120,7 @@ def stored_tokens(ctx: QueryContext, items: Sequence[Item]) -> dict[str, int]:
     """Token counts recorded at indexing time for the items' bodies (chunks and summaries)."""
     tree = ctx.ws.tree_index()
     sizes = {i: int(tree[i].tokens) for i in (_item_id(x) for x in items if x[0] == "summary") if i in tree}
-    chunks = ctx.ws.store.chunks_by_id(_item_id(x) for x in items if x[0] != "summary")
+    chunks = ctx.ws.records.chunks_by_id(_item_id(x) for x in items if x[0] != "summary")
     sizes.update({cid: int(c.tokens) for cid, c in chunks.items()})
     return sizes
 
@@ -149,7 +150,7 @@ class TreeRetriever:
             graph = ctx.ws.mention_graph()
             terms, dropped = query_terms(ctx, graph)
             present = [t for t in terms if t in graph]
-            names = display_names(terms, ctx.ws.knowledge_graph())
+            names = display_names(terms, ctx.graph)
             result.keywords = {"low": [names[t] for t in terms], "high": []}
             absent = [names[t] for t in terms if t not in graph]
             result.trace.append(
@@ -183,14 +184,14 @@ def question_term_counts(ctx: QueryContext) -> dict[str, float]:
     """chunk id → how many of the question's mention-graph terms (names and every noun) it holds,
     read from the mention index (no embedding): RAGScope's tie-break for chunks that E2GraphRAG's
     ranking leaves tied, where the paper falls back to corpus order."""
-    if "tree_term_counts" not in ctx.memo:
-        index = ctx.ws.mention_index()
+    if ctx.state.tree_term_counts is None:
+        index = ctx.ws.views.mention_index
         counts: dict[str, float] = {}
         for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types):
             for chunk_id in index.get(term, {}):
                 counts[chunk_id] = counts.get(chunk_id, 0.0) + 1.0
-        ctx.memo["tree_term_counts"] = counts
-    return ctx.memo["tree_term_counts"]
+        ctx.state.tree_term_counts = counts
+    return ctx.state.tree_term_counts
 
 
 # RAGScope: rare nouns of the question (in at most max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE of the chunks))

@@ -1,5 +1,7 @@
-"""Typed access to the workspace's SQLite database: documents, chunks, graph fragments,
-merged entities/relations, mention graph, summary tree, meta and run log."""
+"""The SQLite ``RecordStore`` (``core.storage.ports``): typed access to the workspace's database —
+documents, chunks, graph fragments, merged entities/relations, mention graph, summary tree, meta and
+run log. One ``Store`` is one connection; ``Workspace`` gives every thread its own, so a reader never
+sees the writer's uncommitted unit of work (WAL: each read sees the last commit)."""
 from __future__ import annotations
 
 import json
@@ -11,6 +13,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
 from core.embeddings import window_id
+from core.storage.graph_rows import GraphRows
 from core.storage.schema import connect
 from core.types import Chunk
 
@@ -49,8 +52,8 @@ def _placeholders(n: int) -> str:
     return ",".join("?" * n)
 
 
-class Store:
-    """One SQLite connection (WAL). Writers call ``transaction()``; reads are plain queries."""
+class Store(GraphRows):
+    """One SQLite connection (WAL). Writers wrap their writes in ``unit_of_work()``; reads are plain queries."""
 
     def __init__(self, path: Path, readonly: bool = False) -> None:
         self.path = Path(path)
@@ -60,14 +63,28 @@ class Store:
         self.conn.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE … COMMIT; rolls back on any exception."""
+    def unit_of_work(self) -> Iterator["Store"]:
+        """BEGIN IMMEDIATE … COMMIT: the block's writes land together or, when it raises, not at all."""
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            yield self.conn
+            yield self
         except BaseException:
             self.conn.rollback()
             raise
+        self.conn.commit()
+
+    transaction = unit_of_work  # the older name
+
+    def in_unit_of_work(self) -> bool:
+        return self.conn.in_transaction
+
+    def rollback(self) -> None:
+        """Abandon the open unit of work (nothing happens outside one)."""
+        if self.conn.in_transaction:
+            self.conn.rollback()
+
+    def commit(self) -> None:
+        """Commit writes made outside a unit of work (single bookkeeping rows)."""
         self.conn.commit()
 
     # --- meta / log ----------------------------------------------------------------------
@@ -248,8 +265,8 @@ class Store:
 
     def llm_usage_rows(self) -> list[tuple]:
         """(stage, calls, cached, prompt_tokens, completion_tokens, seconds) per LLM stage."""
-        return self.conn.execute("SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds "
-                                 "FROM llm_usage ORDER BY stage").fetchall()
+        return [tuple(r) for r in self.conn.execute(
+            "SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds FROM llm_usage ORDER BY stage")]
 
     def chunks_per_document(self) -> dict[str, int]:
         return dict(self.conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())

@@ -5,7 +5,6 @@ started with ``chroma run``. Embeddings are always passed explicitly (no Chroma 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 from urllib.parse import urlparse
@@ -13,17 +12,11 @@ from urllib.parse import urlparse
 import numpy as np
 
 from core.embeddings import chunk_of_window
+from core.storage.ports import VectorHit  # noqa: F401 - also re-exported here
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
 UPSERT_BATCH = 2000
 WINDOW_OVERFETCH = 4  # window hits fetched per chunk wanted (a chunk of 1,200 tokens has ~7 windows)
-
-
-@dataclass
-class VectorHit:
-    id: str
-    score: float  # cosine similarity
-    metadata: dict[str, Any]
 
 
 def window_chunk(vector_id: str, meta: dict[str, Any]) -> str:
@@ -241,6 +234,13 @@ class VectorStore:
             offset += len(page["ids"])
         dim = rows[0].shape[1] if rows else 0
         return VectorMatrix(ids, np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32), metas)
+
+    def exact_search(self) -> Any:
+        """Exact (deterministic) search over this index's vectors, loaded into memory per collection
+        on first use; the caller keeps it for one workspace generation."""
+        from core.storage.vector_search import MatrixSearch
+
+        return MatrixSearch(self.matrix)
 
     def drop_all(self) -> None:
         for name in COLLECTIONS:
