@@ -312,3 +312,6 @@ class Workspace:
             self._local = threading.local()
         for records in stores:
             records.close()
+        close_backend = getattr(self.backend, "close", None)  # a backend's own connections (PostgreSQL)
+        if close_backend is not None:
+            close_backend()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -29,6 +30,9 @@ def common_flags() -> argparse.ArgumentParser:
     common.add_argument("--workspace", default=str(default_workspace()),
                         help="workspace folder (default: %(default)s; RAGSCOPE_DATA_DIR / RAGSCOPE_WORKSPACE)")
     common.add_argument("--chroma-url", default=None, help="use a ChromaDB server (http://HOST:PORT) instead of the embedded store")
+    common.add_argument("--store", default=None,
+                        help="system of record: postgresql://USER:PASSWORD@HOST:PORT/DB shares one index between "
+                             "processes (env RAGSCOPE_STORE; default: the workspace folder's SQLite file)")
     common.add_argument("--json", action="store_true", help="print JSON on stdout")
     common.add_argument("--quiet", action="store_true", help="no progress bars")
     common.add_argument("--wait", action="store_true", help="wait for another writer instead of failing")
@@ -81,6 +85,9 @@ def cli_settings(args: argparse.Namespace) -> Settings:
 
 
 def open_workspace(args: argparse.Namespace) -> Workspace:
+    store = getattr(args, "store", None)
+    if store:  # the whole run (and what it opens again, e.g. a re-embed) uses this store
+        os.environ["RAGSCOPE_STORE"] = store
     return Workspace(Path(args.workspace), settings=cli_settings(args))
 
 

@@ -79,6 +79,11 @@ def _db_path(ws: Workspace) -> Path:
 @contextmanager
 def connection(ws: Workspace, write: bool = False) -> Iterator[sqlite3.Connection]:
     """A private connection; with ``write`` one IMMEDIATE transaction committed at the end."""
+    opener = getattr(getattr(ws, "backend", None), "annotation_connection", None)
+    if opener is not None:  # a backend with its own connections (PostgreSQL)
+        with opener(write) as conn:
+            yield conn
+        return
     conn = sqlite3.connect(str(_db_path(ws)), timeout=30)
     try:
         conn.execute("PRAGMA busy_timeout=30000")

@@ -77,3 +77,12 @@ def _sqlite(folder: Path, settings: Any, spec: str) -> StorageBackend:
 
 
 register_backend("sqlite", _sqlite)
+
+
+def _postgresql(folder: Path, settings: Any, spec: str) -> StorageBackend:
+    from core.storage.postgres_backend import PostgresBackend  # psycopg is imported only when selected
+
+    return PostgresBackend(folder, settings, spec)
+
+
+register_backend("postgresql", _postgresql)

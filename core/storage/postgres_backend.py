@@ -1,0 +1,172 @@
+"""The PostgreSQL backend: one PostgreSQL database is a workspace's system of record (documents, chunks,
+sentences, graph fragments, merged graph, mention graph, summary tree, annotations, LLM cache and
+usage, run log, meta); the vectors stay in ChromaDB (embedded in the workspace folder, or a server);
+the writer lock is a PostgreSQL session advisory lock.
+
+Selected by a store spec ``postgresql://user:password@host:port/database`` (``--store`` or
+``RAGSCOPE_STORE``). Several processes — app instances on other machines, CLIs with other data folders
+— that name one database share one index: each reads the last commit, and one writer at a time holds
+the advisory lock (PostgreSQL drops it when the holder's session ends, also when the process is
+killed, so there is no stale lock to clear). The workspace folder holds settings and, with embedded
+ChromaDB, the vectors; never a SQLite file.
+
+The record store is the SQLite adapter's ``Store`` with its connection swapped for
+``postgres_dialect.PgConnection``: the same SQL runs on both databases.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+import psycopg
+
+from core.errors import WorkspaceBusyError
+from core.storage.postgres_connection import connect, connection_string, redacted
+from core.storage.postgres_dialect import PgConnection
+from core.storage.postgres_llm_cache import PostgresLLMCache
+from core.storage.store import Store
+from core.storage.vectors import VectorStore
+
+WRITER_LOCK = (0x52414753, 1)  # ('RAGS', 1): the workspace writer's advisory lock (per database)
+_HOLDER = ("SELECT a.pid, a.application_name, a.backend_start, a.client_addr FROM pg_locks l "
+           "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
+           "AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 "
+           "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+
+
+class PostgresStore(Store):
+    """The record store on PostgreSQL: ``Store``'s methods over a ``PgConnection``."""
+
+    def __init__(self, dsn: str, application_name: str = "ragscope") -> None:  # noqa: D107 - no super(): no file
+        self.dsn = dsn
+        self.conn = connect(dsn, application_name)  # type: ignore[assignment]
+
+    @property
+    def path(self) -> Path:  # type: ignore[override]  # the SQLite store's file: there is none here
+        raise AttributeError("a PostgreSQL record store has no database file")
+
+
+def _acquired(conn: PgConnection) -> bool:
+    row = conn.raw.execute("SELECT pg_try_advisory_lock(%s, %s)", WRITER_LOCK).fetchone()
+    return bool(row and row[0])
+
+
+def _holder_name() -> str:
+    return f"ragscope writer pid={os.getpid()} host={socket.gethostname()}"[:63]
+
+
+class PostgresBackend:
+    """The ports of one workspace whose records live in a PostgreSQL database."""
+
+    name = "postgresql"
+
+    def __init__(self, folder: Path, settings: Any, spec: str) -> None:
+        self.folder = Path(folder)
+        self.settings = settings
+        self.dsn = connection_string(spec)
+        self.display = redacted(spec)
+        self._probe: Optional[PgConnection] = None
+        self._probe_lock = threading.Lock()
+
+    def open_records(self) -> PostgresStore:
+        return PostgresStore(self.dsn)
+
+    def open_vectors(self, namespace: str) -> VectorStore:
+        return VectorStore(self.folder / "chroma", namespace, self.settings.chroma_url)
+
+    def open_llm_cache(self) -> PostgresLLMCache:
+        return PostgresLLMCache(self.dsn)
+
+    @contextmanager
+    def annotation_connection(self, write: bool = False) -> Iterator[PgConnection]:
+        """A private connection for ``core.storage.annotations`` (one transaction when ``write``)."""
+        conn = connect(self.dsn, "ragscope annotations")
+        try:
+            if write:
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                except BaseException:
+                    conn.rollback()
+                    raise
+                conn.commit()
+            else:
+                yield conn
+        finally:
+            conn.close()
+
+    # --- the writer lock ---------------------------------------------------------------------
+    def writer_lock(self, wait: bool = False, timeout_s: float = 3600.0) -> AbstractContextManager[None]:
+        return self._hold(wait, timeout_s)
+
+    @contextmanager
+    def _hold(self, wait: bool, timeout_s: float) -> Iterator[None]:
+        conn = connect(self.dsn, _holder_name())
+        try:
+            deadline = time.monotonic() + (timeout_s if wait else 0.0)
+            while not _acquired(conn):
+                if time.monotonic() >= deadline:
+                    raise WorkspaceBusyError(self.busy_message(conn))
+                time.sleep(0.25)
+            try:
+                yield
+            finally:
+                try:
+                    conn.raw.execute("SELECT pg_advisory_unlock(%s, %s)", WRITER_LOCK)
+                except psycopg.Error:
+                    pass  # the session is gone, and the lock with it
+        finally:
+            conn.close()
+
+    def holder(self, conn: Optional[PgConnection] = None) -> Optional[dict[str, Any]]:
+        """Who holds the writer lock (server pid, application name, since, client address), None when free."""
+        if conn is not None:
+            row = conn.raw.execute(_HOLDER, WRITER_LOCK).fetchone()
+        else:
+            with self._probe_lock:  # one probe connection, reused (the app asks on every rerun)
+                if self._probe is None:
+                    self._probe = connect(self.dsn, "ragscope lock probe")
+                try:
+                    row = self._probe.raw.execute(_HOLDER, WRITER_LOCK).fetchone()
+                except psycopg.Error:
+                    self._probe.close()
+                    self._probe = None
+                    raise
+        if row is None:
+            return None
+        return {"server_pid": row[0], "application": row[1], "since": row[2], "client": str(row[3] or "local")}
+
+    def busy_message(self, conn: Optional[PgConnection] = None) -> str:
+        info = self.holder(conn)
+        if info is None:
+            return f"workspace busy: another process is writing to the PostgreSQL store {self.display}"
+        since = info["since"].strftime("%Y-%m-%d %H:%M:%S %Z") if info["since"] else "?"
+        return (f"workspace busy ({info['application'] or 'a client'} from {info['client']}, connected since "
+                f"{since}): another indexing run is writing to the PostgreSQL store {self.display}")
+
+    def writer_active(self) -> bool:
+        return self.holder() is not None
+
+    def clear_stale_lock(self) -> bool:
+        """Nothing to clear: PostgreSQL releases a dead session's advisory lock itself."""
+        return False
+
+    def close(self) -> None:
+        """Close the lock probe's connection (record stores are closed by the workspace)."""
+        with self._probe_lock:
+            if self._probe is not None:
+                self._probe.close()
+                self._probe = None
+
+    def describe(self) -> str:
+        """What Settings shows (read-only): the store without its password."""
+        return self.display
+
+
+def _factory(folder: Path, settings: Any, spec: str) -> PostgresBackend:
+    return PostgresBackend(folder, settings, spec)
