@@ -151,8 +151,9 @@ def test_matrix_search_matches_brute_force() -> None:
 def test_the_registry_selects_backends_by_name_and_explains_an_unknown_one(tmp_path, monkeypatch) -> None:
     assert "sqlite" in registry.backend_names() and registry.backend_name("") == "sqlite"
     assert registry.backend_name("postgresql://u@h/db") == registry.backend_name("postgres://h") == "postgresql"
-    with pytest.raises(SettingsError, match="no storage backend named 'postgresql'.*sqlite"):
-        registry.open_backend("postgresql://127.0.0.1/x", tmp_path, None)
+    assert "postgresql" in registry.backend_names()
+    with pytest.raises(SettingsError, match="no storage backend named 'neo4j'.*postgresql, sqlite"):
+        registry.open_backend("neo4j://127.0.0.1/x", tmp_path, None)
     opened: list[str] = []
 
     class Recording(SqliteBackend):
