@@ -38,6 +38,10 @@ class LLMError(RAGScopeError, RuntimeError):
     """An LLM call failed; the message is meant for the user."""
 
 
+class ProviderNotAllowedError(RAGScopeError, ValueError):
+    """A provider base URL is not an http(s) URL, or not one the operator allowed (``core.providers``)."""
+
+
 # ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
 # with a ValueError whose message names the fix.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)

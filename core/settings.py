@@ -43,6 +43,7 @@ class Settings(BaseModel):
     llm_timeout_s: float = Field(120.0, gt=0, description="Timeout of one LLM request, in seconds.")
     llm_max_retries: int = Field(4, ge=0, le=10, description="Retries on timeouts, 429 and 5xx (exponential backoff).")
     llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
+    llm_context_tokens: int = Field(0, ge=0, le=2_000_000, description="The model's context window in tokens; every prompt is fitted to it (evidence trimmed with a marker). 0 = what the server reports (vLLM, llama.cpp server), else what a refusal names.")
     embedder: Literal["local-minilm", "openai"] = Field(
         "local-minilm",
         description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d); 'openai' = an OpenAI-compatible embeddings endpoint.",
