@@ -112,7 +112,8 @@ def share_room(texts: Sequence[str], room: int) -> list[str]:
     if sum(sizes) <= room:
         return list(texts)
     limits = [0] * len(texts)
-    left, open_ = max(0, room), sorted(range(len(texts)), key=lambda i: sizes[i])
+    # a few tokens per text kept free: a cut text joined to its neighbours can tokenise a little longer
+    left, open_ = max(0, room - 4 * len(texts)), sorted(range(len(texts)), key=lambda i: sizes[i])
     while open_:
         share = left // len(open_)
         i = open_.pop(0)
