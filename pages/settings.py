@@ -22,7 +22,7 @@ from ui.settings_widgets import settings_field_widget
 GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
     "Providers": [
         ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
-                              "llm_timeout_s", "llm_max_retries", "llm_concurrency"]),
+                              "llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_context_tokens"]),
         ("Embeddings", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
                         "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
                         "chunk_vector_windows"]),

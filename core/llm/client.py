@@ -228,16 +228,20 @@ class OpenAIChat:
         raw = self._client.chat.completions.with_raw_response.create(**kwargs)
         http = raw.http_response
         if "json" in (http.headers.get("content-type") or "").lower():  # the server answered without streaming
-            return self._plain_completion(http.read(), fitted)
+            try:
+                body = http.read()
+            except httpx.TimeoutException as exc:
+                raise Retryable(f"no data for {self.timeout_s:g}s (Settings → LLM timeout)", timeout=True) from exc
+            except httpx.TransportError as exc:
+                raise Retryable(f"the response from {self.base_url} broke off ({type(exc).__name__})") from exc
+            return self._plain_completion(body, fitted)
         events = iter(raw.parse())
         parts: list[str] = []
         finish, usage = "", {}
         while True:
             event = self._next_event(events, produced=len(parts))
             if event is None:
-                break
-            if self.cancel_event.is_set():
-                raise LLMCancelled("cancelled while reading the reply")
+                break  # (a cancel lets a call in flight finish: its reply is cached for the resume)
             _read_usage(event, usage)
             for text, reason in _deltas(event):
                 parts.append(text) if text else None
