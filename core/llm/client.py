@@ -27,8 +27,12 @@ import logging
 import threading
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-import httpx
 import openai
+
+try:  # the HTTP library the openai SDK uses (httpx2 in openai 3.x, httpx before): its timeouts and errors
+    import httpx2 as httpx
+except ImportError:  # pragma: no cover - an older openai SDK
+    import httpx  # type: ignore[no-redef]
 from openai.types.chat import ChatCompletion
 
 from core import providers
@@ -237,7 +241,8 @@ class OpenAIChat:
             return self._plain_completion(body, fitted)
         events = iter(raw.parse())
         parts: list[str] = []
-        finish, usage = "", {}
+        finish: str = ""
+        usage: dict[str, int] = {}
         while True:
             event = self._next_event(events, produced=len(parts))
             if event is None:
