@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import ast
-import os
 import sys
 import threading
 import time
@@ -23,14 +22,6 @@ from fake_openai import FakeOpenAI  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PING = [{"role": "user", "content": "Say hello."}]
-REQUIRED = {n.strip() for n in os.environ.get("RAGSCOPE_REQUIRE", "").split(",") if n.strip()}
-
-
-def require_or_skip(name: str, reason: str) -> None:
-    """Fail when RAGSCOPE_REQUIRE names ``name`` (or 'all'), else skip (local copy of conftest's helper)."""
-    if name in REQUIRED or "all" in REQUIRED:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 @pytest.fixture()
@@ -191,7 +182,7 @@ def small_llama(tmp_path_factory):
     import subprocess
     import urllib.request
 
-    from conftest import MODEL_NAME, free_port, model_path, stop_process
+    from conftest import MODEL_NAME, free_port, model_path, require_or_skip, stop_process
 
     if importlib.util.find_spec("llama_cpp") is None or model_path() is None:
         require_or_skip("llm", "llama-cpp-python or its model is not installed (bash scripts/install-llm.sh)")
@@ -219,21 +210,32 @@ def small_llama(tmp_path_factory):
 @pytest.mark.llm
 @pytest.mark.slow
 def test_answers_and_judge_prompts_fit_the_real_small_context_server(small_llama):
+    import openai
+
     from core import providers
     from core.judge.prompt import CRITERIA_SETS
     from core.judge.runner import _judge_call
+    from core.llm import client
     from core.llm.client import OpenAIChat
 
     providers.reset()
+    client._WINDOWS.clear()
+    client._LEARNED.clear()
     url, model = small_llama
-    unbudgeted = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300)
-    with pytest.raises(Exception, match="context"):  # what happened before: the server refuses
-        unbudgeted._with_retries(lambda: unbudgeted._read_completion(
-            unbudgeted._request(long_answer_messages(3000), False, 64) | {"stream": True}, []), "answer")
+    prompt = long_answer_messages(3000)
+    raw = openai.OpenAI(api_key="none", base_url=url, max_retries=0, timeout=300)
+    with pytest.raises(openai.BadRequestError):  # before: the server refuses the prompt outright
+        raw.chat.completions.create(model=model, messages=prompt, max_tokens=64)
+    # with the setting: fitted before sending
     budgeted = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300, context_tokens=1024)
-    reply = budgeted.complete(long_answer_messages(3000), stage="answer")
-    assert reply.completion_tokens > 0
+    reply = budgeted.complete(prompt, stage="answer")
+    assert reply.completion_tokens > 0 and reply.prompt_tokens + 64 <= 1024
     answers = {"a": "alpha fact. " * 900, "b": "beta fact. " * 700}
     judgment = _judge_call(budgeted, "Which is better?", ("a", "b"), ("a", "b"), answers,
                            CRITERIA_SETS["lightrag"], 96)
     assert judgment.first == "a"  # the call went through (a verdict may be invalid: the model is tiny)
+    # without the setting (this server reports no window): the refusal names it, the prompt is refitted
+    learning = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300)
+    assert learning.context_window() is None
+    assert learning.complete(prompt, stage="answer").completion_tokens > 0
+    assert learning.context_window() == 1024
