@@ -235,6 +235,7 @@ def test_answers_and_judge_prompts_fit_the_real_small_context_server(small_llama
                            CRITERIA_SETS["lightrag"], 96)
     assert judgment.first == "a"  # the call went through (a verdict may be invalid: the model is tiny)
     # without the setting (this server reports no window): the refusal names it, the prompt is refitted
+    client._LEARNED.clear()  # forget what the first refusal taught (the window is kept per server and model)
     learning = OpenAIChat(url, model, max_tokens=64, max_retries=0, timeout_s=300)
     assert learning.context_window() is None
     assert learning.complete(prompt, stage="answer").completion_tokens > 0

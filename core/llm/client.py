@@ -239,6 +239,16 @@ class OpenAIChat:
                 raise Retryable(f"the response from {self.base_url} broke off ({type(exc).__name__})") from exc
             return self._plain_completion(body, fitted)
         events = iter(raw.parse())
+        try:
+            first = self._next_event(events, produced=0)
+        except Retryable as exc:
+            if exc.timeout:
+                raise
+            first = None
+        if first is None:  # a stream that ended or broke before any event: llama-cpp-python's way of failing
+            http.close()  # (a prompt too long, say), so ask once without streaming, which reports the error
+            return self._unstreamed(kwargs, fitted)
+        events = _chain(first, events)
         parts: list[str] = []
         finish: str = ""
         usage: dict[str, int] = {}
@@ -253,6 +263,14 @@ class OpenAIChat:
         text = "".join(parts)
         return Completion(text, usage.get("prompt") or messages_tokens(fitted),
                           usage.get("completion") or _estimate_tokens(text), False, finish)
+
+    def _unstreamed(self, kwargs: dict[str, Any], fitted: Sequence[Message]) -> Completion:
+        plain = {k: v for k, v in kwargs.items() if k not in ("stream", "stream_options")}
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**plain)
+        except openai.APIConnectionError:  # the broken stream's pooled connection: a new one is opened
+            raw = self._client.chat.completions.with_raw_response.create(**plain)
+        return self._plain_completion(raw.http_response.read(), fitted)
 
     def _plain_completion(self, body: bytes, fitted: Sequence[Message]) -> Completion:
         response = ChatCompletion.model_validate_json(body)  # ValueError on a malformed body: retried
