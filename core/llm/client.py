@@ -260,6 +260,9 @@ class OpenAIChat:
             for text, reason in _deltas(event):
                 parts.append(text) if text else None
                 finish = reason or finish
+        if not finish:  # ended without a finish reason: cut short by the server (llama-cpp-python interrupts a
+            http.close()  # stream when another request arrives), so ask once without streaming, not interruptible
+            return self._unstreamed(kwargs, fitted)
         text = "".join(parts)
         return Completion(text, usage.get("prompt") or messages_tokens(fitted),
                           usage.get("completion") or _estimate_tokens(text), False, finish)
