@@ -311,10 +311,10 @@ def remote_embedder(settings: Any, api_key: Optional[str] = None, expected_dim: 
 class _Deferred:
     """``PendingVectors``' interface for a local embedder: the work happens in ``result()``."""
 
-    def __init__(self, compute: Callable[[], np.ndarray]) -> None:
+    def __init__(self, compute: Callable[[], Any]) -> None:
         self._compute = compute
 
-    def result(self) -> np.ndarray:
+    def result(self) -> Any:
         return self._compute()
 
     def cancel(self) -> None:

@@ -185,7 +185,7 @@ def run_judge(ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any
     done = 0
     started = time.perf_counter()
     cancel = getattr(chat, "cancel_event", None)
-    pool = ThreadPoolExecutor(max_workers=max(1, int(workers or getattr(settings, "llm_concurrency", 1))))
+    pool = ThreadPoolExecutor(max_workers=max(1, int(workers or getattr(settings, "llm_concurrency", None) or 1)))
     try:
         for q in questions:
             if cancel is not None and cancel.is_set():
@@ -198,7 +198,7 @@ def run_judge(ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any
                 answers[mode] = _wait(job, answer_jobs.values()).text
                 done += 1
                 progress(ProgressEvent("judge", done, total, f"{q.qid} · answer of {mode}"))
-            jobs = [pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
+            jobs: list[Future[Judgment]] = [pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
                     for pair in pairs for order in (pair, pair[::-1])]
             record = QuestionResult(q.qid, q.question, answers, {m: r.context_tokens for m, r in results.items()})
             for job in jobs:

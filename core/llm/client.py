@@ -1,24 +1,18 @@
-"""Chat models behind one small protocol, and the OpenAI-compatible implementation.
+"""Chat models behind one small protocol (``core.llm.protocol``) and the OpenAI-compatible implementation.
 
-``ChatModel.complete(messages, *, stage, json_mode=False, max_tokens=None) -> Completion`` is all
-the rest of RAGScope needs; ``stream(...)`` is optional (generated answers in the app). Caching and
-usage accounting are wrappers (``core.llm.cache``), not flags.
+``OpenAIChat`` talks to any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp) through
+the official ``openai`` client, with RAGScope's one retry policy (``core.retry``: backoff with jitter,
+``Retry-After`` honoured, at most one retry after a timeout, Cancel within a second). 401/403/404 and
+"model not found" fail at once naming the setting to fix; a server's error text is never repeated.
 
-``OpenAIChat`` talks to any OpenAI-compatible server (OpenAI, Ollama, vLLM, LM Studio, llama.cpp)
-through the official ``openai`` client, with RAGScope's one retry policy (``core.retry``): backoff
-with jitter on timeouts, connection errors, 429 and 5xx, and on malformed bodies, ``Retry-After``
-honoured, at most one retry after a timeout, and a ``threading.Event`` that cancels within a second.
-401/403/404 and "model not found" fail at once with a message naming the setting to fix; a remote
-server's error text is never repeated in a message (status code and a short phrase only).
+The base URL is checked against the operator's allowlist and the key sent is the one
+``core.providers.key_for`` decides (an operator key only to an allowed URL), before anything is sent.
+The key goes to the ``openai`` client only: never logged or written, and scrubbed from messages.
 
-The base URL is checked against the operator's allowlist before anything is sent, and the key sent
-is the one ``core.providers.key_for`` decides (an operator key only to an allowed URL). The key is
-handed to the ``openai`` client only: never logged or written, and scrubbed from messages.
-
-Every reply is read as a stream, so the timeout is on inactivity (no byte for ``timeout_s``), not on
-the total time of a long answer; a call whose stream had produced text is never retried. Prompts are
-fitted to the model's context window first (``core.llm.budget``): the window the server reports, or
-``context_tokens`` (the ``llm_context_tokens`` setting), or the one a refusal named.
+Replies are read as streams, so the timeout is on inactivity, not on the total time of a long answer; a
+call whose stream had produced text is never retried (a server that cuts streams short, as
+llama-cpp-python does when another request arrives, is asked without streaming from then on). Prompts
+are fitted to the model's context window first (``core.llm.budget``).
 """
 from __future__ import annotations
 
@@ -77,6 +71,7 @@ def _estimate_tokens(text: str) -> int:
 messages_tokens = budget.messages_tokens  # rough prompt size (cl100k) when a server reports no usage
 _WINDOWS: dict[tuple[str, str], Optional[int]] = {}  # (base URL, model) -> discovered window (None: none)
 _LEARNED: dict[tuple[str, str], int] = {}  # (base URL, model) -> window a refusal named
+_NO_STREAM: set[tuple[str, str]] = set()  # servers that cut streams short: asked without streaming
 _WINDOWS_LOCK = threading.Lock()
 
 
@@ -104,7 +99,6 @@ class OpenAIChat:
         self.retries = 0
         self._count_lock = threading.Lock()
         self._key_hint = providers.withheld_key_hint(base_url, "llm", api_key)
-        # read = inactivity: the longest wait for the next bytes of a (streamed) reply
         self._client = openai.OpenAI(api_key=key or NO_KEY, base_url=self.base_url, max_retries=0,
                                      timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)))
 
@@ -228,6 +222,10 @@ class OpenAIChat:
 
     def _read_completion(self, kwargs: dict[str, Any], fitted: Sequence[Message]) -> Completion:
         """One attempt: send the request, read the reply's stream (or a plain JSON reply) to its end."""
+        with _WINDOWS_LOCK:
+            plain = (self.base_url, self.model) in _NO_STREAM
+        if plain:
+            return self._unstreamed(kwargs, fitted)
         raw = self._client.chat.completions.with_raw_response.create(**kwargs)
         http = raw.http_response
         if "json" in (http.headers.get("content-type") or "").lower():  # the server answered without streaming
@@ -261,7 +259,9 @@ class OpenAIChat:
                 parts.append(text) if text else None
                 finish = reason or finish
         if not finish:  # ended without a finish reason: cut short by the server (llama-cpp-python interrupts a
-            http.close()  # stream when another request arrives), so ask once without streaming, not interruptible
+            http.close()  # stream when another request arrives): from now on this server is asked without
+            with _WINDOWS_LOCK:  # streaming, which it does not interrupt
+                _NO_STREAM.add((self.base_url, self.model))
             return self._unstreamed(kwargs, fitted)
         text = "".join(parts)
         return Completion(text, usage.get("prompt") or messages_tokens(fitted),
