@@ -198,11 +198,12 @@ def run_judge(ws: Any, questions: Sequence[Any], modes: Sequence[str], chat: Any
                 answers[mode] = _wait(job, answer_jobs.values()).text
                 done += 1
                 progress(ProgressEvent("judge", done, total, f"{q.qid} · answer of {mode}"))
-            jobs: list[Future[Judgment]] = [pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
-                    for pair in pairs for order in (pair, pair[::-1])]
+            jobs: list[Future[Judgment]] = [
+                pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
+                for pair in pairs for order in (pair, pair[::-1])]
             record = QuestionResult(q.qid, q.question, answers, {m: r.context_tokens for m, r in results.items()})
-            for job in jobs:
-                judgment = _wait(job, jobs)
+            for pending in jobs:
+                judgment = _wait(pending, jobs)
                 record.judgments.append(judgment)
                 done += 1
                 progress(ProgressEvent("judge", done, total,
