@@ -91,8 +91,13 @@ def save_workspace_settings(principal: Principal, name: str, settings: Settings,
                             ws: Optional[Workspace] = None) -> None:
     """Save ``settings`` to workspace ``name``'s settings.json, after checking that its vectors can be
     used with the new embedder (EmbedderMismatchError otherwise). ``ws``: an open handle, updated too."""
+    from core import providers
     from core.settings import save_settings
 
+    if settings.provider == "openai":  # a URL the operator did not allow is refused here too, not only on the page
+        providers.check_base_url(settings.llm_base_url, "llm")
+    if settings.embedder == "openai":
+        providers.check_base_url(settings.embedding_base_url, "embeddings")
     path = workspace_path(principal, name)
     Workspace(path, settings=settings).close()  # raises EmbedderMismatchError for another embedder
     if ws is not None and Path(ws.path).resolve() == path:

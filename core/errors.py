@@ -46,6 +46,10 @@ class WorkspaceNameError(RAGScopeError, ValueError):
     """A workspace name (or ``RAGSCOPE_WORKSPACE``) is malformed or points outside the data folder."""
 
 
+class ProviderNotAllowedError(RAGScopeError, ValueError):
+    """A provider base URL is not an http(s) URL, or not one the operator allowed (``core.providers``)."""
+
+
 # ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
 # with a ValueError whose message names the fix.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)

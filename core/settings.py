@@ -44,9 +44,10 @@ class Settings(BaseModel):
     llm_model: str = Field("", description="Chat model name sent to the server.")
     llm_temperature: float = Field(0.0, ge=0.0, le=2.0, description="Sampling temperature of LLM calls.")
     llm_max_tokens: int = Field(1024, ge=16, le=32768, description="Maximum completion tokens per LLM call.")
-    llm_timeout_s: float = Field(120.0, gt=0, le=3600, description="Timeout of one LLM request, in seconds.")
+    llm_timeout_s: float = Field(120.0, gt=0, le=3600, description="LLM timeout: the longest silence allowed while a reply streams in, in seconds (a server still producing tokens is not cut off).")
     llm_max_retries: int = Field(4, ge=0, le=10, description="Retries on timeouts, 429 and 5xx (exponential backoff).")
     llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
+    llm_context_tokens: int = Field(0, ge=0, le=2_000_000, description="The model's context window in tokens; every prompt is fitted to it (evidence trimmed with a marker). 0 = what the server reports (vLLM, llama.cpp server), else what a refusal names.")
     embedder: Literal["local-minilm", "openai"] = Field(
         "local-minilm",
         description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d); 'openai' = an OpenAI-compatible embeddings endpoint.",

@@ -133,7 +133,8 @@ class Workspace:
                                                  expected_dim=int(recorded) if recorded else None)
             else:
                 self._embedder = local_embedder(self.settings.embedding_batch_size)
-        return self._embedder
+        for_key = getattr(self._embedder, "for_key", None)  # a server client: send this caller's key only
+        return for_key(self.api_key) if for_key is not None else self._embedder
 
     @property
     def loaded_embedder(self) -> Optional[Embedder]:

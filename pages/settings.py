@@ -1,8 +1,10 @@
 """Settings: every field of ``core.settings.Settings`` with its description as help text, grouped.
 
-Edits take effect when saved (to the workspace's settings.json and this session). The LLM API key
-lives only in this browser session (``st.session_state["llm_api_key"]``); Settings has no key field,
-so it is never written to disk. Changing the embedder of a non-empty workspace is refused with the
+Edits take effect when saved (to the workspace's settings.json and this session). In local mode (sign-in
+off) the API key field keeps the user's own key in this browser session only
+(``st.session_state["llm_api_key"]``), never written to disk. With sign-in on there is no key field and
+the base URLs are chosen among the operator's allowed providers (``core.providers``): an admin cannot
+add a URL, and Save refuses one that is not allowed. Changing the embedder of a non-empty workspace is refused with the
 embedder-mismatch message (vectors of different embedders cannot be mixed)."""
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from ui.settings_widgets import settings_field_widget
 GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
     "Providers": [
         ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
-                              "llm_timeout_s", "llm_max_retries", "llm_concurrency"]),
+                              "llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_context_tokens"]),
         ("Embeddings", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
                         "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
                         "chunk_vector_windows"]),
@@ -80,6 +82,26 @@ def api_key_widget() -> None:
     st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
 
 
+URL_FIELDS = {"llm_base_url": "llm", "embedding_base_url": "embeddings"}
+
+
+def url_widget(field: str, value: str) -> str:
+    """With sign-in on: a choice among the operator's allowed base URLs (no free text). Off: None."""
+    from core import providers
+
+    kind = URL_FIELDS[field]
+    choices = [p.url for p in providers.allowed_providers(kind)]
+    current = providers.normalised_url(value, kind) if providers.is_allowed(value, kind) else ""
+    options = list(dict.fromkeys(([current] if current else []) + choices))
+    label = Settings.model_fields[field].description or field
+    if not options:
+        st.warning(f"The operator allowed no {kind} provider.")
+        return value
+    return st.selectbox(field.replace("_", " "), options, index=0, key=widget_key(field),
+                        help=label + " Chosen among the providers the operator allowed (sign-in is on: URLs are "
+                        "set in the server's environment or secrets, not here).")
+
+
 def collect(current: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
     """Draw every tab's sections of widgets (two per row); return the values entered and, per field, the
     empty slot under its widget where the validator's rule for it is shown."""
@@ -90,6 +112,7 @@ def collect(current: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
     groups = dict(GROUPS)
     if extra:
         groups["Other"] = [("Other settings", extra)]
+    signed_in = state.signin_enabled()
     tabs = st.tabs(list(groups), key="settings_tabs")
     for tab, (group, sections) in zip(tabs, groups.items()):
         with tab:
@@ -101,13 +124,15 @@ def collect(current: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
             for title, fields in sections:
                 st.subheader(title)
                 row = list(fields)
-                if "llm_model" in row:  # the session-only key sits next to the model name
+                if "llm_model" in row and not signed_in:  # the session-only key sits next to the model name
                     row.insert(row.index("llm_model") + 1, "__api_key__")
                 for start in range(0, len(row), 2):
                     for col, field in zip(st.columns(2), row[start: start + 2]):
                         with col:
                             if field == "__api_key__":
                                 api_key_widget()
+                            elif field in URL_FIELDS and signed_in:
+                                values[field] = url_widget(field, getattr(current, field))
                             else:
                                 values[field] = settings_field_widget(field, getattr(current, field),
                                                                       widget_key(field), enforce_bounds=False)
@@ -125,9 +150,21 @@ def _reset_to_defaults() -> None:
     st.session_state["settings_message"] = ("info", "Defaults loaded into the form — press Save to keep them.")
 
 
+def check_providers(candidate: Settings) -> None:
+    """Raise ProviderNotAllowedError for a base URL in use that is not http(s) or (sign-in on) not allowed."""
+    from core import providers
+
+    state.configure_providers()
+    if candidate.provider == "openai":
+        providers.check_base_url(candidate.llm_base_url, "llm")
+    if candidate.embedder == "openai":
+        providers.check_base_url(candidate.embedding_base_url, "embeddings")
+
+
 def save(candidate: Settings) -> None:
     """Save through ``core.api`` (admins only; EmbedderMismatchError when the candidate's embedder differs
     from the workspace's vectors)."""
+    check_providers(candidate)
     name = state.current_workspace_name()
     try:
         ws = state.workspace()

@@ -55,7 +55,14 @@ def llm_problem(settings: Any, key: Optional[str]) -> str:
     """Why an 'openai' provider cannot be used as configured ('' when it can)."""
     if not settings.llm_model:
         return "no chat model is set (Settings → Chat model)"
-    if not settings.llm_base_url and not key:
+    from core import providers
+    from core.errors import RAGScopeError
+
+    try:
+        sendable = providers.key_for(settings.llm_base_url, "llm", key)  # the operator's key, if allowed there
+    except RAGScopeError as exc:
+        return str(exc)
+    if not settings.llm_base_url and not sendable:
         return "neither an LLM base URL nor an API key is set (Settings → Server URL, or OPENAI_API_KEY)"
     return ""
 

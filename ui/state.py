@@ -166,16 +166,33 @@ def store_session_settings(settings: Settings, name: Optional[str] = None) -> No
     st.session_state[f"settings::{name or current_workspace_name()}"] = settings
 
 
+_PROVIDERS_LOCK = threading.Lock()
+_PROVIDERS: dict[str, object] = {}
+
+
+def signin_enabled() -> bool:
+    """Whether the operator turned sign-in on (``[auth]`` in the secrets)."""
+    return signin_on()
+
+
+def configure_providers() -> None:
+    """Install the operator's provider allowlist and keys (environment + Streamlit secrets) once per
+    process; local mode = sign-in off (``core.providers``)."""
+    from core import providers
+
+    with _PROVIDERS_LOCK:
+        if "policy" not in _PROVIDERS:
+            _PROVIDERS["policy"] = providers.configure(os.environ, _secrets(), local_mode=not signin_enabled())
+
+
 def api_key() -> Optional[str]:
-    """The LLM API key: this session's field, then Streamlit secrets, then OPENAI_API_KEY (never saved)."""
-    key = st.session_state.get("llm_api_key")
-    if key:
-        return key
-    try:
-        secret = st.secrets.get("OPENAI_API_KEY")
-    except Exception:  # noqa: BLE001 - no secrets file is fine
-        secret = None
-    return secret or os.environ.get("OPENAI_API_KEY")
+    """This browser session's own API key (local mode only; never saved). The operator's keys
+    (OPENAI_API_KEY etc. in the environment or secrets) are not returned: ``core.providers`` adds them
+    inside the HTTP clients, for the operator's allowed URLs only."""
+    configure_providers()
+    if signin_enabled():
+        return None  # with sign-in on there is no key field: the operator's keys only
+    return st.session_state.get("llm_api_key") or None
 
 
 def workspace() -> Workspace:

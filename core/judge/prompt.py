@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from core.llm.budget import messages_tokens, share_room
 from core.llm.client import Message
 
 
@@ -73,8 +74,19 @@ _EXAMPLE = (("2", "Answer 2 covers more of what was asked."), ("1", "Answer 1 br
             ("tie", "Neither answer is better on this point."))
 
 
-def judge_messages(question: str, first: str, second: str, criteria: Sequence[Criterion]) -> list[Message]:
-    """The judge's messages for one ordered pair of answers."""
+def judge_messages(question: str, first: str, second: str, criteria: Sequence[Criterion],
+                   room: Optional[int] = None) -> list[Message]:
+    """The judge's messages for one ordered pair of answers. With ``room`` (prompt tokens that fit the
+    model's context next to the reply), the two answers are trimmed to equal shares of what the rest
+    of the prompt leaves, each with a marker — the same trimming in both orders, so position-swapped
+    calls still see the same texts."""
+    if room is not None:
+        fixed = messages_tokens(_judge_messages(question, "", "", criteria))
+        first, second = share_room([first.strip(), second.strip()], room - fixed)
+    return _judge_messages(question, first, second, criteria)
+
+
+def _judge_messages(question: str, first: str, second: str, criteria: Sequence[Criterion]) -> list[Message]:
     listed = "\n".join(f"- {c.name}: {c.description}" for c in criteria)
     example = ", ".join(f'"{c.name}": {{"winner": "{_EXAMPLE[i % 3][0]}", "reason": "{_EXAMPLE[i % 3][1]}"}}'
                         for i, c in enumerate(criteria))

@@ -81,11 +81,8 @@ class DryRunChat:
     maximum completion tokens) and answered with stand-in text of the expected length."""
 
     def __init__(self, chat: Any, default_max_tokens: int) -> None:
-        from core.llm.cache import cache_key
-
         self.model = chat.model
         self.cache = _cache_of(chat)
-        self._key = cache_key
         self.default_max_tokens = default_max_tokens
         self.lock = threading.Lock()
         self.counts = {"calls": 0, "cached": 0, "prompt_tokens": 0, "completion_tokens": 0,
@@ -96,9 +93,12 @@ class DryRunChat:
     def _lookup(self, messages: Sequence[Message], json_mode: bool, max_tokens: Optional[int]) -> Optional[Completion]:
         if self.cache is None:
             return None
-        params_of = getattr(self.cache.inner, "cache_params", None)
-        params = params_of(json_mode, max_tokens) if params_of else {"json_mode": json_mode, "max_tokens": max_tokens}
-        return self.cache.lookup(self._key(self.cache.model, messages, params))
+        return self.cache.lookup(self.cache.key_for(messages, json_mode, max_tokens))
+
+    def prompt_room(self, max_tokens: Optional[int] = None) -> Optional[int]:
+        """As the real client's (so the estimate sizes the same trimmed judge prompts)."""
+        room_of = getattr(getattr(self.cache, "inner", None), "prompt_room", None)
+        return room_of(max_tokens) if callable(room_of) else None
 
     def _expected(self, stage: str, limit: int) -> int:
         seen = self.seen.get(stage)
@@ -149,8 +149,10 @@ def _judge_call(chat: Any, question: str, pair: tuple[str, str], order: tuple[st
     if answers[first].strip() == answers[second].strip():
         return Judgment(key, first, second, {c.name: "tie" for c in criteria}, {},
                         note="identical answers: not sent to the judge, a tie on every criterion")
-    reply = chat.complete(judge_messages(question, answers[first], answers[second], criteria), stage=JUDGE_STAGE,
-                          json_mode=True, max_tokens=max_tokens)
+    room_of = getattr(chat, "prompt_room", None)  # the model's context, when known: answers trimmed to fit
+    room = room_of(max_tokens) if callable(room_of) else None
+    reply = chat.complete(judge_messages(question, answers[first], answers[second], criteria, room),
+                          stage=JUDGE_STAGE, json_mode=True, max_tokens=max_tokens)
     parsed, problem = parse_verdict(reply.text, criteria)
     by_position = {"1": first, "2": second, "tie": "tie", INVALID: INVALID}
     verdicts = {name: by_position[v.winner] for name, v in parsed.items()}
@@ -186,7 +188,7 @@ def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], cha
     done = 0
     started = time.perf_counter()
     cancel = getattr(chat, "cancel_event", None)
-    pool = ThreadPoolExecutor(max_workers=max(1, int(workers or getattr(settings, "llm_concurrency", 1))))
+    pool = ThreadPoolExecutor(max_workers=max(1, int(workers or getattr(settings, "llm_concurrency", None) or 1)))
     try:
         for q in questions:
             if cancel is not None and cancel.is_set():
@@ -199,11 +201,12 @@ def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], cha
                 answers[mode] = _wait(job, answer_jobs.values()).text
                 done += 1
                 progress(ProgressEvent("judge", done, total, f"{q.qid} · answer of {mode}"))
-            jobs = [pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
-                    for pair in pairs for order in (pair, pair[::-1])]
+            jobs: list[Future[Judgment]] = [
+                pool.submit(_judge_call, tally, q.question, pair, order, answers, chosen, max_tokens)
+                for pair in pairs for order in (pair, pair[::-1])]
             record = QuestionResult(q.qid, q.question, answers, {m: r.context_tokens for m, r in results.items()})
-            for job in jobs:
-                judgment = _wait(job, jobs)
+            for pending in jobs:
+                judgment = _wait(pending, jobs)
                 record.judgments.append(judgment)
                 done += 1
                 progress(ProgressEvent("judge", done, total,

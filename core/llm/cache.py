@@ -1,7 +1,10 @@
 """Wrappers around a ``ChatModel``: a response cache and per-stage usage accounting.
 
-* ``CachedChat(inner, cache)`` — answers from the workspace's LLM cache when the same model,
-  messages and parameters were asked before (sha256 key); a hit makes no call.
+* ``CachedChat(inner, cache)`` — answers from the workspace's LLM cache when the same server (base
+  URL), model, messages and parameters were asked before (sha256 key); a hit makes no call. The
+  messages keyed are the ones sent: fitted to the context window by the client first. Keys carry the
+  prefix ``v2:``; rows of the earlier format (keyed without the base URL, so a reply cannot be traced
+  to the server that gave it) are dropped when a workspace's cache is first opened.
 * ``UsageCounter(inner, cache)`` — per stage (extraction, gleaning, summaries, keywords, answer):
   calls, cache hits, prompt/completion tokens and wall time, kept in memory and added to the
   stored usage rows.
@@ -25,13 +28,23 @@ from core.storage.llm_cache import cache_store
 from core.storage.ports import CachedReply
 
 USAGE_FIELDS = ("calls", "cached", "prompt_tokens", "completion_tokens", "seconds")
+KEY_PREFIX = "v2:"  # v1 keys (before the base URL was part of the key) are dropped, not migrated
 
 
 def cache_key(model: str, messages: Sequence[Message], params: dict[str, Any]) -> str:
-    """sha256 over the model, the full messages and the parameters that change the answer."""
+    """``v2:`` + sha256 over the model, the full messages and the parameters that change the answer
+    (the client's ``cache_params``, which name the server's base URL)."""
     payload = json.dumps({"model": model, "messages": [dict(m) for m in messages], "params": params},
                          sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return KEY_PREFIX + hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _drop_v1_rows(sink: Any) -> None:
+    """Delete the rows keyed before the base URL was part of the key (every such key is a bare hex
+    digest, which sorts before ``v2:``: an index range, cheap when there is none left)."""
+    drop = getattr(sink, "drop_keys_before", None)
+    if drop is not None:
+        drop(KEY_PREFIX)  # kept pending (written by a later call) while another writer holds the database
 
 
 class CachedChat:
@@ -41,6 +54,7 @@ class CachedChat:
         self.inner = inner
         self.model: str = inner.model
         self._sink = cache_store(cache)
+        _drop_v1_rows(self._sink)
         self._memory: dict[str, Completion] = {}
         self.hits = 0
         self.misses = 0
@@ -48,10 +62,18 @@ class CachedChat:
     def __getattr__(self, name: str) -> Any:  # cancel(), cancel_event, base_url, attempts, ...
         return getattr(self.inner, name)
 
-    def _key(self, messages: Sequence[Message], json_mode: bool, max_tokens: Optional[int]) -> str:
+    def key_for(self, messages: Sequence[Message], json_mode: bool = False, max_tokens: Optional[int] = None) -> str:
+        """The cache key of a request: the messages as the client will send them (fitted to the context
+        window), the reply budget after fitting and the client's parameters (base URL included)."""
+        fit = getattr(self.inner, "fit", None)
+        if fit is not None:
+            fitted, limit = fit(messages, max_tokens)
+            messages, max_tokens = fitted, limit
         params_of = getattr(self.inner, "cache_params", None)
         params = params_of(json_mode, max_tokens) if params_of else {"json_mode": json_mode, "max_tokens": max_tokens}
         return cache_key(self.model, messages, params)
+
+    _key = key_for
 
     def lookup(self, key: str) -> Optional[Completion]:
         if key in self._memory:

@@ -6,8 +6,8 @@
 * ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
-API keys come from the argument (the app session), ``ws.api_key`` or ``OPENAI_API_KEY``; they are
-passed to the ``openai`` client only.
+API keys: the argument (the user's own key typed in the app session) or ``ws.api_key``; the operator's
+keys (environment / secrets) are added by ``core.providers`` for allowed URLs only, inside the client.
 """
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Optional
 
+from core.errors import RAGScopeError
 from core.llm.cache import CachedChat, UsageCounter
 from core.llm.client import LLMError, OpenAIChat
 from core.settings import Settings
@@ -28,7 +29,8 @@ def chat_from_settings(settings: Settings, api_key: Optional[str] = None, cache:
     """The chat model of ``settings`` with the workspace cache and usage accounting around it."""
     inner = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=settings.llm_temperature,
                        max_tokens=settings.llm_max_tokens, timeout_s=settings.llm_timeout_s,
-                       max_retries=settings.llm_max_retries, cancel_event=cancel_event, **client_options)
+                       max_retries=settings.llm_max_retries, cancel_event=cancel_event,
+                       context_tokens=settings.llm_context_tokens, **client_options)
     return UsageCounter(CachedChat(inner, cache), cache)
 
 
@@ -65,9 +67,9 @@ def test_connection(settings: Settings, api_key: Optional[str] = None, timeout_s
     try:
         chat = OpenAIChat(settings.llm_base_url, settings.llm_model, api_key, temperature=0.0, max_tokens=8,
                           timeout_s=min(timeout_s, settings.llm_timeout_s), max_retries=0)
-    except LLMError as exc:
+    except RAGScopeError as exc:  # a model missing, or a URL the operator did not allow: nothing was sent
         return False, str(exc)
-    where = settings.llm_base_url or "the OpenAI API"
+    where = chat.base_url
     listed: list[str] = []
     try:
         listed = chat.list_models()

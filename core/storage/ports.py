@@ -277,6 +277,9 @@ class LLMCacheStore(Protocol):
 
     def put(self, key: str, reply: CachedReply) -> None: ...
 
+    def drop_keys_before(self, prefix: str) -> None:
+        """Delete the replies whose key sorts before ``prefix`` (an older key format)."""
+
     def add_usage(self, stage: str, calls: int, cached: int, prompt_tokens: int, completion_tokens: int,
                   seconds: float) -> None: ...
 

@@ -48,6 +48,12 @@ class PostgresLLMCache:
             self.pending.append((_PUT, (key, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time())))
             self.flush()
 
+    def drop_keys_before(self, prefix: str) -> None:
+        """Delete the cached replies whose key sorts before ``prefix`` (an older key format)."""
+        with self.lock:
+            self.pending.append(("DELETE FROM llm_cache WHERE key < ?", (prefix,)))
+            self.flush()
+
     def add_usage(self, stage: str, calls: int, cached: int, prompt_tokens: int, completion_tokens: int,
                   seconds: float) -> None:
         with self.lock:
