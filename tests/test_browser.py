@@ -369,7 +369,7 @@ def test_hostile_document_never_runs_script(page, tmp_path):
     hostile = tmp_path / "hostile-note.txt"
     hostile.write_text(XSS_TEXT, encoding="utf-8")
     open_page(page, "Documents", "Documents")
-    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files([str(hostile)])
+    page.locator('[data-testid="stFileUploader"] input[type="file"][multiple]').set_input_files([str(hostile)])
     page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
                            "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
     page.get_by_role("button", name="Index uploaded files").click()
