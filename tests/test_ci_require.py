@@ -3,12 +3,13 @@
 sets ``RAGSCOPE_REQUIRE=all`` when ``CI`` is set.
 
 The ``test.sh`` tests run the real script in a scratch copy of the repository layout: the requirement
-files are empty, the browser and LLM install scripts are stubs that succeed or fail on demand, and the
+files are empty, every other install script that ``test.sh`` runs (browser, LLM, OIDC, LightRAG, …) is a stub that succeed or fail on demand, and the
 embeddings install is the real ``scripts/install-embeddings.sh`` pointed at a venv path that cannot be
 created (its parent is a regular file), which is how a broken install looks on a runner."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,7 +57,10 @@ def _sandbox(tmp_path: Path, failing: str = "") -> Path:
     (root / "tests").mkdir()
     shutil.copy(ROOT / "scripts" / "test.sh", root / "scripts" / "test.sh")
     shutil.copy(ROOT / "scripts" / "install-embeddings.sh", root / "scripts" / "install-embeddings.sh")
-    for stub in ("install-browser.sh", "install-llm.sh"):
+    named = re.findall(r"^install bash scripts/(install-[a-z0-9-]+\.sh)", (ROOT / "scripts" / "test.sh").read_text(),
+                       flags=re.M)
+    assert "install-embeddings.sh" in named and len(named) >= 3  # every install step is stubbed but this one
+    for stub in [n for n in named if n != "install-embeddings.sh"]:
         status = 1 if stub == failing else 0
         (root / "scripts" / stub).write_text(f"#!/usr/bin/env bash\necho {stub} stub >&2\nexit {status}\n")
     (root / "requirements.txt").write_text("")
