@@ -16,6 +16,7 @@ LABELS: dict[str, str] = {
     "llm_max_tokens": "Max completion tokens per call",
     "llm_timeout_s": "Request timeout (seconds)",
     "llm_max_retries": "Retries per request",
+    "llm_context_tokens": "Model context window (tokens; 0 = ask the server)",
     "llm_concurrency": "Parallel LLM calls while indexing",
     "embedder": "Embedder",
     "embedding_base_url": "Embeddings server URL",
