@@ -166,7 +166,7 @@ def annotation_for(principal: Principal, ws: Workspace, question: str) -> Any:
 def annotation_list(principal: Principal, ws: Workspace) -> list[Any]:
     from core.annotations import annotations as all_annotations
 
-    return all_annotations(ws)  # type: ignore[operator]  # mypy takes the name for the __future__ feature
+    return all_annotations(ws)
 
 
 @requires(Role.viewer)

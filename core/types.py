@@ -4,7 +4,7 @@ typed hits a retrieval mode returns (``EntityHit``, ``RelationHit``, ``PathHit``
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from core.storage.ports import display_name
 
@@ -194,7 +194,7 @@ class EntityHit(_GraphHit):
     description: str
 
     @classmethod
-    def make(cls, key: str, data: dict[str, Any], score: float, reason: str, *, name: str = "",
+    def make(cls, key: str, data: Mapping[str, Any], score: float, reason: str, *, name: str = "",
              default_type: str = "", degree: Optional[int] = None) -> "EntityHit":
         """The one constructor, from a graph node's ``data``."""
         return cls(key=key, name=name or display_name(key, data), type=data.get("type", default_type),
@@ -216,7 +216,7 @@ class PathEdge(_Hit):
     weight: float
 
     @classmethod
-    def make(cls, a: str, b: str, names: tuple[str, str], data: dict[str, Any]) -> "PathEdge":
+    def make(cls, a: str, b: str, names: tuple[str, str], data: Mapping[str, Any]) -> "PathEdge":
         return cls(source=names[0], target=names[1], source_key=a, target_key=b,
                    keywords=list(data.get("keywords") or []), description=data.get("description", ""),
                    weight=float(data.get("weight", 0.0)))
@@ -227,8 +227,9 @@ class RelationHit(_GraphHit, PathEdge):
     """A relation in a mode's evidence: an edge with its score and reason."""
 
     @classmethod
-    def make(cls, a: str, b: str, names: tuple[str, str], data: dict[str, Any], score: float, reason: str, *,
-             default_weight: float = 1.0, degree: Optional[int] = None) -> "RelationHit":
+    def make(  # type: ignore[override]  # a hit needs its score and reason, which an edge has not
+            cls, a: str, b: str, names: tuple[str, str], data: Mapping[str, Any], score: float, reason: str, *,
+            default_weight: float = 1.0, degree: Optional[int] = None) -> "RelationHit":
         """The one constructor, from a graph edge's ``data``."""
         return cls(source=names[0], target=names[1], source_key=a, target_key=b,
                    keywords=list(data.get("keywords") or []), description=data.get("description", ""),

@@ -16,7 +16,7 @@ import re
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, cast
 
 import networkx as nx
 
@@ -307,7 +307,7 @@ class Workspace:
 
     def close(self) -> None:
         if getattr(self._embedder, "remote", False):  # a server client of this workspace: its request threads
-            self._embedder.close()
+            cast(Any, self._embedder).close()
         with self._open_lock:
             stores, self._records = [r for _, r in self._records], []
             self._local = threading.local()

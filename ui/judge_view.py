@@ -224,7 +224,7 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
                 chat = session_llm(ws, settings).chat
                 estimate = estimate_cost(ws, selected, chosen, chat, criteria=criteria, settings=settings)
                 st.session_state[ESTIMATE_KEY] = {"signature": signature, "estimate": estimate}
-        known = st.session_state.get(ESTIMATE_KEY)
+        known: Any = st.session_state.get(ESTIMATE_KEY)  # None or the estimate dict stored above
         ready = bool(known) and known["signature"] == signature
         if ready:
             e = known["estimate"]

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from core.evaluation.questions import question_records
-from core.storage.annotations import (MAX_ANSWER_CHARS, annotations, chunk_docs, clean_question, connection, prune,
+from core.storage.annotations import annotations as all_annotations
+from core.storage.annotations import (MAX_ANSWER_CHARS, chunk_docs, clean_question, connection, prune,
                                       question_id, upsert_question, write_mark)
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ SOURCE = "RAGScope annotations"
 
 def export_records(ws: Workspace) -> list[dict[str, Any]]:
     """The workspace's annotations as question records (see the module docstring)."""
-    items = annotations(ws)
+    items = all_annotations(ws)
     chunk_ids = [m.chunk_id for q in items for m in q.relevant]
     chunks = ws.records.chunks_by_id(chunk_ids) if chunk_ids else {}
     names = ws.doc_names()
@@ -106,7 +107,8 @@ def parse_records(lines: Iterable[str], source: str = "annotations") -> list[_Pa
         answer = raw.get("answer")
         if answer is not None and not isinstance(answer, (str, int, float)):
             raise ValueError(f"{source} line {number}: \"answer\" must be text or null")
-        meta = raw.get("meta") if isinstance(raw.get("meta"), dict) else {}
+        raw_meta = raw.get("meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         try:
             relevant = _chunk_ids(raw.get("evidence"), "\"evidence\"")
             not_relevant = _chunk_ids(meta.get("not_relevant"), "\"meta.not_relevant\"")

@@ -22,7 +22,7 @@ score, then the rest of the graph lines.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from core.answers.context import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
@@ -57,7 +57,7 @@ def _pre_rank(inp: AnswerInputs, relation: RelationHit, other: str) -> float:
 
 
 def _sources(inp: AnswerInputs, relation: RelationHit, a: str, b: str) -> list[str]:
-    ids = relation.source_chunk_ids
+    ids: Optional[Sequence[str]] = relation.source_chunk_ids
     if not ids and inp.graph.has_relation(a, b):
         ids = inp.graph.relation_attributes(a, b).get("source_chunk_ids")
     return list(ids or [])

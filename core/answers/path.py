@@ -95,8 +95,8 @@ def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
         for s in sentences:
             held = sorted(s.keys & nodes)
             if held:
-                names = ", ".join(inp.graph.name(k) for k in held[:3])
-                source_picks.append(inp.score(s, "node", rank, f"node {names}", exclude=bridges))
+                held_names = ", ".join(inp.graph.name(k) for k in held[:3])
+                source_picks.append(inp.score(s, "node", rank, f"node {held_names}", exclude=bridges))
             else:
                 source_picks.append(inp.score(s, "chunk", rank, f"source #{rank + 1}", exclude=bridges))
     candidates += source_picks

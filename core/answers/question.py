@@ -25,7 +25,7 @@ HOW_LONG = ("DATE", "QUANTITY", "CARDINAL")
 
 # head nouns of "what/which <noun>" questions -> wanted entity types (singular forms; plurals by "s")
 _NOUN_TYPES: dict[str, tuple[str, ...]] = {}
-for _types, _words in [
+for _types, _type_words in [
     (("PERSON",), "person people man woman author writer actor actress singer president founder director leader "
                   "player character king queen wife husband spouse son daughter child father mother brother sister "
                   "explorer composer scientist keeper chancellor chairman chair arbitrator artist poet producer "
@@ -48,7 +48,7 @@ for _types, _words in [
     (("WORK_OF_ART",), "book film movie song album novel play piece opera poem series show"),
     (("LAW",), "law act treaty agreement"),
 ]:
-    for _word in _words.split():
+    for _word in _type_words.split():
         _NOUN_TYPES[_word] = _types
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)

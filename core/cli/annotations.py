@@ -6,7 +6,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.annotations import annotations, import_file, write_export
+from core.annotations import annotations as all_annotations
+from core.annotations import import_file, write_export
 from core.cli.base import emit_json, open_workspace
 
 
@@ -26,7 +27,7 @@ def cmd_annotations(args: argparse.Namespace) -> int:
         if args.json:
             emit_json(report.as_dict())
         return 0
-    items = annotations(ws)
+    items = all_annotations(ws)
     if args.json:
         emit_json([{"qid": q.qid, "question": q.question, "answer": q.answer, "gold_doc_ids": q.gold_doc_ids,
                     "relevant": [m.chunk_id for m in q.relevant],

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli import annotations, evaluate, import_lightrag, judge, query, workspace_commands
+from core.cli import annotations as annotation_commands
+from core.cli import evaluate, import_lightrag, judge, query, workspace_commands
 from core.cli.base import EXIT_CANCELLED, EXIT_ERROR, common_flags
 from core.errors import KNOWN_ERRORS
 
-COMMAND_MODULES = (workspace_commands, query, evaluate, annotations, judge, import_lightrag)
+COMMAND_MODULES = (workspace_commands, query, evaluate, annotation_commands, judge, import_lightrag)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -104,6 +104,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
         for mode in all_modes:
             started = time.perf_counter()
             if mode == "bm25":
+                assert bm25 is not None  # "bm25" is a mode only with include_bm25
                 result = bm25.retrieve(q.question, k=max(ks))
                 latency = (time.perf_counter() - started) * 1000
                 answer_text, answer_ms = None, None

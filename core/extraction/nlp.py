@@ -207,7 +207,7 @@ def parse_texts(texts: list[str], batch_size: int = 64, n_process: int = 1,
         doc = parts[0] if len(parts) == 1 else SpacyDoc.from_docs(parts, ensure_whitespace=False)
         known = titles[index] if titles and index < len(titles) else None
         if len(ps) > 1:
-            mark_title_entity(doc, ps[0], known_title=bool(known) and ps[0].strip() == known.strip())
+            mark_title_entity(doc, ps[0], known_title=bool(known and ps[0].strip() == known.strip()))
         drop_capitalised_common_words(doc)
         propagate_entities(doc)
         out.append(doc)

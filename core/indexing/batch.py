@@ -7,7 +7,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import numpy as np
 
@@ -70,7 +70,7 @@ def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[s
         return extractor.extract(texts, **extra)
     titles = [names.get(c.doc_id) if c.order == 0 and names.get(c.doc_id)
               and c.text.lstrip().startswith(names[c.doc_id].strip() + "\n") else None for c in chunks]
-    return extractor.extract(texts, titles=titles, **extra)
+    return cast(Any, extractor).extract(texts, titles=titles, **extra)  # it accepts titles (checked above)
 
 
 @dataclass

@@ -59,11 +59,11 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
         for key in pair:
             if key not in names:
                 names[key] = records.entity_name(key) or key
-        merged = merge_relation(pair, fragments, names, settings, summarizer)
-        records.write_relation(pair, merged.keywords, merged.description, merged.weight,
-                                   merged.source_chunk_ids, merged.vector_id)
-        if old_relation_vectors.get(pair) != merged.vector_id:
-            changed_relations.append(merged)
+        relation = merge_relation(pair, fragments, names, settings, summarizer)
+        records.write_relation(pair, relation.keywords, relation.description, relation.weight,
+                                   relation.source_chunk_ids, relation.vector_id)
+        if old_relation_vectors.get(pair) != relation.vector_id:
+            changed_relations.append(relation)
             if pair in old_relation_vectors:
                 removed.append(old_relation_vectors[pair])
     return changed_entities, changed_relations, removed

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, cast
 
 from core.chunking import join_without_overlap, split_overlap
 from core.extraction.markup import plain_text
@@ -103,12 +103,12 @@ class SummaryTree:
         level = 0
         while len(level_items) > 1:
             level += 1
-            next_items = []
+            next_items: list[tuple[str, list[str], Sequence[Chunk] | None, str]] = []
             for ord_, start in enumerate(range(0, len(level_items), self.g)):
                 group = level_items[start : start + self.g]
                 node_id = f"{doc_id}-L{level}-{ord_}"
                 if level == 1:
-                    run = [c for item in group for c in item[2]]
+                    run = [c for item in group for c in cast(Sequence[Chunk], item[2])]  # level-0 items hold their chunk
                     text = self.summarize([Passage(join_without_overlap(run), run_sentences(run, rows))])
                 else:
                     text = self.summarize([summary_passage(item[3], item[1], rows) for item in group])

@@ -173,9 +173,9 @@ def _add_new(entities: list[EntityRecord], relations: list[RelationRecord], more
             entities.append(e)
             added += 1
     for r in more_r:
-        key = tuple(sorted((normalize_name(r.source), normalize_name(r.target))))
-        if key not in known_r:
-            known_r.add(key)
+        pair = tuple(sorted((normalize_name(r.source), normalize_name(r.target))))
+        if pair not in known_r:
+            known_r.add(pair)
             relations.append(r)
             added += 1
     return added

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, cast
 
 from core.extraction.nlp import normalize_name
 from core.types import EntityRecord, RelationRecord
@@ -134,7 +134,7 @@ class _Collector:
             self.drop("repeated relation", raw)
         else:
             weight = _strength(strength)
-            self.relations[tuple(sorted((a, b)))] = RelationRecord(source, target, _keywords(keywords),
+            self.relations[cast(tuple[str, str], tuple(sorted((a, b))))] = RelationRecord(source, target, _keywords(keywords),
                                                                    _clean(description),
                                                                    weight if weight is not None else 1.0)
 

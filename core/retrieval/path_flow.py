@@ -47,7 +47,7 @@ scoring them. This module follows the paper and caps the enumeration.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -90,9 +90,9 @@ class FlowStats:
 class _Flow:
     """Internal result of one propagation."""
 
-    resources: dict[Hashable, float]
-    expanded: set[Hashable]
-    pruned: set[Hashable]
+    resources: dict[str, float]
+    expanded: set[str]
+    pruned: set[str]
 
 
 def _check(alpha: float, theta: float, max_hops: int) -> None:
@@ -104,18 +104,18 @@ def _check(alpha: float, theta: float, max_hops: int) -> None:
         raise ValueError(f"max_hops must be >= 0, got {max_hops!r}")
 
 
-def _propagate(graph: GraphLike, start: Hashable, alpha: float, theta: float,
+def _propagate(graph: GraphLike, start: str, alpha: float, theta: float,
                max_hops: int) -> _Flow:
     """Layer-by-layer resource propagation; see the module docstring."""
     if start not in graph:
         return _Flow({}, set(), set())
     degree = graph.degree
-    resources: dict[Hashable, float] = {start: 1.0}
-    expanded: set[Hashable] = set()
-    pruned: set[Hashable] = set()
-    layer: list[Hashable] = [start]
+    resources: dict[str, float] = {start: 1.0}
+    expanded: set[str] = set()
+    pruned: set[str] = set()
+    layer: list[str] = [start]
     for _ in range(max_hops):
-        passing: list[Hashable] = []
+        passing: list[str] = []
         for u in layer:
             deg_u = degree(u)
             if deg_u == 0:
@@ -129,7 +129,7 @@ def _propagate(graph: GraphLike, start: Hashable, alpha: float, theta: float,
         expanded.update(passing)
         # Fixed summation order, so resources do not depend on insertion order.
         passing.sort(key=str)
-        incoming: dict[Hashable, float] = {}
+        incoming: dict[str, float] = {}
         for u in passing:
             share = alpha * resources[u] / degree(u)
             for v in graph.neighbours(u):
@@ -155,13 +155,13 @@ def propagate_resources(graph: GraphLike, start: str, alpha: float = 0.8, theta:
     return flow.resources, flow.expanded
 
 
-def _make_path(nodes: list[Hashable], resources: dict[Hashable, float]) -> ScoredPath:
+def _make_path(nodes: list[str], resources: dict[str, float]) -> ScoredPath:
     res = {n: resources[n] for n in nodes}
     score = math.fsum(res.values()) / (len(nodes) - 1)
     return ScoredPath(nodes=list(nodes), resources=res, score=score)
 
 
-def _search(graph: GraphLike, start: Hashable, targets: set[Hashable], flow: _Flow,
+def _search(graph: GraphLike, start: str, targets: set[str], flow: _Flow,
             max_hops: int, max_expansions: int) -> tuple[list[ScoredPath], int, bool]:
     """Bounded iterative DFS from ``start`` to the targets over the propagated subgraph."""
     resources, expanded = flow.resources, flow.expanded
@@ -170,9 +170,9 @@ def _search(graph: GraphLike, start: Hashable, targets: set[Hashable], flow: _Fl
         return [], 0, False
     # Only neighbours that can end a path (targets) or continue it (expanded) are useful.
     useful = targets | expanded
-    children: dict[Hashable, list[Hashable]] = {}
+    children: dict[str, list[str]] = {}
 
-    def kids(u: Hashable) -> list[Hashable]:
+    def kids(u: str) -> list[str]:
         got = children.get(u)
         if got is None:
             got = sorted((v for v in graph.neighbours(u) if v in useful and v in resources), key=str)
@@ -182,8 +182,8 @@ def _search(graph: GraphLike, start: Hashable, targets: set[Hashable], flow: _Fl
     paths: list[ScoredPath] = []
     expansions = 0
     capped = False
-    path: list[Hashable] = [start]
-    on_path: set[Hashable] = {start}
+    path: list[str] = [start]
+    on_path: set[str] = {start}
     stack = [iter(kids(start))]
     while stack:
         nxt = next(stack[-1], None)

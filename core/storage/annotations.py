@@ -8,7 +8,6 @@ thread with the workspace's own connection inside a transaction, and an annotati
 nor wait for that transaction's fate. Deleting a document drops its marks in the deletion's own
 transaction (``drop_document_annotations``).
 """
-from __future__ import annotations
 
 import hashlib
 import sqlite3
@@ -16,11 +15,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence, cast
 
 from core.storage.schema import ANNOTATION_SCHEMA
 
 if TYPE_CHECKING:
+    from core.storage.store import Store
     from core.workspace import Workspace
 
 MAX_QUESTION_CHARS = 4000
@@ -72,12 +72,12 @@ def question_id(question: str) -> str:
     return "ann:" + hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _db_path(ws: Workspace) -> Path:
-    return Path(ws.store.path)
+def _db_path(ws: "Workspace") -> Path:
+    return Path(cast("Store", ws.store).path)
 
 
 @contextmanager
-def connection(ws: Workspace, write: bool = False) -> Iterator[sqlite3.Connection]:
+def connection(ws: "Workspace", write: bool = False) -> Iterator[sqlite3.Connection]:
     """A private connection; with ``write`` one IMMEDIATE transaction committed at the end."""
     opener = getattr(getattr(ws, "backend", None), "annotation_connection", None)
     if opener is not None:  # a backend with its own connections (PostgreSQL)
@@ -125,7 +125,7 @@ def prune(conn: sqlite3.Connection) -> int:
                         "(SELECT DISTINCT qid FROM annotations)").rowcount
 
 
-def save_marks(ws: Workspace, question: str, marks: Mapping[str, Optional[bool]], mode: str | Mapping[str, str] = "",
+def save_marks(ws: "Workspace", question: str, marks: Mapping[str, Optional[bool]], mode: str | Mapping[str, str] = "",
                answer: Optional[str] = None) -> AnnotatedQuestion:
     """Set the marks of one question in one transaction: ``{chunk_id: True (relevant) | False (not
     relevant) | None (unmark)}``; ``mode`` names the mode(s) whose result was read, for all chunks or per
@@ -187,20 +187,20 @@ def _read(conn: sqlite3.Connection, where: str = "", args: tuple = ()) -> list[A
             for qid, question, answer, updated in questions]
 
 
-def annotations(ws: Workspace) -> list[AnnotatedQuestion]:
+def annotations(ws: "Workspace") -> list[AnnotatedQuestion]:
     """Every annotated question of the workspace, oldest first."""
     with connection(ws) as conn:
         return _read(conn)
 
 
-def annotation_for(ws: Workspace, question: str) -> Optional[AnnotatedQuestion]:
+def annotation_for(ws: "Workspace", question: str) -> Optional[AnnotatedQuestion]:
     """The stored annotation of one question, or None."""
     with connection(ws) as conn:
         found = _read(conn, "WHERE qid=?", (question_id(question),))
     return found[0] if found else None
 
 
-def delete_questions(ws: Workspace, qids: Sequence[str]) -> int:
+def delete_questions(ws: "Workspace", qids: Sequence[str]) -> int:
     """Delete questions and all their marks; returns how many questions were deleted."""
     with connection(ws, write=True) as conn:
         deleted = 0

@@ -4,7 +4,7 @@ the connection."""
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import networkx as nx
 
@@ -58,13 +58,13 @@ class GraphRows:
         graph_store.delete_relation(self.conn, pair)
 
     def entity_vector_rows(self) -> list[tuple[str, str, str, str]]:
-        return [tuple(r) for r in graph_store.entity_vector_rows(self.conn)]
+        return [cast(tuple[str, str, str, str], tuple(r)) for r in graph_store.entity_vector_rows(self.conn)]
 
     def relation_vector_rows(self) -> list[tuple[str, str, list[str], str, str]]:
         return graph_store.relation_vector_rows(self.conn)
 
     def fragment_type_votes(self) -> list[tuple[str, str, str]]:
-        return [tuple(r) for r in graph_store.fragment_type_votes(self.conn)]
+        return [cast(tuple[str, str, str], tuple(r)) for r in graph_store.fragment_type_votes(self.conn)]
 
     def chunk_sentences(self, chunk_ids: Iterable[str]) -> dict[str, list[tuple[str, list[list[str]]]]]:
         return graph_store.chunk_sentences(self.conn, chunk_ids)

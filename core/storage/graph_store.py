@@ -49,7 +49,7 @@ def insert_chunk_extraction(conn: sqlite3.Connection, doc_id: str, chunk_id: str
             entity_rows[key] = (key, chunk_id, doc_id, ent.name, ent.type, ent.description,
                                 json.dumps(ent.type_votes or {ent.type: 1}, sort_keys=True),
                                 json.dumps(list(ent.aliases), ensure_ascii=False))
-    relation_rows = {}
+    relation_rows: dict[tuple[str, str], tuple[str, str, str, str, str, str, float]] = {}
     for rel in ex.relations:
         a, b = normalize_name(rel.source), normalize_name(rel.target)
         if not a or not b or a == b:
@@ -117,7 +117,7 @@ def entity_fragments(conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str,
         rows = conn.execute(
             f"SELECT f.chunk_id, f.doc_id, f.name, f.type, f.description, f.type_votes, f.aliases "
             f"FROM entity_fragments f {_JOIN} WHERE f.entity_key=? {_ORDER}", (key,))
-        out[key] = [EntityFragment(*row[:5], json.loads(row[5] or "{}"), json.loads(row[6] or "[]")) for row in rows]
+        out[key] = [EntityFragment(row[0], row[1], row[2], row[3], row[4], json.loads(row[5] or "{}"), json.loads(row[6] or "[]")) for row in rows]
     return out
 
 

@@ -21,6 +21,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
+import networkx as nx
 import numpy as np
 
 Pair = tuple[str, str]
@@ -97,6 +98,9 @@ class GraphView(Protocol):
     def neighbours(self, key: str) -> Iterable[str]: ...
 
     def degree(self, key: str) -> int: ...
+
+    def networkx(self) -> nx.Graph:
+        """The graph as networkx, for layouts and exports."""
 
     def adjacency(self, key: str) -> Mapping[str, Mapping[str, Any]]:
         """Neighbour -> the attributes of the relation to it (empty for an unknown key)."""

@@ -173,7 +173,7 @@ class Store(GraphRows):
         rows = self.conn.execute(
             "SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE doc_id=? ORDER BY ord",
             (doc_id,))
-        return [Chunk(*row[:6], windows=int(row[6])) for row in rows]
+        return [Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6])) for row in rows]
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
@@ -183,7 +183,7 @@ class Store(GraphRows):
             rows = self.conn.execute(
                 f"SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE chunk_id IN "
                 f"({_placeholders(len(part))})", part)
-            out.update({row[0]: Chunk(*row[:6], windows=int(row[6])) for row in rows})
+            out.update({row[0]: Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6])) for row in rows})
         return out
 
     def has_chunks(self) -> bool:

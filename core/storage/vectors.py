@@ -6,7 +6,7 @@ started with ``chroma run``. Embeddings are always passed explicitly (no Chroma 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 from urllib.parse import urlparse
 
 import numpy as np
@@ -175,9 +175,11 @@ class VectorStore:
             where=where,
             include=["metadatas", "distances"],
         )
+        distances = cast(list[list[float]], result["distances"])  # included above
+        metadatas = cast(list[list[Any]], result["metadatas"])  # included above
         hits = [
             VectorHit(id=i, score=float(1.0 - d), metadata=dict(m or {}))
-            for i, d, m in zip(result["ids"][0], result["distances"][0], result["metadatas"][0])
+            for i, d, m in zip(result["ids"][0], distances[0], metadatas[0])
         ]
         hits.sort(key=lambda h: (-h.score, h.id))
         return hits
@@ -207,13 +209,14 @@ class VectorStore:
         self.delete("chunks", ids)
         coll = self._collections["chunks"]
         for start in range(0, len(ids), UPSERT_BATCH):
-            coll.delete(where={"chunk_id": {"$in": ids[start : start + UPSERT_BATCH]}})
+            where: dict[str, Any] = {"chunk_id": {"$in": ids[start : start + UPSERT_BATCH]}}
+            coll.delete(where=where)
 
     def get_vectors(self, name: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
         got = self._collections[name].get(ids=list(ids), include=["embeddings"])
-        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], got["embeddings"])}
+        return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], cast(Iterable[Any], got["embeddings"]))}  # included above
 
     def matrix(self, name: str) -> "VectorMatrix":
         """Every vector of a collection in memory (ids, a unit-vector matrix, metadatas), for exact
@@ -230,7 +233,7 @@ class VectorStore:
                 break
             ids.extend(page["ids"])
             rows.append(np.asarray(page["embeddings"], dtype=np.float32))
-            metas.extend(dict(m or {}) for m in page["metadatas"])
+            metas.extend(dict(m or {}) for m in cast(list[Any], page["metadatas"]))  # included above
             offset += len(page["ids"])
         dim = rows[0].shape[1] if rows else 0
         return VectorMatrix(ids, np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32), metas)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence, cast
 
 import numpy as np
 
@@ -17,11 +17,16 @@ from core.indexing.graph_merge import merge_touched, new_tree
 from core.indexing.merge import MergedEntity, MergedRelation
 from core.indexing.vector_writes import delete_vectors, upsert_chunk_vectors, upsert_graph_vectors
 from core.storage import graph_store, imported_graph
-from core.storage.store import TreeNode
+from core.storage.store import Store, TreeNode
 from core.types import Chunk, ChunkExtraction
 from core.workspace import Workspace
 
 IMPORT_META = "lightrag_import"
+
+
+def _store(ws: Workspace) -> Store:
+    """The workspace's record store as the SQL store the fragment rows are written through."""
+    return cast(Store, ws.store)
 
 
 @contextmanager
@@ -29,7 +34,7 @@ def transaction(ws: Workspace) -> Iterator[None]:
     """The import's one transaction. The vector client is opened first: opening it the first time records the
     workspace's collection namespace and commits, which inside the transaction would commit half an import."""
     ws.vectors  # noqa: B018 - opened (and its namespace committed) before BEGIN
-    with ws.store.transaction():
+    with ws.store.unit_of_work():
         yield
 
 
@@ -74,22 +79,22 @@ def insert_chunks(ws: Workspace, chunks: Sequence[Chunk], nlp: Sequence[ChunkExt
     """Chunks and their spaCy sentences and mentions (the E2GraphRAG mention graph); no graph fragments."""
     ws.store.insert_chunks(chunks)
     for chunk, ex in zip(chunks, nlp):
-        graph_store.insert_chunk_extraction(ws.store.conn, chunk.doc_id, chunk.chunk_id,
+        graph_store.insert_chunk_extraction(_store(ws).conn, chunk.doc_id, chunk.chunk_id,
                                             ChunkExtraction(mentions=ex.mentions, sentences=ex.sentences))
 
 
 def stored_entities(ws: Workspace) -> dict[str, tuple]:
     """key -> (name, type, description, source chunk ids, vector id) of every merged entity."""
-    return imported_graph.stored_entities(ws.store.conn)
+    return imported_graph.stored_entities(_store(ws).conn)
 
 
 def stored_relations(ws: Workspace) -> dict[tuple[str, str], tuple]:
-    return imported_graph.stored_relations(ws.store.conn)
+    return imported_graph.stored_relations(_store(ws).conn)
 
 
 def write_entity(ws: Workspace, entity: MergedEntity, rows: Iterable[EntityRow], imported_docs: set[str]) -> None:
     """Replace the imported fragments of one entity and write its merged row as LightRAG has it."""
-    conn = ws.store.conn
+    conn = _store(ws).conn
     imported_graph.drop_fragments_of_documents(conn, entity.key, None, imported_docs)
     imported_graph.insert_entity_fragments(conn, [(r.key, r.chunk_id, r.doc_id, r.name, r.type, r.description)
                                                   for r in rows])
@@ -98,7 +103,7 @@ def write_entity(ws: Workspace, entity: MergedEntity, rows: Iterable[EntityRow],
 
 
 def write_relation(ws: Workspace, relation: MergedRelation, rows: Iterable[RelationRow], imported_docs: set[str]) -> None:
-    conn = ws.store.conn
+    conn = _store(ws).conn
     pair = (relation.source, relation.target)
     imported_graph.drop_fragments_of_documents(conn, None, pair, imported_docs)
     imported_graph.insert_relation_fragments(conn, [(r.source, r.target, r.chunk_id, r.doc_id, r.keywords,
@@ -111,7 +116,7 @@ def drop_vanished(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
                   imported_docs: set[str]) -> list[str]:
     """Remove the imported fragments of entities/relations LightRAG no longer has; re-merge what other
     (RAGScope-indexed) fragments remain, delete the rest. Returns vector ids to delete."""
-    conn = ws.store.conn
+    conn = _store(ws).conn
     for key in entity_keys:
         imported_graph.drop_fragments_of_documents(conn, key, None, imported_docs)
     for pair in relation_keys:
