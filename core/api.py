@@ -127,7 +127,7 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
     # mix, path) and the extractive answers (question entities) need them
     from core.answers.context import question_names
 
-    ctx.prefetch([question] + question_names(ws, question, ctx.settings.paper_strict))
+    ctx.prefetch([question] + question_names(ws, question, ctx.strategies.seeds))
     def one(mode: str) -> RetrievalResult:
         result = retrieve(ctx, mode)
         if with_answers:

@@ -28,17 +28,18 @@ from core.storage.ports import GraphView, node_pair
 
 if TYPE_CHECKING:
     from core.retrieval.base import QueryContext
+    from core.retrieval.strategies import SeedSelection
     from core.workspace import Workspace
 
 
-def question_names(ws: "Workspace", question: str, paper_strict: bool = False) -> list[str]:
-    """The names of the question that entity linking looks up offline: the graph's own names found
-    verbatim in it, then its name spans (as ``core.retrieval.lightrag_retrieval.link_names_of``)."""
+def question_names(ws: "Workspace", question: str, seeds: Optional["SeedSelection"] = None) -> list[str]:
+    """The names of the question that entity linking looks up offline, by the seed strategy
+    (``core.retrieval.strategies``; default RAGScope's): the graph's own names found verbatim in it,
+    then its name spans (as ``core.retrieval.lightrag_retrieval.link_names_of``)."""
     from core.extraction.query_terms import name_spans
-    from core.retrieval.entity_linking import dictionary_names
+    from core.retrieval.strategies import RAGSCOPE
 
-    spans = name_spans(question)
-    return spans if paper_strict else list(dict.fromkeys(dictionary_names(ws, question) + spans))
+    return (seeds or RAGSCOPE.seeds).names(ws, question, name_spans(question))
 
 
 def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryContext"] = None) -> set[str]:
@@ -49,12 +50,14 @@ def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryCon
     ones when ``ctx`` is given)."""
     from core.retrieval.base import QueryContext
     from core.retrieval.entity_linking import link_names
+    from core.retrieval.strategies import strategies_for
 
     link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
     s = link_ctx.settings
-    names = question_names(ws, question, s.paper_strict)
+    strategy = strategies_for(s).seeds
+    names = question_names(ws, question, strategy)
     shared = getattr(link_ctx, "state", None) or QuestionState(question)
-    if not s.paper_strict and names and shared.seed_names == names and shared.seeds is not None:
+    if strategy.shares_mode_seeds and names and shared.seed_names == names and shared.seeds is not None:
         seeds = shared.seeds  # a mode already linked exactly these names this way: the same result
     else:
         seeds = link_names(link_ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff)

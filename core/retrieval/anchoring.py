@@ -1,5 +1,5 @@
 """Relations anchored to the question's entities (RAGScope's relation seeds for global, hybrid,
-mix and path; ``paper_strict`` turns it off).
+mix and path; the papers' strategy, ``core.retrieval.strategies.CosineRelations``, does without).
 
 LightRAG's global mode ranks relations by the cosine of their vector to the high-level keywords
 alone. Offline, those keywords are the question's relational nouns ("native language", "salt

@@ -10,6 +10,7 @@ from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
 import numpy as np
 
 from core.retrieval.state import QuestionState
+from core.retrieval.strategies import Strategies, strategies_for
 from core.settings import Settings
 from core.storage.ports import GraphView, VectorHit
 from core.tokens import count_tokens
@@ -55,6 +56,17 @@ class QueryContext:
         self._keywords: Optional[tuple[list[str], list[str]]] = None
         self.state = QuestionState(question)  # per-question results shared by the modes of one comparison
         self.keyword_usage: dict[str, int] = {"llm_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        """The settings of this query; the strategies (RAGScope's or the papers') are chosen from them
+        once, here (``core.retrieval.strategies``)."""
+        self._settings = value
+        self.strategies: Strategies = strategies_for(value)
 
     @property
     def graph(self) -> GraphView:

@@ -15,7 +15,7 @@ every mode that starts from entities links each name of the question on its own:
    at most ``SEEDS_PER_KEYWORD`` per keyword.
 
 The result is ordered by score (ties: keyword order, then key) and capped at the paper's top-N.
-``settings.paper_strict`` switches every mode back to the papers' joined query (``strict_hits``).
+The papers' strategy (``core.retrieval.strategies.JoinedSearch``) is their joined query (``strict_hits``).
 """
 from __future__ import annotations
 
@@ -174,17 +174,9 @@ def strict_hits(ctx: QueryContext, terms: Sequence[str], top_n: int, threshold: 
 
 def question_seeds(ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
                    fill: bool = False) -> list[Seed]:
-    """The seeds a mode starts from: linked names (RAGScope) or the joined search (paper-strict);
-    with no name in the question, the fallback terms are searched the paper's way. ``fill`` (local
-    mode) tops the linked names up with the paper's joined search to the top-N, so LightRAG's broad
-    low-level context stays, with the question's own entities first."""
-    s = ctx.settings
-    top_n = top_n or s.lightrag_top_k
-    if s.paper_strict or not names:
-        return strict_hits(ctx, list(names) or list(fallback_terms), top_n, s.cosine_threshold)
-    linked = link_names(ctx, names, top_n, s.cosine_threshold, s.seed_relative_cutoff)
-    if not fill:
-        return linked
-    taken = {seed.key for seed in linked}
-    extra = [seed for seed in strict_hits(ctx, list(names), top_n, s.cosine_threshold) if seed.key not in taken]
-    return (linked + extra)[:top_n]
+    """The seeds a mode starts from, by the query's seed strategy (``core.retrieval.strategies``):
+    linked names (RAGScope) or the joined search (the papers'); with no name in the question, the
+    fallback terms are searched the paper's way. ``fill`` (local mode) tops the linked names up with
+    the paper's joined search to the top-N, so LightRAG's broad low-level context stays, with the
+    question's own entities first."""
+    return ctx.strategies.seeds.seeds(ctx, names, fallback_terms, top_n or ctx.settings.lightrag_top_k, fill)

@@ -47,12 +47,20 @@ def merge(local: Gathered, global_: Gathered, result: RetrievalResult) -> Gather
     return merged
 
 
+def branch(result: RetrievalResult, name: str, run: Callable[[], Gathered]) -> Gathered:
+    """Run one branch (local or global) and mark the trace lines it added with the branch's name."""
+    start = len(result.trace)
+    gathered = run()
+    result.trace[start:] = [f"{name}: {line}" for line in result.trace[start:]]
+    return gathered
+
+
 class HybridRetriever(LightRAGRetriever):
     name = "hybrid"
 
-    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
-        local = LocalRetriever().gather(ctx, result, clock, prefix=f"{prefix}local: ")
-        global_ = GlobalRetriever().gather(ctx, result, clock, prefix=f"{prefix}global: ")
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
+        local = branch(result, "local", lambda: LocalRetriever().gather(ctx, result, clock))
+        global_ = branch(result, "global", lambda: GlobalRetriever().gather(ctx, result, clock))
         return merge(local, global_, result)
 
 

@@ -189,7 +189,7 @@ def global_expand(graph: GraphOrView, relation_hits: Sequence[tuple[str, str, fl
 
 # --- chunks ------------------------------------------------------------------------------------
 
-# RAGScope's evidence order (paper_strict off): a chunk's relevance is OWNER_WEIGHT times the score of the
+# RAGScope's evidence order (core.retrieval.strategies.OwnerThenCosine): a chunk's relevance is OWNER_WEIGHT times the score of the
 # best entity or relation that brought it plus its own cosine to the question. Measured on
 # dev_musique_full (local R@5): cosine only 61.8 (paper), owner + cosine 64.2, 0.5 x owner + cosine 66.7,
 # 0.2 x owner + cosine 67.3; a bonus per further owner (0.1) cost 4-5 points (a chunk that many loosely

@@ -6,16 +6,18 @@ are in ``core.retrieval.lightrag_context``.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 from core.extraction.query_terms import name_spans
 from core.retrieval.base import (QueryContext, Stopwatch, edge_count, fill_chunk_texts, finish,
                                  new_result)
 from core.retrieval.context import add_keyword_usage
-from core.retrieval.entity_linking import Seed, dictionary_names, question_seeds
+from core.retrieval.entity_linking import Seed, question_seeds
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              select_chunks)
+from core.storage.ports import GraphView, VectorHit
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
@@ -23,7 +25,7 @@ LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "m
 LEVEL_NAMES = {"low": "low-level", "high": "high-level"}
 
 
-def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, prefix: str = ""
+def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str
                  ) -> tuple[list[str], str]:
     """The keywords one level searches with ('low' or 'high'), falling back to the other level when
     empty; records both keyword lists in the result. Returns (terms, a label used in reasons)."""
@@ -31,19 +33,19 @@ def search_terms(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, l
         low, high = ctx.keywords()
     result.keywords = {"low": list(low), "high": list(high)}
     extractor = getattr(ctx.keyword_extractor, "name", "keywords")
-    result.trace.append(f"{prefix}keywords ({extractor}): low-level {list(low)}, high-level {list(high)}")
+    result.trace.append(f"keywords ({extractor}): low-level {list(low)}, high-level {list(high)}")
     other = "high" if level == "low" else "low"
     terms, used = list(low if level == "low" else high), level
     if not terms:
         terms, used = list(high if level == "low" else low), other
         if terms:
-            result.trace.append(f"{prefix}no {LEVEL_NAMES[level]} keywords: falling back to the "
+            result.trace.append(f"no {LEVEL_NAMES[level]} keywords: falling back to the "
                                 f"{LEVEL_NAMES[other]} ones")
     if not terms:
-        result.trace.append(f"{prefix}no keywords at all: nothing to search with")
+        result.trace.append(f"no keywords at all: nothing to search with")
         return [], ""
     joined = ", ".join(terms)
-    result.trace.append(f"{prefix}{LEVEL_NAMES[used]} keywords searched: {joined}")
+    result.trace.append(f"{LEVEL_NAMES[used]} keywords searched: {joined}")
     return terms, f"{LEVEL_NAMES[used]} keywords '{joined}'"
 
 
@@ -100,15 +102,24 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     return result
 
 
-def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, collection: str,
-                prefix: str = "") -> tuple[list[Any], Any, str]:
+@dataclass
+class VectorHits:
+    """A keyword level's vector search over one collection: the hits, the graph and the label reasons quote."""
+
+    hits: list[VectorHit]
+    graph: GraphView
+    label: str
+
+
+def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, level: str, collection: str
+                ) -> Optional[VectorHits]:
     """Keywords of one level embedded (joined with ", ") and matched against one collection.
 
-    Returns (hits, knowledge graph, label); no hits when there is nothing to search with or the
-    graph has no items of that kind (the trace says which)."""
-    terms, label = search_terms(ctx, result, clock, level, prefix)
+    None when there is nothing to search with or the graph has no items of that kind (the trace
+    says which)."""
+    terms, label = search_terms(ctx, result, clock, level)
     if not terms:
-        return [], None, ""
+        return None
     with clock.stage("embed_query"):
         # both keyword levels and the question (used to rank chunks) in one call: hybrid and mix
         # need all three, and a batch of three costs little more than one
@@ -121,40 +132,41 @@ def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, le
     size = len(graph) if collection == "entities" else edge_count(graph)
     if size == 0:
         what = "is empty" if collection == "entities" else "has no relations"
-        result.trace.append(f"{prefix}the knowledge graph {what}: index some documents first")
-        return [], None, ""
-    return hits, graph, label
+        result.trace.append(f"the knowledge graph {what}: index some documents first")
+        return None
+    return VectorHits(list(hits), graph, label)
 
 
-def trace_hits(result: RetrievalResult, ctx: QueryContext, prefix: str, noun: str, total: int,
+def trace_hits(result: RetrievalResult, ctx: QueryContext, noun: str, total: int,
                scores: Sequence[float], kept: int) -> bool:
     """Trace one vector search (how many hits passed the threshold, stale ones); False when none did."""
     s = ctx.settings
     above = sum(1 for score in scores if score >= s.cosine_threshold)
     missing = above - kept
     result.trace.append(
-        f"{prefix}{noun} search: top-{s.lightrag_top_k} of {total} {noun}s, {above} above cosine "
+        f"{noun} search: top-{s.lightrag_top_k} of {total} {noun}s, {above} above cosine "
         f"{s.cosine_threshold}" + (f", {missing} not in the graph (stale vectors)" if missing else ""))
     if not kept:
-        result.trace.append(f"{prefix}no {noun} reached cosine {s.cosine_threshold}: nothing retrieved")
+        result.trace.append(f"no {noun} reached cosine {s.cosine_threshold}: nothing retrieved")
     return bool(kept)
 
 
-def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str,
+def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
                 entities: list[EntityHit], relations: list[RelationHit],
                 owners: Sequence[tuple[str, Sequence[str]]], via: str,
                 owner_scores: Optional[Sequence[float]] = None) -> Gathered:
     """Add the owners' source chunks (``chunks_per_entity`` each, the closest to the question),
     ranked by cosine (paper) or by the owner's score + cosine (RAGScope)."""
-    strict = ctx.settings.paper_strict or owner_scores is None
-    chunks = chunk_records(ctx, clock, owners, via=via, owner_scores=None if strict else owner_scores)
-    order = "by cosine to the question" if strict else f"by the {via}'s score + cosine to the question"
-    result.trace.append(f"{prefix}{len(chunks)} source chunks (at most {ctx.settings.chunks_per_entity} per {via}, "
+    evidence = ctx.strategies.evidence
+    scores = evidence.owner_scores(owner_scores)
+    chunks = chunk_records(ctx, clock, owners, via=via, owner_scores=scores)
+    order = evidence.describe(via, scores)
+    result.trace.append(f"{len(chunks)} source chunks (at most {ctx.settings.chunks_per_entity} per {via}, "
                         f"{order})")
     return Gathered(entities, relations, chunks)
 
 
-def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, terms: Sequence[str], prefix: str = "",
+def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, terms: Sequence[str],
               fill: bool = False) -> list[Seed]:
     """The question's entities linked to the graph (computed once per question, traced per mode);
     ``fill`` tops them up with the paper's joined search (local mode)."""
@@ -170,15 +182,9 @@ def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, term
                 state.seeds = seeds
             state.seed_names = names
     graph = ctx.graph
-    if ctx.settings.paper_strict:
-        how = "paper: keywords joined into one search"
-    elif state.seed_names:
-        how = "each name of the question linked by name, alias, containment or its own vector search" + (
-            ", then the paper's joined search" if fill else "")
-    else:
-        how = "no name in the question: the keywords joined into one search"
+    how = ctx.strategies.seeds.describe(bool(state.seed_names), fill)
     shown = ", ".join(f"{graph.name(s.key)} ({s.reason()})" for s in seeds[:8])
-    result.trace.append(f"{prefix}seed entities ({how}): {len(seeds)}" + (f" — {shown}" if shown else "")
+    result.trace.append(f"seed entities ({how}): {len(seeds)}" + (f" — {shown}" if shown else "")
                         + (" …" if len(seeds) > 8 else ""))
     return seeds
 
@@ -189,9 +195,7 @@ def link_names_of(ctx: QueryContext) -> list[str]:
     LLM keywords, the low-level keywords."""
     low, _ = ctx.keywords()
     spans = name_spans(ctx.question) if getattr(ctx.keyword_extractor, "name", "") == "spacy" else list(low)
-    if ctx.settings.paper_strict:
-        return spans
-    return list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + spans))
+    return ctx.strategies.seeds.names(ctx.ws, ctx.question, spans)
 
 
 class LightRAGRetriever:
@@ -200,7 +204,7 @@ class LightRAGRetriever:
     name = ""
     params = tuple(LIGHTRAG_PARAMS)
 
-    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         raise NotImplementedError
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:

@@ -16,27 +16,27 @@ from core.types import RetrievalResult
 class LocalRetriever(LightRAGRetriever):
     name = "local"
 
-    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, prefix: str = "") -> Gathered:
+    def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         """Entities, their incident relations and their chunks, ranked, before any token budget."""
-        terms, label = search_terms(ctx, result, clock, "low", prefix)
+        terms, label = search_terms(ctx, result, clock, "low")
         if not terms:
             return Gathered()
         with clock.stage("graph_walk"):
             graph = ctx.graph
         if len(graph) == 0:
-            result.trace.append(f"{prefix}the knowledge graph is empty: index some documents first")
+            result.trace.append(f"the knowledge graph is empty: index some documents first")
             return Gathered()
         s = ctx.settings
-        seeds = seeds_for(ctx, result, clock, terms, prefix, fill=True)
+        seeds = seeds_for(ctx, result, clock, terms, fill=True)
         with clock.stage("graph_walk"):
             pairs = [(seed.key, seed.score) for seed in seeds]
             entities, relations = local_expand(graph, pairs, top_k=s.lightrag_top_k, threshold=s.cosine_threshold,
                                                query_label=label, reasons={x.key: x.reason() for x in seeds})
         if not entities:
-            result.trace.append(f"{prefix}no entity reached cosine {s.cosine_threshold}: nothing retrieved")
+            result.trace.append(f"no entity reached cosine {s.cosine_threshold}: nothing retrieved")
             return Gathered()
-        result.trace.append(f"{prefix}expanded to {len(relations)} relations (1-hop neighbourhood of "
+        result.trace.append(f"expanded to {len(relations)} relations (1-hop neighbourhood of "
                             f"{len(entities)} entities, ranked by edge degree, then weight)")
         owners = [(f"entity {e.name}", e.source_chunk_ids) for e in entities]
-        return with_chunks(ctx, result, clock, prefix, entities, relations, owners, "entity",
+        return with_chunks(ctx, result, clock, entities, relations, owners, "entity",
                            [e.score for e in entities])

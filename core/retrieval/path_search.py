@@ -31,13 +31,13 @@ from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finis
 from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
-from core.retrieval.path_seeds import connect_question_pairs, question_priority, ragscope_nodes, why_kept
+from core.retrieval.strategies import STRICT_SETTING
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, PathEdge, PathHit, RelationHit, RetrievalResult
 
 PARAMS = ["path_top_nodes", "path_top_paths", "path_alpha", "path_theta", "path_max_hops",
-          "path_max_expansions", "cosine_threshold", "max_total_tokens", "paper_strict", "seed_relative_cutoff"]
+          "path_max_expansions", "cosine_threshold", "max_total_tokens", STRICT_SETTING, "seed_relative_cutoff"]
 SOURCES_PER_EDGE = 2  # source chunks quoted per path edge in the Sources section
 SOURCES_PER_ENTITY = 2  # source chunks quoted per entity in the no-path fallback
 SOURCES_HEADER = "-----Sources-----"
@@ -110,32 +110,23 @@ class PathRetriever:
             low, high = ctx.keywords()
             result.keywords = {"low": list(low), "high": list(high)}
             add_keyword_usage(result, ctx.keyword_usage)
-            query_text = ", ".join(low) if low else ctx.question
         kg = ctx.graph
-        question: set[str] = set()
-        seed_why: dict[str, str] = {}
-        if s.paper_strict:
-            result.trace.append(f"node query: {query_text!r}" + ("" if low else " (no low-level keyword: the question)"))
-            with clock.stage("embed_query"):
-                vector = ctx.embed(query_text)
-            with clock.stage("vector_search"):
-                retrieved = retrieve_nodes(ctx, result, kg, vector)
-        else:
-            retrieved, seed_why, question = ragscope_nodes(ctx, result, clock, kg)
+        strategy = ctx.strategies.paths
+        choice = strategy.nodes(ctx, result, clock, kg)
+        retrieved, seed_why, question = choice.nodes, choice.why, choice.question
         with clock.stage("graph_walk"):
             keys = [k for k, _ in retrieved]
             paths, stats = top_paths(kg, keys, alpha=s.path_alpha, theta=s.path_theta, max_hops=s.path_max_hops,
                                      top_k=s.path_top_paths, max_expansions=s.path_max_expansions,
-                                     priority=None if s.paper_strict else question_priority(question))
-            if not s.paper_strict and question:
-                paths, notes = connect_question_pairs(kg, question, paths, s, keys)
-                result.trace.extend(notes)
-            trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths)
+                                     priority=strategy.priority(question))
+            paths, notes = strategy.connect(ctx, kg, question, paths, keys)
+            result.trace.extend(notes)
+            trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths, strategy.order)
         with clock.stage("ranking"):
             result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]
             names = {k: entity_name(kg, k) for p in paths for k in p.nodes}
             for record, path in zip(result.paths, paths):
-                record.why = why_kept(path, question, seed_why, names, s.paper_strict)
+                record.why = strategy.why(path, question, seed_why, names)
                 record.question_entities = sum(1 for n in path.nodes if n in question)
             if paths:
                 result.entities, result.relations = path_entities(kg, paths), path_relations(kg, paths)
@@ -149,6 +140,17 @@ class PathRetriever:
                 build_node_context(ctx, result, kg, retrieved)
         path_funnel(result, kg, paths, retrieved)
         return result
+
+
+def paper_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, kg: GraphView) -> list[tuple[str, float]]:
+    """PathRAG's start nodes: the low-level keywords joined (the question when there are none), top-N."""
+    low, _ = ctx.keywords()
+    query_text = ", ".join(low) if low else ctx.question
+    result.trace.append(f"node query: {query_text!r}" + ("" if low else " (no low-level keyword: the question)"))
+    with clock.stage("embed_query"):
+        vector = ctx.embed(query_text)
+    with clock.stage("vector_search"):
+        return retrieve_nodes(ctx, result, kg, vector)
 
 
 def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: GraphView, vector: Any) -> list[tuple[str, float]]:
@@ -176,7 +178,7 @@ def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: GraphView, ve
 
 
 def trace_flow(result: RetrievalResult, kg: GraphView, keys: list[str], paths: list[ScoredPath],
-               stats: FlowStats, cap: int, top_k: int) -> None:
+               stats: FlowStats, cap: int, top_k: int, order: str) -> None:
     """FlowStats, the expansion cap and the kept paths, or why there is no path."""
     s = result.params
     result.trace.append(
@@ -190,7 +192,6 @@ def trace_flow(result: RetrievalResult, kg: GraphView, keys: list[str], paths: l
     elif stats.starts:
         result.trace.append(f"expansion cap ({cap} per start node) not hit: every path the pruning allows was enumerated")
     if paths:
-        order = "by reliability" if s.get("paper_strict") else "question entities on the path first, then reliability"
         result.trace.append(f"kept {len(paths)} paths (K={top_k}, {order}), reliability {paths[0].score:.4f} … "
                             f"{paths[-1].score:.4f}; placed in the context from last to first")
         return
@@ -244,12 +245,10 @@ def _first(ids: Iterable[str], n: int) -> list[str]:
 
 
 def _closest(ctx: QueryContext, ids: Iterable[str], n: Optional[int] = None) -> list[str]:
-    """Paper order (corpus order) when ``paper_strict``; else the chunks closest to the question first
-    (RAGScope's tie-break: an entity or an edge seen in many chunks quotes the relevant ones)."""
-    unique = list(dict.fromkeys(ids))
-    if not ctx.settings.paper_strict and len(unique) > 1:
-        cosines = ctx.ws.views.vectors.cosines("chunks", ctx.embed(ctx.question), unique)
-        unique.sort(key=lambda c: -cosines.get(c, -2.0))
+    """Source chunks in the query's evidence order (``core.retrieval.strategies``): corpus order
+    (paper) or the chunks closest to the question first (RAGScope's tie-break: an entity or an edge
+    seen in many chunks quotes the relevant ones)."""
+    unique = ctx.strategies.evidence.sources(ctx, list(ids))
     return unique if n is None else unique[:n]
 
 

@@ -1,4 +1,4 @@
-"""PathRAG's node retrieval and path ranking, RAGScope's way (``paper_strict`` off).
+"""PathRAG's node retrieval and path ranking, RAGScope's way (``core.retrieval.strategies.QuestionFirstPaths``).
 
 PathRAG retrieves N = 40 nodes with the low-level keywords and ranks the paths between them by
 reliability alone. Offline that produced paths that ignore the question: the 40 nodes were whatever
@@ -89,12 +89,14 @@ def question_priority(question: set[str]) -> Callable[[ScoredPath], tuple[int, i
     return priority
 
 
-def why_kept(path: ScoredPath, question: set[str], seed_why: dict[str, str], names: dict[str, str],
-             strict: bool) -> str:
-    """One line saying why a path is in the result."""
-    reliability = f"reliability {path.score:.3f} (Σ resources / {path.edges} edge{'s' if path.edges > 1 else ''})"
-    if strict:
-        return f"kept by {reliability} (paper ranking)"
+def reliability_text(path: ScoredPath) -> str:
+    """A path's reliability and how it is computed."""
+    return f"reliability {path.score:.3f} (Σ resources / {path.edges} edge{'s' if path.edges > 1 else ''})"
+
+
+def why_kept(path: ScoredPath, question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
+    """One line saying why a path is in the result (RAGScope's ranking)."""
+    reliability = reliability_text(path)
     on = [names.get(n, n) for n in path.nodes if n in question]
     ends = [names.get(n, n) for n in (path.nodes[0], path.nodes[-1])]
     if len(set(on)) >= 2:

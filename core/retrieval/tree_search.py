@@ -40,12 +40,13 @@ from core.retrieval.entity_linking import dictionary_names, link_names
 from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import fit_to_budget
+from core.retrieval.strategies import STRICT_SETTING
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit
 
-PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens", "paper_strict"]
+PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens", STRICT_SETTING]
 TIE_INLINE = 2  # RAGScope: a summary leaf holding this many question terms stays at the summary's rank
 MAX_TRACED_PAIRS = 30  # pairs listed one per line in the trace; the rest are counted
 
@@ -201,10 +202,14 @@ RARE_NOUN_SHARE = 0.01
 
 
 def extra_weight_terms(ctx: QueryContext) -> list[str]:
+    """The terms that weigh occurrences besides the query entities, by the query's tree strategy
+    (``core.retrieval.strategies``): the question's rare nouns (RAGScope) or none (paper)."""
+    return ctx.strategies.tree.weight_terms(ctx)
+
+
+def rare_nouns(ctx: QueryContext) -> list[str]:
     """The question's rare nouns: they weigh occurrences (a bridge chunk holds "airport", "hotel")
     without pairing with everything in the local branch as common nouns would."""
-    if ctx.settings.paper_strict:
-        return []
     index = ctx.ws.mention_index()
     limit = max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE * len(ctx.ws.chunk_order()))
     return [t for t, label in labelled_query_entities(ctx.question, ctx.settings.entity_types)
@@ -212,14 +217,19 @@ def extra_weight_terms(ctx: QueryContext) -> list[str]:
 
 
 def query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str]]:
-    """The tree mode's query entities and the nouns left out. Paper: every mention-graph term of the
-    question. RAGScope: the question's names only, linked to the graph by name, alias or containment
-    (``core.retrieval.entity_linking``, no embedding): a common noun ("city", "person", "language")
-    pairs with everything within h hops and floods the local branch with unrelated chunks, and an
-    exact name ("Philbrook Museum") may be indexed under a longer one ("Philbrook Museum of Art")."""
+    """The tree mode's query entities and the nouns left out, by the query's tree strategy
+    (``core.retrieval.strategies``). Paper: every mention-graph term of the question. RAGScope:
+    ``named_query_terms``."""
+    return ctx.strategies.tree.terms(ctx, graph)
+
+
+def named_query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str]]:
+    """RAGScope's query entities: the question's names only, linked to the graph by name, alias or
+    containment (``core.retrieval.entity_linking``, no embedding): a common noun ("city", "person",
+    "language") pairs with everything within h hops and floods the local branch with unrelated
+    chunks, and an exact name ("Philbrook Museum") may be indexed under a longer one ("Philbrook
+    Museum of Art"). Also returns the nouns left out."""
     labelled = labelled_query_entities(ctx.question, ctx.settings.entity_types)
-    if ctx.settings.paper_strict:
-        return [term for term, _ in labelled], []
     s = ctx.settings
     names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
     seeds = link_names(ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff, vectors=False)
@@ -241,7 +251,7 @@ def run_h_loop(ctx: QueryContext, result: RetrievalResult, present: list[str], g
         result.trace.append(f"  pair {names[a]} – {names[b]}: {_hops(d)} ({d + 1} nodes)")
     if len(pairs) > MAX_TRACED_PAIRS:
         result.trace.append(f"  … {len(pairs) - MAX_TRACED_PAIRS} more pairs")
-    tie = None if ctx.settings.paper_strict else question_term_counts(ctx)
+    tie = ctx.strategies.evidence.tie_break(ctx)
     outcome = h_loop(present, graph, ctx.ws.mention_index(), ctx.ws.chunk_order(), k=k, h=h, tie_break=tie)
     for step in outcome.steps:
         result.trace.append(f"h-loop h={step.h}: {step.pairs_kept} pairs kept, {step.chunks} chunks — {step.note}")
@@ -372,8 +382,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
         kept.append(item)
         used += cost
     weights = _leaf_weights(ctx, present)
-    strict = ctx.settings.paper_strict
-    tie = None if strict else question_term_counts(ctx)
+    strict = not ctx.strategies.evidence.leaves_tail
+    tie = ctx.strategies.evidence.tie_break(ctx)
     fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
                                           _evidence(kept, weights, strict, tie)).context_tokens, budget)
     if len(kept) < len(chosen.items):

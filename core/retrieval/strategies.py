@@ -1,0 +1,335 @@
+"""RAGScope's choices and the papers' own, as small strategy objects chosen once per query.
+
+Where LightRAG, PathRAG and E2GraphRAG leave a step open (or where their choice measured worse
+offline), RAGScope makes its own choice. Each such step is one strategy pair below; the setting
+``paper_strict`` picks the papers' member of every pair, and this module is the only place outside
+the settings that reads it: ``strategies_for(settings)`` returns one ``Strategies`` bundle, which
+``QueryContext`` holds as ``ctx.strategies`` and every mode asks.
+
+============== ============================================ =========================================
+step           RAGScope                                     paper
+============== ============================================ =========================================
+seeds          ``LinkedNames``: each name of the question   ``JoinedSearch``: the keywords joined
+               linked by name, alias, containment or its    with ", ", one vector search, top-N
+               own vector search (``entity_linking``)       above the cosine threshold
+relations      ``AnchoredRelations``: cosine + a bonus for  ``CosineRelations``: cosine to the
+               touching a question entity (``anchoring``)   joined high-level keywords
+paths          ``QuestionFirstPaths``: question entities    ``ReliabilityPaths``: top-N nodes of
+               as seeds, paths on them first, missing       the joined keywords, reliability only
+               pairs connected (``path_seeds``)
+evidence       ``OwnerThenCosine``: owner score + cosine,   ``CosineOnly``: cosine to the question,
+               closest source chunks first, off-question    corpus order, a summary's leaves at
+               summary leaves after every item              its position
+tree query     ``NamedTreeQuery``: the question's names     ``EveryTermTreeQuery``: every
+               (+ rare nouns weigh occurrences)             mention-graph term of the question
+============== ============================================ =========================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from core.retrieval.base import QueryContext, Stopwatch
+    from core.retrieval.entity_linking import Seed
+    from core.retrieval.path_flow import ScoredPath
+    from core.storage.ports import GraphView
+    from core.types import RetrievalResult
+    from core.workspace import Workspace
+
+STRICT_SETTING = "paper_strict"  # the setting that selects the papers' strategies
+
+
+@dataclass
+class RelationSearch:
+    """What a relation search found: (source, target, score) triples best first, a reason per pair
+    (None: the paper's cosine reason), the graph searched and the label reasons quote."""
+
+    triples: list[tuple[str, str, float]]
+    reasons: Optional[dict[tuple[str, str], str]]
+    graph: "GraphView"
+    label: str
+
+
+@dataclass
+class NodeChoice:
+    """The path mode's start nodes (key, score) best first, why each is one, and the question's own."""
+
+    nodes: list[tuple[str, float]]
+    why: dict[str, str]
+    question: set[str]
+
+
+# --- seed selection ------------------------------------------------------------------------------
+class SeedSelection(Protocol):
+    """Which question names are looked up and how they become seed entities."""
+
+    shares_mode_seeds: bool  # the answers may reuse the seeds a mode linked (same names, same way)
+
+    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]: ...
+
+    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
+              fill: bool) -> list["Seed"]: ...
+
+    def describe(self, has_names: bool, fill: bool) -> str: ...
+
+
+class LinkedNames:
+    """RAGScope: the graph's own names found in the question, then its name spans, each linked alone."""
+
+    shares_mode_seeds = True
+
+    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]:
+        from core.retrieval.entity_linking import dictionary_names
+
+        return list(dict.fromkeys(dictionary_names(ws, question) + list(spans)))
+
+    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
+              fill: bool) -> list["Seed"]:
+        from core.retrieval.entity_linking import link_names, strict_hits
+
+        s = ctx.settings
+        if not names:
+            return strict_hits(ctx, list(fallback_terms), top_n, s.cosine_threshold)
+        linked = link_names(ctx, names, top_n, s.cosine_threshold, s.seed_relative_cutoff)
+        if not fill:
+            return linked
+        taken = {seed.key for seed in linked}
+        extra = [seed for seed in strict_hits(ctx, list(names), top_n, s.cosine_threshold) if seed.key not in taken]
+        return (linked + extra)[:top_n]
+
+    def describe(self, has_names: bool, fill: bool) -> str:
+        if not has_names:
+            return "no name in the question: the keywords joined into one search"
+        return "each name of the question linked by name, alias, containment or its own vector search" + (
+            ", then the paper's joined search" if fill else "")
+
+
+class JoinedSearch:
+    """The papers: the name spans (or the keywords) joined with ", " into one vector search."""
+
+    shares_mode_seeds = False
+
+    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]:
+        return list(spans)
+
+    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
+              fill: bool) -> list["Seed"]:
+        from core.retrieval.entity_linking import strict_hits
+
+        return strict_hits(ctx, list(names) or list(fallback_terms), top_n, ctx.settings.cosine_threshold)
+
+    def describe(self, has_names: bool, fill: bool) -> str:
+        return "paper: keywords joined into one search"
+
+
+# --- relation ranking (global) -------------------------------------------------------------------
+class RelationRanking(Protocol):
+    """How global mode finds and ranks its relations; None when there is nothing to search."""
+
+    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]: ...
+
+
+class AnchoredRelations:
+    """RAGScope: relations anchored to the question's entities (``core.retrieval.anchoring``)."""
+
+    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
+        from core.retrieval.global_search import anchored_hits
+
+        return anchored_hits(ctx, result, clock)
+
+
+class CosineRelations:
+    """LightRAG: the high-level keywords joined and matched against the relation vectors."""
+
+    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
+        from core.retrieval.lightrag_retrieval import vector_hits
+
+        found = vector_hits(ctx, result, clock, "high", "relations")
+        if found is None:
+            return None
+        triples = [(str(h.metadata.get("source", "")), str(h.metadata.get("target", "")), h.score) for h in found.hits]
+        return RelationSearch(triples, None, found.graph, found.label)
+
+
+# --- path ranking (path) -------------------------------------------------------------------------
+class PathRanking(Protocol):
+    """The path mode's start nodes, path order, extra connections and each path's why."""
+
+    order: str  # how the kept paths are ordered, as the trace says it
+
+    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice: ...
+
+    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]: ...
+
+    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]: ...
+
+    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str: ...
+
+
+class QuestionFirstPaths:
+    """RAGScope: the question's entities (+ anchored relation endpoints) as seeds; paths on them first."""
+
+    order = "question entities on the path first, then reliability"
+
+    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
+        from core.retrieval.path_seeds import ragscope_nodes
+
+        return NodeChoice(*ragscope_nodes(ctx, result, clock, kg))
+
+    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
+        from core.retrieval.path_seeds import question_priority
+
+        return question_priority(question)
+
+    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]:
+        from core.retrieval.path_seeds import connect_question_pairs
+
+        if not question:
+            return paths, []
+        return connect_question_pairs(kg, question, paths, ctx.settings, keys)
+
+    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
+        from core.retrieval.path_seeds import why_kept
+
+        return why_kept(path, question, seed_why, names)
+
+
+class ReliabilityPaths:
+    """PathRAG: top-N nodes of the joined low-level keywords (or the question), reliability only."""
+
+    order = "by reliability"
+
+    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
+        from core.retrieval.path_search import paper_nodes
+
+        return NodeChoice(paper_nodes(ctx, result, clock, kg), {}, set())
+
+    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
+        return None
+
+    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]:
+        return paths, []
+
+    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
+        from core.retrieval.path_seeds import reliability_text
+
+        return f"kept by {reliability_text(path)} (paper ranking)"
+
+
+# --- evidence order ------------------------------------------------------------------------------
+class EvidenceOrder(Protocol):
+    """How evidence chunks are ordered: LightRAG's chunk lists, PathRAG's sources, the tree's leaves."""
+
+    leaves_tail: bool  # a summary's leaves that mention no query entity go after every item
+
+    def owner_scores(self, scores: Optional[Sequence[float]]) -> Optional[Sequence[float]]: ...
+
+    def describe(self, via: str, scores: Optional[Sequence[float]]) -> str: ...
+
+    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]: ...
+
+    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]: ...
+
+
+class OwnerThenCosine:
+    """RAGScope: a chunk ranks by its owner's score + its cosine; the closest sources first."""
+
+    leaves_tail = True
+
+    def owner_scores(self, scores: Optional[Sequence[float]]) -> Optional[Sequence[float]]:
+        return scores
+
+    def describe(self, via: str, scores: Optional[Sequence[float]]) -> str:
+        return "by cosine to the question" if scores is None else f"by the {via}'s score + cosine to the question"
+
+    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]:
+        unique = list(dict.fromkeys(ids))
+        if len(unique) > 1:
+            cosines = ctx.ws.views.vectors.cosines("chunks", ctx.embed(ctx.question), unique)
+            unique.sort(key=lambda c: -cosines.get(c, -2.0))
+        return unique
+
+    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]:
+        from core.retrieval.tree_search import question_term_counts
+
+        return question_term_counts(ctx)
+
+
+class CosineOnly:
+    """The papers: chunks by cosine to the question, sources in corpus order, no tie-break."""
+
+    leaves_tail = False
+
+    def owner_scores(self, scores: Optional[Sequence[float]]) -> Optional[Sequence[float]]:
+        return None
+
+    def describe(self, via: str, scores: Optional[Sequence[float]]) -> str:
+        return "by cosine to the question"
+
+    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]:
+        return list(dict.fromkeys(ids))
+
+    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]:
+        return None
+
+
+# --- tree query ----------------------------------------------------------------------------------
+class TreeQuery(Protocol):
+    """The tree mode's query entities, and the extra terms that weigh occurrences."""
+
+    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]: ...
+
+    def weight_terms(self, ctx: "QueryContext") -> list[str]: ...
+
+
+class NamedTreeQuery:
+    """RAGScope: the question's names linked to the graph; rare nouns only weigh occurrences."""
+
+    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
+        from core.retrieval.tree_search import named_query_terms
+
+        return named_query_terms(ctx, graph)
+
+    def weight_terms(self, ctx: "QueryContext") -> list[str]:
+        from core.retrieval.tree_search import rare_nouns
+
+        return rare_nouns(ctx)
+
+
+class EveryTermTreeQuery:
+    """E2GraphRAG: every mention-graph term of the question."""
+
+    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
+        from core.extraction.query_terms import labelled_query_entities
+
+        return [term for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types)], []
+
+    def weight_terms(self, ctx: "QueryContext") -> list[str]:
+        return []
+
+
+# --- the bundle ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Strategies:
+    """One member of every strategy pair; ``paper`` says which side the bundle is."""
+
+    paper: bool
+    seeds: SeedSelection
+    relations: RelationRanking
+    paths: PathRanking
+    evidence: EvidenceOrder
+    tree: TreeQuery
+
+
+RAGSCOPE = Strategies(False, LinkedNames(), AnchoredRelations(), QuestionFirstPaths(), OwnerThenCosine(),
+                      NamedTreeQuery())
+PAPER = Strategies(True, JoinedSearch(), CosineRelations(), ReliabilityPaths(), CosineOnly(), EveryTermTreeQuery())
+
+
+def strategies_for(settings: Any) -> Strategies:
+    """The papers' strategies when the settings ask for them (``paper_strict``), else RAGScope's."""
+    return PAPER if bool(getattr(settings, STRICT_SETTING, False)) else RAGSCOPE
