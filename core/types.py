@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping, Optional
 
 from core.storage.ports import display_name
+from core.trace import TraceEvent, trace_text
 
 
 @dataclass
@@ -304,7 +305,7 @@ class RetrievalResult:
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    trace: list[str] = field(default_factory=list)
+    trace: list[TraceEvent] = field(default_factory=list)  # what the mode did, as records (core.trace)
     evidence_chunk_ids: list[str] = field(default_factory=list)
     answer: Optional[Answer] = None
     # The evidence-loss funnel (core.evaluation.loss): chunks the mode selected before its token budgets
@@ -313,8 +314,24 @@ class RetrievalResult:
     candidate_chunk_ids: list[str] = field(default_factory=list)
     reached_chunk_ids: list[str] = field(default_factory=list)
 
+    def log(self, stage: str, event: str, **data: Any) -> TraceEvent:
+        """Record one trace event (its wording: ``core.retrieval.trace_text``)."""
+        record = TraceEvent(stage, event, data)
+        self.trace.append(record)
+        return record
+
+    def events(self, event: str) -> list[TraceEvent]:
+        """The trace events of one kind, in order."""
+        return [record for record in self.trace if record.event == event]
+
+    def trace_lines(self) -> list[str]:
+        """The trace as the lines the UI and the CLI show."""
+        return trace_text(self.trace)
+
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data; each hit through its own ``to_dict``."""
-        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name != "answer"}
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("answer", "trace")}
+        data["trace"] = trace_text(self.trace)  # the lines users read, as the JSON always had them
+        data["trace_events"] = [event.to_dict() for event in self.trace]
         data["answer"] = None if self.answer is None else asdict(self.answer)
         return data

@@ -139,7 +139,7 @@ def render_tabs(result: RetrievalResult) -> None:
                    f"{len(result.context_text):,} characters.")
         st.code(result.context_text or "(empty context)", language=None, wrap_lines=True, height=500)
     with tabs["Trace & timings"]:
-        st.code("\n".join(result.trace) or "(no trace)", language=None, wrap_lines=True)
+        st.code("\n".join(result.trace_lines()) or "(no trace)", language=None, wrap_lines=True)
         st.dataframe(rv.stages_frame(result), hide_index=True, key="inspect_stages")
         st.caption("Parameters")
         st.code(json.dumps(result.params, indent=2, default=str), language="json")

@@ -190,8 +190,8 @@ def test_inspect_tree_shows_the_h_loop_trace(data_dir):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Branch"] == str(result.params["branch"])
     assert metrics["Final h"] == str(result.params["final_h"])
-    assert "\n".join(result.trace) in [c.value for c in at.code]
-    assert any("h-loop" in line for line in result.trace)
+    assert "\n".join(result.trace_lines()) in [c.value for c in at.code]
+    assert result.events("h_step") or result.events("no_query_entity")
 
 
 def test_inspect_parameter_override_is_used(data_dir):

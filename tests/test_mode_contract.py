@@ -79,8 +79,10 @@ def _global(ws: Workspace, result: RetrievalResult) -> None:
 def _hybrid(ws: Workspace, result: RetrievalResult) -> None:
     _entities(ws, result)
     _relations(ws, result)
-    assert any(line.startswith("local: ") for line in result.trace)
-    assert any(line.startswith("global: ") for line in result.trace)
+    assert {e.branch for e in result.trace} >= {"local", "global"}
+    assert any(e.branch == "local" and e.event == "seeds" for e in result.trace)
+    assert any(e.branch == "global" and e.stage == "relations" or e.branch == "global" and e.event == "vector_search"
+               for e in result.trace)
     assert {c.via for c in result.chunks} >= {"entity"}
 
 
@@ -95,7 +97,7 @@ def _tree(ws: Workspace, result: RetrievalResult) -> None:
     assert branch in TREE_BRANCHES, f"no tree branch recorded: {branch!r}"
     if branch.startswith("local"):
         assert isinstance(result.params.get("final_h"), int)
-        assert any(line.startswith("h-loop h=") for line in result.trace), "local branch without its h-loop"
+        assert result.events("h_step"), "local branch without its h-loop"
         assert result.chunks and all(c.pairs for c in result.chunks), "a local-branch chunk without its pair"
     else:
         assert result.summaries or result.chunks

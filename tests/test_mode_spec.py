@@ -22,6 +22,7 @@ DUMMY_MODULE = '''
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import prefix_within, sources_text
 from core.tokens import count_tokens
+from core.trace import note
 from core.types import ChunkHit, RetrievalResult
 
 
@@ -40,7 +41,7 @@ class DummyRetriever:
                                                 for n, cid in scored])
             records, _ = prefix_within(records, lambda c: count_tokens(c.text), ctx.settings.max_total_tokens)
             result.chunks = records
-            result.trace.append(f"dummy: {len(records)} chunks by words shared with the question")
+            result.trace.append(note(f"dummy: {len(records)} chunks by words shared with the question"))
             return finish(result, sources_text(records), [r.chunk_id for r in records])
 '''
 DUMMY = ModeSpec("dummy", "test", "the chunks sharing the most words with the question.",

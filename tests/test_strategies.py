@@ -104,7 +104,7 @@ def test_path_ranking_question_first_vs_reliability(sample_ws):
     paper = st.ReliabilityPaths().nodes(strict_ctx(sample_ws), result, Stopwatch(result), sample_ws.views.graph)
     assert ours.question and ours.question <= {k for k, _ in ours.nodes} and set(ours.why) >= ours.question
     assert paper.nodes and paper.question == set() and paper.why == {}
-    assert any(line.startswith("node query: ") for line in map(str, result.trace))
+    assert len(result.events("node_query")) == 1 and len(result.events("path_seeds")) == 1
 
 
 class FakeVectors:

@@ -279,7 +279,7 @@ def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
         st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in s.items()} for s in steps]), hide_index=True,
                      key=f"{key_prefix}_hloop")
     st.caption("Trace (h-loop history)")
-    st.code("\n".join(result.trace) or "(no trace)", language=None)
+    st.code("\n".join(result.trace_lines()) or "(no trace)", language=None)
 
 
 # --- the retrieved subgraph ------------------------------------------------------------------

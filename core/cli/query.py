@@ -31,7 +31,7 @@ def _print_result(result: RetrievalResult) -> None:
     print(f"== {result.mode} ==")
     print(f"{label}:\n{answer.text if answer else ''}\n")
     print(summary_line(result))
-    for line in result.trace[:12]:
+    for line in result.trace_lines()[:12]:
         print(f"  · {line}")
     print()
 

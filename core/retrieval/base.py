@@ -9,8 +9,10 @@ from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
+from core.retrieval.lightrag_search import edge_count  # noqa: F401  (re-exported for the modes)
 from core.retrieval.state import QuestionState
 from core.retrieval.strategies import Strategies, strategies_for
+from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
 from core.settings import Settings
 from core.storage.ports import GraphView, VectorHit
 from core.tokens import count_tokens
@@ -160,8 +162,3 @@ def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     lines = [",".join(header)]
     lines.extend(",".join(cell(v) for v in row) for row in rows)
     return "\n".join(lines)
-
-
-def edge_count(graph: GraphView) -> int:
-    """Number of relations of a graph view (counted once per view)."""
-    return int(graph.relation_count())

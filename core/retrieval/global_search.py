@@ -9,13 +9,10 @@ one), and the evidence chunks are ordered by their relation's score + their own 
 """
 from __future__ import annotations
 
-from typing import Optional
-
-from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations
 from core.retrieval.base import QueryContext, Stopwatch, edge_count
 from core.retrieval.lightrag_context import Gathered, global_expand
-from core.retrieval.lightrag_retrieval import LightRAGRetriever, search_terms, seeds_for, trace_hits, with_chunks
-from core.retrieval.strategies import RelationSearch
+from core.retrieval.lightrag_retrieval import LightRAGRetriever, trace_hits, with_chunks
+from core.retrieval.lightrag_search import anchored_hits  # noqa: F401  (RAGScope's relation search)
 from core.types import RetrievalResult
 
 
@@ -35,38 +32,7 @@ class GlobalRetriever(LightRAGRetriever):
         if not trace_hits(result, ctx, "relation", edge_count(graph), [t[2] for t in triples],
                           len(relations)):
             return Gathered()
-        result.trace.append(f"{len(entities)} endpoint entities of {len(relations)} relations "
-                            f"(in order of appearance)")
+        result.log("graph_walk", "endpoints", entities=len(entities), relations=len(relations))
         owners = [(f"relation {r.source} — {r.target}", r.source_chunk_ids) for r in relations]
         return with_chunks(ctx, result, clock, entities, relations, owners, "relation",
                            [r.score for r in relations])
-
-
-def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Optional[RelationSearch]:
-    """RAGScope's relation search: high-level keywords (or the low-level ones) anchored to the
-    question's seed entities; None when there is nothing to search."""
-    terms, label = search_terms(ctx, result, clock, "high")
-    if not terms:
-        return None
-    with clock.stage("graph_walk"):
-        graph = ctx.graph
-    if edge_count(graph) == 0:
-        result.trace.append(f"the knowledge graph has no relations: index some documents first")
-        return None
-    low, _ = ctx.keywords()
-    seeds = seeds_for(ctx, result, clock, low or terms)
-    with clock.stage("embed_query"):
-        ctx.prefetch([", ".join(terms)] + [", ".join(level) for level in ctx.keywords()] + [ctx.question])
-        vector = ctx.embed(", ".join(terms))
-    with clock.stage("vector_search"):
-        key = ", ".join(terms)
-        if key not in ctx.state.anchored:
-            ctx.state.anchored[key] = anchored_relations(ctx.ws, vector, seeds, ctx.settings.lightrag_top_k,
-                                                         ctx.settings.cosine_threshold)
-        anchored = ctx.state.anchored[key]
-    anchored_count = sum(1 for r in anchored if r.anchor)
-    result.trace.append(f"relation search anchored to {len(seeds)} seed entities: {len(anchored)} relations "
-                        f"(cosine >= {ctx.settings.cosine_threshold}), {anchored_count} touching a question entity "
-                        f"or a neighbour of one (+{ANCHOR_BONUS:g})")
-    return RelationSearch([(r.pair[0], r.pair[1], r.score) for r in anchored],
-                          {r.pair: r.reason(label) for r in anchored}, graph, label)

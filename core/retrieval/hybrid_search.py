@@ -42,16 +42,16 @@ def merge(local: Gathered, global_: Gathered, result: RetrievalResult) -> Gather
     for what, a, b, m in (("entities", local.entities, global_.entities, merged.entities),
                           ("relations", local.relations, global_.relations, merged.relations),
                           ("chunks", local.chunks, global_.chunks, merged.chunks)):
-        result.trace.append(f"merge {what}: {len(a)} local + {len(b)} global -> {len(m)} (round-robin, "
-                            f"{len(a) + len(b) - len(m)} duplicates dropped)")
+        result.log("merge", "merge", what=what, local=len(a), global_=len(b), merged=len(m))
     return merged
 
 
 def branch(result: RetrievalResult, name: str, run: Callable[[], Gathered]) -> Gathered:
-    """Run one branch (local or global) and mark the trace lines it added with the branch's name."""
+    """Run one branch (local or global) and mark the trace events it added with the branch's name."""
     start = len(result.trace)
     gathered = run()
-    result.trace[start:] = [f"{name}: {line}" for line in result.trace[start:]]
+    for event in result.trace[start:]:
+        event.branch = name
     return gathered
 
 
@@ -83,7 +83,5 @@ class MixRetriever:
             record.via, record.brought_by = "naive", []
             naive.append(record)
         chunks = merge_labelled([("graph", gathered.chunks), ("naive", naive)], chunk_key)
-        result.trace.append(f"mix chunks: {len(gathered.chunks)} graph + {len(naive)} naive (dense top-{k}) -> "
-                            f"{len(chunks)} (round-robin, {len(gathered.chunks) + len(naive) - len(chunks)} "
-                            f"duplicates dropped)")
+        result.log("merge", "mix_chunks", graph=len(gathered.chunks), naive=len(naive), k=k, merged=len(chunks))
         return assemble(ctx, result, clock, Gathered(gathered.entities, gathered.relations, chunks))

@@ -24,7 +24,7 @@ class LocalRetriever(LightRAGRetriever):
         with clock.stage("graph_walk"):
             graph = ctx.graph
         if len(graph) == 0:
-            result.trace.append(f"the knowledge graph is empty: index some documents first")
+            result.log("graph", "graph_empty")
             return Gathered()
         s = ctx.settings
         seeds = seeds_for(ctx, result, clock, terms, fill=True)
@@ -33,10 +33,9 @@ class LocalRetriever(LightRAGRetriever):
             entities, relations = local_expand(graph, pairs, top_k=s.lightrag_top_k, threshold=s.cosine_threshold,
                                                query_label=label, reasons={x.key: x.reason() for x in seeds})
         if not entities:
-            result.trace.append(f"no entity reached cosine {s.cosine_threshold}: nothing retrieved")
+            result.log("vector_search", "nothing_above", noun="entity", threshold=s.cosine_threshold)
             return Gathered()
-        result.trace.append(f"expanded to {len(relations)} relations (1-hop neighbourhood of "
-                            f"{len(entities)} entities, ranked by edge degree, then weight)")
+        result.log("graph_walk", "local_expand", relations=len(relations), entities=len(entities))
         owners = [(f"entity {e.name}", e.source_chunk_ids) for e in entities]
         return with_chunks(ctx, result, clock, entities, relations, owners, "entity",
                            [e.score for e in entities])

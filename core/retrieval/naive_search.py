@@ -25,7 +25,7 @@ class NaiveRetriever:
             set_funnel(result, [r.chunk_id for r in records])
             records, _ = prefix_within(records, lambda c: count_tokens(c.text), ctx.settings.max_total_tokens)
             result.chunks = records
-            result.trace.append(f"dense top-{ctx.settings.naive_top_k} over {ctx.ws.vectors.count('chunks')} chunks: "
-                                f"{len(records)} kept")
+            result.log("vector_search", "dense_chunks", k=ctx.settings.naive_top_k,
+                       total=ctx.ws.vectors.count("chunks"), kept=len(records))
             finish(result, sources_text(records), [c.chunk_id for c in records])
         return result

@@ -120,7 +120,7 @@ class PathRetriever:
                                      top_k=s.path_top_paths, max_expansions=s.path_max_expansions,
                                      priority=strategy.priority(question))
             paths, notes = strategy.connect(ctx, kg, question, paths, keys)
-            result.trace.extend(notes)
+            result.trace.extend(notes)  # one event per question entity searched again
             trace_flow(result, kg, keys, paths, stats, s.path_max_expansions, s.path_top_paths, strategy.order)
         with clock.stage("ranking"):
             result.paths = [path_record(kg, p, i + 1) for i, p in enumerate(paths)]
@@ -142,69 +142,24 @@ class PathRetriever:
         return result
 
 
-def paper_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, kg: GraphView) -> list[tuple[str, float]]:
-    """PathRAG's start nodes: the low-level keywords joined (the question when there are none), top-N."""
-    low, _ = ctx.keywords()
-    query_text = ", ".join(low) if low else ctx.question
-    result.trace.append(f"node query: {query_text!r}" + ("" if low else " (no low-level keyword: the question)"))
-    with clock.stage("embed_query"):
-        vector = ctx.embed(query_text)
-    with clock.stage("vector_search"):
-        return retrieve_nodes(ctx, result, kg, vector)
-
-
-def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: GraphView, vector: Any) -> list[tuple[str, float]]:
-    """Top-N entity keys with cosine >= the threshold that exist in the knowledge graph, best first."""
-    s = ctx.settings
-    hits = ctx.search("entities", vector, s.path_top_nodes)
-    out: list[tuple[str, float]] = []
-    seen: set[str] = set()
-    below = 0
-    for hit in hits:
-        key = str(hit.metadata.get("key", ""))
-        if hit.score < s.cosine_threshold:
-            below += 1
-        elif key in kg and key not in seen:
-            seen.add(key)
-            out.append((key, float(hit.score)))
-    line = f"entities: top-{s.path_top_nodes} of {len(kg)} searched, {len(hits)} returned"
-    if below:
-        line += f", {below} below cosine {s.cosine_threshold}"
-    line += f" -> {len(out)} nodes"
-    if out:
-        line += f" (cosine {out[0][1]:.3f} … {out[-1][1]:.3f}): " + ", ".join(entity_name(kg, k) for k, _ in out)
-    result.trace.append(line)
-    return out
-
-
 def trace_flow(result: RetrievalResult, kg: GraphView, keys: list[str], paths: list[ScoredPath],
                stats: FlowStats, cap: int, top_k: int, order: str) -> None:
     """FlowStats, the expansion cap and the kept paths, or why there is no path."""
     s = result.params
-    result.trace.append(
-        f"flow pruning (α={s['path_alpha']}, θ={s['path_theta']} on S(v)/deg(v), ≤{s['path_max_hops']} hops) from "
-        f"{stats.starts} start nodes: {stats.nodes_reached} resources set, {stats.nodes_pruned} nodes pruned, "
-        f"{stats.expansions} expansions, {stats.pairs_with_paths} ordered node pairs connected")
+    result.log("flow", "flow", alpha=s["path_alpha"], theta=s["path_theta"], hops=s["path_max_hops"],
+               starts=stats.starts, reached=stats.nodes_reached, pruned=stats.nodes_pruned,
+               expansions=stats.expansions, pairs=stats.pairs_with_paths)
     if stats.capped_starts:
-        names = ", ".join(entity_name(kg, k) for k in stats.capped_starts)
-        result.trace.append(f"expansion cap HIT ({cap} per start node) for {len(stats.capped_starts)} start(s): "
-                            f"{names} — their path lists are incomplete")
+        result.log("flow", "cap_hit", cap=cap, starts=[entity_name(kg, k) for k in stats.capped_starts])
     elif stats.starts:
-        result.trace.append(f"expansion cap ({cap} per start node) not hit: every path the pruning allows was enumerated")
+        result.log("flow", "cap_not_hit", cap=cap)
     if paths:
-        result.trace.append(f"kept {len(paths)} paths (K={top_k}, {order}), reliability {paths[0].score:.4f} … "
-                            f"{paths[-1].score:.4f}; placed in the context from last to first")
+        result.log("paths", "kept_paths", kept=len(paths), k=top_k, order=order, best=paths[0].score,
+                   worst=paths[-1].score)
         return
-    if not keys:
-        why = "no node retrieved"
-    elif len(keys) == 1:
-        why = "a single node retrieved: no pair to connect"
-    else:
-        isolated = sum(1 for k in keys if kg.degree(k) == 0)
-        why = (f"no path of ≤{s['path_max_hops']} hops through expanded nodes links any two of the {len(keys)} "
-               f"retrieved nodes ({isolated} isolated)")
-    result.trace.append(f"no path: {why}; context falls back to the retrieved entities' descriptions and "
-                        f"source chunks (PathRAG's reference code also keeps node context)")
+    why = "no_node" if not keys else "single_node" if len(keys) == 1 else "unlinked"
+    result.log("paths", "no_path", why=why, hops=s["path_max_hops"], nodes=len(keys),
+               isolated=sum(1 for k in keys if kg.degree(k) == 0))
 
 
 def _entity(kg: GraphView, key: str, score: float, reason: str) -> EntityHit:
@@ -338,11 +293,9 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
     blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates)
     result.chunks = sources
     if len(blocks) < len(result.paths):
-        result.trace.append(f"token budget {budget}: the {len(result.paths) - len(blocks)} least reliable "
-                            f"paths dropped from the context")
+        result.log("budgets", "paths_dropped", budget=budget, dropped=len(result.paths) - len(blocks))
     if len(sources) < len(chosen):
-        result.trace.append(f"token budget {budget}: {len(chosen) - len(sources)} of {len(chosen)} "
-                            f"source chunks dropped")
+        result.log("budgets", "sources_dropped", budget=budget, dropped=len(chosen) - len(sources), total=len(chosen))
 
 
 def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView,
@@ -376,5 +329,5 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
     blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates)
     result.chunks = sources
     if len(blocks) < len(retrieved) or len(sources) < len(chosen):
-        result.trace.append(f"token budget {budget}: {len(retrieved) - len(blocks)} entities and "
-                            f"{len(chosen) - len(sources)} source chunks left out")
+        result.log("budgets", "node_context_cut", budget=budget, entities=len(retrieved) - len(blocks),
+                   sources=len(chosen) - len(sources))

@@ -23,13 +23,27 @@ With no name in the question the seeds are the paper's (joined keywords, top-N).
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from core.retrieval.anchoring import anchored_relations
-from core.retrieval.base import QueryContext, Stopwatch
-from core.retrieval.lightrag_retrieval import seeds_for
+from core.retrieval.lightrag_search import seeds_for
 from core.retrieval.path_flow import ScoredPath, flow_paths
+from core.trace import TraceEvent
+from core.storage.ports import GraphView
 from core.types import RetrievalResult
+
+if TYPE_CHECKING:
+    from core.retrieval.base import QueryContext, Stopwatch
+
+@dataclass
+class NodeChoice:
+    """The path mode's start nodes (key, score) best first, why each is one, and the question's own."""
+
+    nodes: list[tuple[str, float]]
+    why: dict[str, str]
+    question: set[str]
+
 
 RELATION_SEEDS = 5  # relations of the anchored search whose endpoints become path seeds
 
@@ -65,9 +79,8 @@ def ragscope_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
         question |= nested
         for node in nested:
             why[node] = f"question entity: named inside the question; {why.get(node, 'a seed')}"
-    result.trace.append(f"path seeds: {len(question)} question entities, {len(seeds) - len(question)} similar "
-                        f"entities, {len(nodes) - len(seeds)} endpoints of the best {RELATION_SEEDS} relations for "
-                        f"the high-level keywords")
+    result.log("seeds", "path_seeds", question=len(question), similar=len(seeds) - len(question),
+               endpoints=len(nodes) - len(seeds), relations=RELATION_SEEDS)
     return nodes, why, question
 
 
@@ -110,7 +123,7 @@ def why_kept(path: ScoredPath, question: set[str], seed_why: dict[str, str], nam
 
 
 def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath], settings: Any,
-                           seeds: Sequence[str] = ()) -> tuple[list[ScoredPath], list[str]]:
+                           seeds: Sequence[str] = ()) -> tuple[list[ScoredPath], list[TraceEvent]]:
     """Each question entity is searched again without early stopping (θ = 0: the flow reaches every
     node within ``path_max_hops``, resources and reliability computed as usual) towards the other
     question entities and seeds that no kept path connects it to, and its best path to each is added.
@@ -120,7 +133,7 @@ def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath],
     it. Returns the paths with the new ones ranked in, and a trace line per question entity."""
     connected = {frozenset((p.nodes[0], p.nodes[-1])) for p in paths}
     added: list[ScoredPath] = []
-    notes: list[str] = []
+    notes: list[TraceEvent] = []
     for a in sorted(question):
         if a not in kg:
             continue
@@ -137,13 +150,42 @@ def connect_question_pairs(kg: Any, question: set[str], paths: list[ScoredPath],
             connected.add(frozenset((a, target)))
             added.append(path)
         missing = len(targets) - len(best)
-        notes.append(f"question entity {a}: {len(targets)} question entities or seeds not joined by a kept path; "
-                     f"best path to {len(best)} added without early stopping"
-                     + (f", {missing} not connected within {settings.path_max_hops} hops" if missing else "")
-                     + (" (search capped)" if capped else ""))
+        notes.append(TraceEvent("paths", "question_pair_search", {"entity": a, "targets": len(targets), "added": len(best),
+                                                                  "missing": missing, "hops": settings.path_max_hops,
+                                                                  "capped": bool(capped)}))
     if not added:
         return paths, notes
     priority = question_priority(question)
     merged = sorted(paths + added, key=lambda path: (priority(path), -path.score, path.edges,
                                                       [str(n) for n in path.nodes]))
     return merged[: max(settings.path_top_paths, len(added))], notes
+
+
+def paper_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, kg: GraphView) -> list[tuple[str, float]]:
+    """PathRAG's start nodes: the low-level keywords joined (the question when there are none), top-N."""
+    low, _ = ctx.keywords()
+    query_text = ", ".join(low) if low else ctx.question
+    result.log("seeds", "node_query", query=query_text, from_question=not low)
+    with clock.stage("embed_query"):
+        vector = ctx.embed(query_text)
+    with clock.stage("vector_search"):
+        return retrieve_nodes(ctx, result, kg, vector)
+
+
+def retrieve_nodes(ctx: QueryContext, result: RetrievalResult, kg: GraphView, vector: Any) -> list[tuple[str, float]]:
+    """Top-N entity keys with cosine >= the threshold that exist in the knowledge graph, best first."""
+    s = ctx.settings
+    hits = ctx.search("entities", vector, s.path_top_nodes)
+    out: list[tuple[str, float]] = []
+    seen: set[str] = set()
+    below = 0
+    for hit in hits:
+        key = str(hit.metadata.get("key", ""))
+        if hit.score < s.cosine_threshold:
+            below += 1
+        elif key in kg and key not in seen:
+            seen.add(key)
+            out.append((key, float(hit.score)))
+    result.log("seeds", "nodes", top_n=s.path_top_nodes, total=len(kg), returned=len(hits), below=below,
+               threshold=s.cosine_threshold, cosines=[c for _, c in out], names=[kg.name(k) for k, _ in out])
+    return out

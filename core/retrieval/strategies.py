@@ -29,35 +29,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
 
+from core.extraction.query_terms import labelled_query_entities
+from core.retrieval.entity_linking import dictionary_names, link_names, strict_hits
+from core.retrieval.lightrag_search import RelationSearch, anchored_hits, vector_hits
+from core.retrieval.path_seeds import (NodeChoice, connect_question_pairs, paper_nodes, question_priority,
+                                       ragscope_nodes, reliability_text, why_kept)
+from core.retrieval.tree_terms import named_query_terms, question_term_counts, rare_nouns
+
 if TYPE_CHECKING:
     from core.retrieval.base import QueryContext, Stopwatch
     from core.retrieval.entity_linking import Seed
     from core.retrieval.path_flow import ScoredPath
     from core.storage.ports import GraphView
+    from core.trace import TraceEvent
     from core.types import RetrievalResult
     from core.workspace import Workspace
 
+__all__ = ["NodeChoice", "RelationSearch", "STRICT_SETTING", "Strategies", "strategies_for", "RAGSCOPE", "PAPER"]
+
 STRICT_SETTING = "paper_strict"  # the setting that selects the papers' strategies
-
-
-@dataclass
-class RelationSearch:
-    """What a relation search found: (source, target, score) triples best first, a reason per pair
-    (None: the paper's cosine reason), the graph searched and the label reasons quote."""
-
-    triples: list[tuple[str, str, float]]
-    reasons: Optional[dict[tuple[str, str], str]]
-    graph: "GraphView"
-    label: str
-
-
-@dataclass
-class NodeChoice:
-    """The path mode's start nodes (key, score) best first, why each is one, and the question's own."""
-
-    nodes: list[tuple[str, float]]
-    why: dict[str, str]
-    question: set[str]
 
 
 # --- seed selection ------------------------------------------------------------------------------
@@ -80,14 +70,10 @@ class LinkedNames:
     shares_mode_seeds = True
 
     def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]:
-        from core.retrieval.entity_linking import dictionary_names
-
         return list(dict.fromkeys(dictionary_names(ws, question) + list(spans)))
 
     def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
               fill: bool) -> list["Seed"]:
-        from core.retrieval.entity_linking import link_names, strict_hits
-
         s = ctx.settings
         if not names:
             return strict_hits(ctx, list(fallback_terms), top_n, s.cosine_threshold)
@@ -115,8 +101,6 @@ class JoinedSearch:
 
     def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
               fill: bool) -> list["Seed"]:
-        from core.retrieval.entity_linking import strict_hits
-
         return strict_hits(ctx, list(names) or list(fallback_terms), top_n, ctx.settings.cosine_threshold)
 
     def describe(self, has_names: bool, fill: bool) -> str:
@@ -134,8 +118,6 @@ class AnchoredRelations:
     """RAGScope: relations anchored to the question's entities (``core.retrieval.anchoring``)."""
 
     def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
-        from core.retrieval.global_search import anchored_hits
-
         return anchored_hits(ctx, result, clock)
 
 
@@ -143,8 +125,6 @@ class CosineRelations:
     """LightRAG: the high-level keywords joined and matched against the relation vectors."""
 
     def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
-        from core.retrieval.lightrag_retrieval import vector_hits
-
         found = vector_hits(ctx, result, clock, "high", "relations")
         if found is None:
             return None
@@ -163,7 +143,7 @@ class PathRanking(Protocol):
     def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]: ...
 
     def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]: ...
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]: ...
 
     def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str: ...
 
@@ -174,26 +154,18 @@ class QuestionFirstPaths:
     order = "question entities on the path first, then reliability"
 
     def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
-        from core.retrieval.path_seeds import ragscope_nodes
-
         return NodeChoice(*ragscope_nodes(ctx, result, clock, kg))
 
     def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
-        from core.retrieval.path_seeds import question_priority
-
         return question_priority(question)
 
     def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]:
-        from core.retrieval.path_seeds import connect_question_pairs
-
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]:
         if not question:
             return paths, []
         return connect_question_pairs(kg, question, paths, ctx.settings, keys)
 
     def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
-        from core.retrieval.path_seeds import why_kept
-
         return why_kept(path, question, seed_why, names)
 
 
@@ -203,20 +175,16 @@ class ReliabilityPaths:
     order = "by reliability"
 
     def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
-        from core.retrieval.path_search import paper_nodes
-
         return NodeChoice(paper_nodes(ctx, result, clock, kg), {}, set())
 
     def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
         return None
 
     def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list[str]]:
+                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]:
         return paths, []
 
     def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
-        from core.retrieval.path_seeds import reliability_text
-
         return f"kept by {reliability_text(path)} (paper ranking)"
 
 
@@ -254,8 +222,6 @@ class OwnerThenCosine:
         return unique
 
     def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]:
-        from core.retrieval.tree_search import question_term_counts
-
         return question_term_counts(ctx)
 
 
@@ -290,13 +256,9 @@ class NamedTreeQuery:
     """RAGScope: the question's names linked to the graph; rare nouns only weigh occurrences."""
 
     def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
-        from core.retrieval.tree_search import named_query_terms
-
         return named_query_terms(ctx, graph)
 
     def weight_terms(self, ctx: "QueryContext") -> list[str]:
-        from core.retrieval.tree_search import rare_nouns
-
         return rare_nouns(ctx)
 
 
@@ -304,8 +266,6 @@ class EveryTermTreeQuery:
     """E2GraphRAG: every mention-graph term of the question."""
 
     def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
-        from core.extraction.query_terms import labelled_query_entities
-
         return [term for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types)], []
 
     def weight_terms(self, ctx: "QueryContext") -> list[str]:

@@ -34,13 +34,11 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 import networkx as nx
 import numpy as np
 
-from core.extraction.query_terms import labelled_query_entities
-from core.extraction.query_terms import name_spans
-from core.retrieval.entity_linking import dictionary_names, link_names
 from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context import fit_to_budget
 from core.retrieval.strategies import STRICT_SETTING
+from core.retrieval.tree_terms import question_term_counts  # noqa: F401  (RAGScope's tie-break)
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
@@ -154,21 +152,17 @@ class TreeRetriever:
             names = display_names(terms, ctx.graph)
             result.keywords = {"low": [names[t] for t in terms], "high": []}
             absent = [names[t] for t in terms if t not in graph]
-            result.trace.append(
-                f"query entities (mention-graph extractor): {', '.join(names[t] for t in terms) or 'none'}"
-                + (f"; not in the mention graph: {', '.join(absent)}" if absent else "")
-                + (f"; nouns left out (RAGScope: names only): {', '.join(dropped)}" if dropped else ""))
+            result.log("keywords", "query_entities", terms=[names[t] for t in terms], absent=absent, dropped=dropped)
         final_h: Optional[int] = None
         if not present:
-            result.trace.append("no query entity in the mention graph: global branch "
-                                "(dense top-k over the collapsed tree)")
+            result.log("branch", "no_query_entity")
             chosen = global_items(ctx, result, clock, k, [], names)
         else:
             with clock.stage("graph_walk"):
                 outcome, distances = run_h_loop(ctx, result, present, graph, names, k, h)
             final_h = outcome.final_h
             if outcome.branch == "no-pairs":
-                result.trace.append("local branch empty: global branch with occurrence ranking")
+                result.log("branch", "local_empty")
                 chosen = global_items(ctx, result, clock, k, present, names)
             else:
                 with clock.stage("ranking"):
@@ -181,39 +175,10 @@ class TreeRetriever:
         return result
 
 
-def question_term_counts(ctx: QueryContext) -> dict[str, float]:
-    """chunk id → how many of the question's mention-graph terms (names and every noun) it holds,
-    read from the mention index (no embedding): RAGScope's tie-break for chunks that E2GraphRAG's
-    ranking leaves tied, where the paper falls back to corpus order."""
-    if ctx.state.tree_term_counts is None:
-        index = ctx.ws.views.mention_index
-        counts: dict[str, float] = {}
-        for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types):
-            for chunk_id in index.get(term, {}):
-                counts[chunk_id] = counts.get(chunk_id, 0.0) + 1.0
-        ctx.state.tree_term_counts = counts
-    return ctx.state.tree_term_counts
-
-
-# RAGScope: rare nouns of the question (in at most max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE of the chunks))
-# also count in the occurrence weights of the global branch, though never in the local branch's pairs
-RARE_NOUN_CHUNKS = 10
-RARE_NOUN_SHARE = 0.01
-
-
 def extra_weight_terms(ctx: QueryContext) -> list[str]:
     """The terms that weigh occurrences besides the query entities, by the query's tree strategy
     (``core.retrieval.strategies``): the question's rare nouns (RAGScope) or none (paper)."""
     return ctx.strategies.tree.weight_terms(ctx)
-
-
-def rare_nouns(ctx: QueryContext) -> list[str]:
-    """The question's rare nouns: they weigh occurrences (a bridge chunk holds "airport", "hotel")
-    without pairing with everything in the local branch as common nouns would."""
-    index = ctx.ws.mention_index()
-    limit = max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE * len(ctx.ws.chunk_order()))
-    return [t for t, label in labelled_query_entities(ctx.question, ctx.settings.entity_types)
-            if label in ("NOUN", "PROPN") and 0 < len(index.get(t, {})) <= limit]
 
 
 def query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str]]:
@@ -223,38 +188,21 @@ def query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str
     return ctx.strategies.tree.terms(ctx, graph)
 
 
-def named_query_terms(ctx: QueryContext, graph: nx.Graph) -> tuple[list[str], list[str]]:
-    """RAGScope's query entities: the question's names only, linked to the graph by name, alias or
-    containment (``core.retrieval.entity_linking``, no embedding): a common noun ("city", "person",
-    "language") pairs with everything within h hops and floods the local branch with unrelated
-    chunks, and an exact name ("Philbrook Museum") may be indexed under a longer one ("Philbrook
-    Museum of Art"). Also returns the nouns left out."""
-    labelled = labelled_query_entities(ctx.question, ctx.settings.entity_types)
-    s = ctx.settings
-    names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
-    seeds = link_names(ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff, vectors=False)
-    terms = [seed.key for seed in seeds if seed.key in graph]
-    terms += [term for term, label in labelled if label not in ("NOUN", "PROPN") and term in graph]
-    terms = list(dict.fromkeys(terms))
-    dropped = [term for term, label in labelled if label in ("NOUN", "PROPN") and term not in terms]
-    return terms, dropped
-
-
 # --- local branch ----------------------------------------------------------------------------
 def run_h_loop(ctx: QueryContext, result: RetrievalResult, present: list[str], graph: nx.Graph,
                names: Mapping[str, str], k: int, h: int) -> tuple[LocalOutcome, dict[tuple[str, str], int]]:
     """Trace the pairs within h and every step of the h-loop; return the outcome and pair distances."""
     pairs = pair_distances(present, graph, h)
-    result.trace.append(f"{len(present)} query entities in the mention graph -> "
-                        f"{len(present) * (len(present) - 1) // 2} pair(s); {len(pairs)} within h={h} nodes")
+    result.log("h_loop", "pairs", entities=len(present), pairs=len(present) * (len(present) - 1) // 2,
+               within=len(pairs), h=h)
     for a, b, d in pairs[:MAX_TRACED_PAIRS]:
-        result.trace.append(f"  pair {names[a]} – {names[b]}: {_hops(d)} ({d + 1} nodes)")
+        result.log("h_loop", "pair", a=names[a], b=names[b], hops=_hops(d), nodes=d + 1)
     if len(pairs) > MAX_TRACED_PAIRS:
-        result.trace.append(f"  … {len(pairs) - MAX_TRACED_PAIRS} more pairs")
+        result.log("h_loop", "more_pairs", more=len(pairs) - MAX_TRACED_PAIRS)
     tie = ctx.strategies.evidence.tie_break(ctx)
     outcome = h_loop(present, graph, ctx.ws.mention_index(), ctx.ws.chunk_order(), k=k, h=h, tie_break=tie)
     for step in outcome.steps:
-        result.trace.append(f"h-loop h={step.h}: {step.pairs_kept} pairs kept, {step.chunks} chunks — {step.note}")
+        result.log("h_loop", "h_step", h=step.h, pairs=step.pairs_kept, chunks=step.chunks, note=step.note)
     return outcome, {(a, b): d for a, b, d in pairs}
 
 
@@ -289,8 +237,8 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
     with clock.stage("vector_search"):
         cands = collapsed_tree(ctx, vector, fetch)
     n_sum = sum(1 for c in cands if c.is_summary)
-    result.trace.append(f"dense top-{fetch} over the collapsed tree ({len(ctx.ws.chunk_order())} chunks + "
-                        f"{len(ctx.ws.tree_index())} summaries): {len(cands) - n_sum} chunks, {n_sum} summaries")
+    result.log("vector_search", "collapsed_tree", k=fetch, chunks_total=len(ctx.ws.chunk_order()),
+               summaries_total=len(ctx.ws.tree_index()), chunks=len(cands) - n_sum, summaries=n_sum)
     branch = "global"
     chosen: list[tuple[_Candidate, float, str]] = []
     with clock.stage("ranking"):
@@ -301,13 +249,12 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
             by_id = {c.item_id: c for c in cands}
             if ranked:
                 branch = "global-occurrence"
-                result.trace.append(f"occurrence ranking by {', '.join(names[t] for t in present)}: {len(ranked)} "
-                                    f"candidates with non-zero weight kept (top {k} of {len(cands)})")
+                result.log("ranking", "occurrence_ranking", terms=[names[t] for t in present], kept=len(ranked), k=k,
+                           candidates=len(cands))
                 chosen = [(by_id[i], float(w), f"occurrence weight {w} (cosine {s:.3f})") for i, w, s in ranked]
             else:
                 branch = "global-occurrence-empty"
-                result.trace.append(f"occurrence ranking: every candidate has weight 0 -> "
-                                    f"fall back to the plain dense top-{k}")
+                result.log("ranking", "occurrence_empty", k=k)
         if not chosen:
             chosen = [(c, c.cosine, f"cosine {c.cosine:.3f} to the question") for c in cands[:k]]
     items: list[Item] = []
@@ -387,8 +334,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
                                           _evidence(kept, weights, strict, tie)).context_tokens, budget)
     if len(kept) < len(chosen.items):
-        result.trace.append(f"token budget {budget}: {len(chosen.items) - len(kept)} of "
-                            f"{len(chosen.items)} items dropped")
+        result.log("budgets", "items_dropped", budget=budget, dropped=len(chosen.items) - len(kept),
+                   total=len(chosen.items))
     result.summaries = [r for _, r in kept if isinstance(r, SummaryHit)]
     result.chunks = [r for _, r in kept if isinstance(r, ChunkHit)]
     index = ctx.ws.mention_index()
@@ -400,4 +347,4 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
                 "source_chunk_ids": [c for c in result.evidence_chunk_ids if counts.get(c, 0) > 0]}
         result.entities.append(EntityHit.make(term, node, total, f"query entity: {len(counts)} chunks mention it "
                                                                  f"({total} occurrences)"))
-    result.trace.append(f"{chosen.note}; context {result.context_tokens} tokens")
+    result.log("context", "tree_context", note=chosen.note, tokens=result.context_tokens)
