@@ -148,13 +148,13 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
 @requires(Role.editor)
 def import_lightrag(principal: Principal, ws: Workspace, directory: Path | str, source_model: Optional[str] = None,
                     lightrag_workspace: Optional[str] = None, progress: ProgressCallback = no_progress,
-                    reuse_vectors: bool = False, wait: bool = False) -> Any:
+                    reuse_vectors: bool = False, wait: bool = False, vectors_model: Optional[str] = None) -> Any:
     """Import (or re-import: only the difference) a LightRAG working directory into ``ws``
     (``core.importers.lightrag``); returns its ``ImportReport``."""
     from core.importers.lightrag import import_lightrag as run_import
 
     return run_import(ws, directory, source_model=source_model, lightrag_workspace=lightrag_workspace,
-                      progress=progress, reuse_vectors=reuse_vectors, wait=wait)
+                      progress=progress, reuse_vectors=reuse_vectors, wait=wait, vectors_model=vectors_model)
 
 
 from core.api_views import *  # noqa: E402,F401,F403 - the admin, read-only and annotation functions

@@ -215,9 +215,9 @@ def _storage_leaks(path: Path, workspace_rule: bool = True) -> list[str]:
     return found
 
 
-# Not yet on the ports (landed while they were built): the LightRAG importer still writes through the
-# SQLite connection (``ws.store.conn``). Moving it onto ``RecordStore`` is the next step; the list only shrinks.
-STORAGE_RULE_PENDING = {"core/importers/lightrag/writer.py"}
+# Files not yet on the ports (the list only shrinks; the LightRAG importer went behind
+# ``core.storage.import_writes``).
+STORAGE_RULE_PENDING: set[str] = set()
 
 
 def test_storage_backends_stay_behind_the_ports() -> None:

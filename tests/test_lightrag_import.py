@@ -263,7 +263,7 @@ def test_reusing_lightrag_vectors_is_refused_with_the_reasons(tmp_path):
     with pytest.raises(LightRAGImportError) as err:
         import_lightrag(ws, FIXTURES / "ainsert", reuse_vectors=True)
     message = str(err.value)
-    assert "64-d" in message and "384-d" in message and "model" in message and "text" in message
+    assert "64-d" in message and "384-d" in message and "model:" in message and "--vectors-model" in message
     assert ws.status()["documents"] == 0
     ws.close()
 

@@ -32,7 +32,7 @@ def cmd_import_lightrag(args: argparse.Namespace) -> int:
     try:
         report = import_lightrag(LOCAL_ADMIN, ws, args.directory, source_model=args.source_model,
                                  lightrag_workspace=args.lightrag_workspace, progress=_Progress(not args.quiet),
-                                 reuse_vectors=args.reuse_lightrag_vectors, wait=args.wait)
+                                 reuse_vectors=args.reuse_vectors, vectors_model=args.vectors_model, wait=args.wait)
     finally:
         ws.close()
     if args.json:
@@ -41,7 +41,8 @@ def cmd_import_lightrag(args: argparse.Namespace) -> int:
     print(f"imported from LightRAG ({report.source}): {report.new_documents} new, {report.replaced_documents} "
           f"replaced, {report.deleted_documents} deleted, {report.unchanged_documents} unchanged document(s); "
           f"{report.entities_written} entities and {report.relations_written} relations written; in "
-          f"{report.seconds:.1f}s", file=sys.stderr)
+          f"{report.seconds:.1f}s (" + ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items()) + ")",
+          file=sys.stderr)
     print(f"LightRAG: {lr['documents']} documents, {lr['chunks']} chunks, {lr['entities']} entities, "
           f"{lr['relations']} relations | workspace: {rs['documents']} documents, {rs['chunks']} chunks, "
           f"{rs['entities']} entities, {rs['relations']} relations, {rs['mention_nodes']} mention nodes, "
@@ -58,7 +59,11 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="the LLM that built the LightRAG index (recorded as provenance; default: unknown)")
     p.add_argument("--lightrag-workspace", default=None,
                    help="LightRAG workspace subfolder to read when the directory holds several")
-    p.add_argument("--reuse-lightrag-vectors", action="store_true",
-                   help="reuse LightRAG's stored vectors (refused unless dimension, model and embedded text match)")
+    p.add_argument("--reuse-vectors", "--reuse-lightrag-vectors", dest="reuse_vectors", action="store_true",
+                   help="reuse LightRAG's stored vectors instead of re-embedding (refused unless their dimension, "
+                        "the model named by --vectors-model and every embedded text match what the workspace "
+                        "embedder would embed; docs/lightrag-import.md)")
+    p.add_argument("--vectors-model", default=None,
+                   help="the embedding model that wrote LightRAG's vectors (its files do not record it)")
     add_embedding_flags(p)
     p.set_defaults(run=cmd_import_lightrag)

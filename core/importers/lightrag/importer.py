@@ -22,10 +22,10 @@ from typing import Any, Optional
 import numpy as np
 
 from core.embeddings import chunk_windows, embed_chunk_windows
-from core.errors import RAGScopeError
 import core.importers.lightrag.writer as writer
 from core.importers.lightrag.mapping import ImportPlan, map_index
 from core.importers.lightrag.reader import LightRAGIndex, read_index
+from core.importers.lightrag.vectors import LightRAGImportError, ReusedVectors, reusable_vectors
 from core.indexing.batch import progress_slices
 from core.indexing.common import SpacyExtractor, progress_event
 from core.indexing.vector_writes import graph_texts
@@ -35,10 +35,6 @@ from core.workspace import Workspace
 PROVENANCE = "imported from LightRAG"
 LIGHTRAG_VERSION = "1.5.7"
 PROBE_TEXTS = 32  # texts timed before embedding to say the expected time
-
-
-class LightRAGImportError(RAGScopeError, ValueError):
-    """The import cannot run as asked; the message says why and what to do."""
 
 
 @dataclass
@@ -58,26 +54,19 @@ class ImportReport:
     expected_embed_s: float = 0.0
     seconds: float = 0.0
     lightrag: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per step (read_map, nlp, write, embed…)
     ragscope: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
-def check_vector_reuse(ws: Workspace, index: LightRAGIndex) -> None:
-    """LightRAG's stored vectors may be reused only when dimension, model and embedded text match. They
-    never all do: the files do not record the model, and LightRAG embeds other texts ("name\\ndescription",
-    whole chunks) than RAGScope (name + start of profile, keywords + endpoints, 200-token windows)."""
-    reasons = []
-    dims = set(index.vector_dims.values())
-    if dims and dims != {ws.embedder.dim}:
-        reasons.append(f"dimension: LightRAG's vectors are {'/'.join(map(str, sorted(dims)))}-d, the workspace "
-                       f"embedder '{ws.embedder.name}' gives {ws.embedder.dim}-d")
-    reasons.append("model: LightRAG's vector files do not record which embedding model wrote them")
-    reasons.append("text: LightRAG embeds 'name\\ndescription' per entity and the description per relation, "
-                   "RAGScope embeds the name with the start of the profile and keywords with endpoints")
-    raise LightRAGImportError("LightRAG's stored vectors cannot be reused here (" + "; ".join(reasons) +
-                              "); import without --reuse-lightrag-vectors to re-embed with the workspace's embedder")
+def check_vector_reuse(ws: Workspace, index: LightRAGIndex, plan: Optional[ImportPlan] = None,
+                       vectors_model: Optional[str] = None) -> ReusedVectors:
+    """LightRAG's stored vectors when dimension, model and embedded text all match what RAGScope would embed
+    (``core.importers.lightrag.vectors``), else ``LightRAGImportError`` naming every mismatch."""
+    return reusable_vectors(index, plan if plan is not None else map_index(index), ws.embedder.name,
+                            ws.embedder.dim, vectors_model, ws.settings.chunk_vector_windows)
 
 
 def _nlp(ws: Workspace, chunks: list[Chunk], imported_keys: set[str]) -> list[ChunkExtraction]:
@@ -109,33 +98,46 @@ def _estimate(ws: Workspace, texts: list[str]) -> tuple[int, float]:
     return tokens, round(tokens / rate, 1)
 
 
-def _embed(ws: Workspace, chunks: list[Chunk], texts: list[str], progress: ProgressCallback,
-           report: ImportReport) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
-    """Chunk vectors (windows when the setting says so) and graph vectors, in progress slices."""
+def _embed(ws: Workspace, chunks: list[Chunk], graph: tuple[list, list, list], reused: Optional[ReusedVectors],
+           progress: ProgressCallback, report: ImportReport) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
+    """Chunk vectors (windows when the setting says so) and the vectors of ``graph`` (entities, relations, tree
+    nodes, in ``graph_texts`` order): LightRAG's own where ``reused`` has them, the rest embedded in slices."""
     windows = ws.settings.chunk_vector_windows
+    reused = reused or ReusedVectors()
     for chunk in chunks:
         chunk.windows = len(chunk_windows(chunk.text)) if windows else 1
-    all_texts = [c.text for c in chunks] + texts
+    entities, relations, nodes = graph
+    known: list[Optional[np.ndarray]] = ([reused.entities.get(e.key) for e in entities] +
+                                         [reused.relations.get((r.source, r.target)) for r in relations] +
+                                         [None] * len(nodes))
+    texts = [t for t, v in zip(graph_texts(entities, relations, nodes), known) if v is None]
+    to_embed = [c for c in chunks if c.chunk_id not in reused.chunks]
+    all_texts = [c.text for c in to_embed] + texts
     tokens, expected = _estimate(ws, all_texts)
     report.expected_embed_s = expected
     total = len(all_texts)
     when = f"about {expected:.0f} s at this machine's current speed" if expected else \
         "time depends on the embeddings server"
+    kept = sum(reused.counts().values())
     progress_event(progress, "embed", 0, total, f"re-embedding {total} texts ({tokens} tokens) with "
-                                                f"{ws.embedder.name}: {when}")
+                                                f"{ws.embedder.name}: {when}" +
+                   (f"; {kept} of LightRAG's vectors reused" if kept else ""))
     started = time.perf_counter()
-    per_chunk: list[np.ndarray] = []
-    done = 0
-    for start, end in progress_slices(len(chunks)):
-        per_chunk += embed_chunk_windows(ws.embedder, [c.text for c in chunks[start:end]], windows)
-        done = end
-        progress_event(progress, "embed", done, total, _eta(started, done, total))
+    fresh: dict[str, np.ndarray] = {}
+    for start, end in progress_slices(len(to_embed)):
+        part = to_embed[start:end]
+        fresh.update(zip((c.chunk_id for c in part), embed_chunk_windows(ws.embedder, [c.text for c in part], windows)))
+        progress_event(progress, "embed", end, total, _eta(started, end, total))
+    per_chunk = [fresh[c.chunk_id] if c.chunk_id in fresh else reused.chunks[c.chunk_id][None, :] for c in chunks]
     parts = []
     for start, end in progress_slices(len(texts)):
         parts.append(ws.embedder.embed(texts[start:end]))
-        progress_event(progress, "embed", len(chunks) + end, total, _eta(started, len(chunks) + end, total))
-    report.embedded = {"texts": total, "tokens": tokens, "seconds": round(time.perf_counter() - started, 2)}
-    return per_chunk, (np.concatenate(parts) if parts else None)
+        progress_event(progress, "embed", len(to_embed) + end, total, _eta(started, len(to_embed) + end, total))
+    embedded = iter(np.concatenate(parts) if parts else [])
+    rows = [v if v is not None else next(embedded) for v in known]
+    report.embedded = {"texts": total, "tokens": tokens, "seconds": round(time.perf_counter() - started, 2),
+                       "reused": kept}
+    return per_chunk, (np.stack(rows).astype(np.float32) if rows else None)
 
 
 def _eta(started: float, done: int, total: int) -> str:
@@ -146,28 +148,44 @@ def _eta(started: float, done: int, total: int) -> str:
 
 def import_lightrag(ws: Workspace, directory: Path | str, source_model: Optional[str] = None,
                     lightrag_workspace: Optional[str] = None, progress: ProgressCallback = no_progress,
-                    reuse_vectors: bool = False, wait: bool = False) -> ImportReport:
-    """Import (or re-import: only the difference is applied) a LightRAG working directory into ``ws``."""
+                    reuse_vectors: bool = False, wait: bool = False,
+                    vectors_model: Optional[str] = None) -> ImportReport:
+    """Import (or re-import: only the difference is applied) a LightRAG working directory into ``ws``.
+    ``reuse_vectors``: use LightRAG's stored vectors instead of re-embedding, refused unless dimension, model
+    (``vectors_model``: LightRAG does not record it) and embedded text match (``vectors.py``)."""
     started = time.perf_counter()
     report = ImportReport(source=str(Path(directory).resolve()))
     progress_event(progress, "read", 0, 1, f"reading {directory}")
     index = read_index(directory, lightrag_workspace)
     report.lightrag_workspace, report.lightrag = index.workspace, index.counts()
-    if reuse_vectors:
-        check_vector_reuse(ws, index)
     plan = map_index(index)
+    reused = check_vector_reuse(ws, index, plan, vectors_model) if reuse_vectors else None
+    report.timings["read_map"] = round(time.perf_counter() - started, 2)
     progress_event(progress, "read", 1, 1, "read {documents} documents, {chunks} chunks, {entities} entities, "
                                            "{relations} relations".format(**report.lightrag))
     with ws.writer(wait=wait):
-        _apply(ws, index, plan, source_model or "unknown", progress, report)
+        _apply(ws, index, plan, source_model or "unknown", progress, report, reused)
     report.ragscope = writer.counts(ws)
     report.seconds = round(time.perf_counter() - started, 2)
     progress_event(progress, "import", 1, 1, "done")
     return report
 
 
+class _Clock:
+    """Seconds per import step into ``report.timings`` (``lap(name)`` ends the step running since the last lap)."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report, self.last = report, time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.report.timings[name] = round(self.report.timings.get(name, 0.0) + now - self.last, 2)
+        self.last = now
+
+
 def _apply(ws: Workspace, index: LightRAGIndex, plan: ImportPlan, source_model: str, progress: ProgressCallback,
-           report: ImportReport) -> None:
+           report: ImportReport, reused: Optional[ReusedVectors] = None) -> None:
+    clock = _Clock(report)
     previous = writer.previous_import(ws)
     existing = writer.document_ids(ws)
     if existing and previous is None:
@@ -188,11 +206,12 @@ def _apply(ws: Workspace, index: LightRAGIndex, plan: ImportPlan, source_model: 
     progress_event(progress, "nlp", 0, len(new_chunks), f"spaCy mentions and sentences of {len(new_chunks)} chunks")
     nlp = _nlp(ws, new_chunks, {e.key for e in plan.entities})
     progress_event(progress, "nlp", len(new_chunks), len(new_chunks))
+    clock.lap("nlp")
     ws.record_embedder()
     if vanished or changed:
         progress_event(progress, "delete", 0, len(vanished) + len(changed), "removing vanished and changed documents")
         writer.delete_documents(ws, vanished + changed)
-    imported_docs = set(planned) | set(before)
+    clock.lap("delete")
     with writer.transaction(ws):
         for doc in fresh:
             writer.insert_document(ws, doc)
@@ -201,29 +220,32 @@ def _apply(ws: Workspace, index: LightRAGIndex, plan: ImportPlan, source_model: 
         stored_e, stored_r = writer.stored_entities(ws), writer.stored_relations(ws)
         changed_e = [e for e in plan.entities if stored_e.get(e.key) != (e.name, e.type, e.description,
                                                                            e.source_chunk_ids, e.vector_id)]
-        for entity in changed_e:
-            writer.write_entity(ws, entity, plan.entity_fragments[entity.key], imported_docs)
+        writer.write_entities(ws, changed_e, plan.entity_fragments)
         changed_r = [r for r in plan.relations if stored_r.get((r.source, r.target)) != (
             r.keywords, r.description, r.weight, r.source_chunk_ids, r.vector_id)]
-        for relation in changed_r:
-            writer.write_relation(ws, relation, plan.relation_fragments[(relation.source, relation.target)],
-                                  imported_docs)
+        writer.write_relations(ws, changed_r, plan.relation_fragments)
         gone_e = set(previous.get("entities", {}) if previous else {}) - {e.key for e in plan.entities}
         gone_r = {tuple(p) for p in (previous.get("relations", []) if previous else [])} - \
             {(r.source, r.target) for r in plan.relations}
-        writer.drop_vanished(ws, gone_e, gone_r, imported_docs)
+        writer.drop_vanished(ws, gone_e, gone_r)
         report.entities_written, report.relations_written = len(changed_e), len(changed_r)
         report.entities_removed, report.relations_removed = len(gone_e), len(gone_r)
+        clock.lap("write")
         progress_event(progress, "tree", 0, len(fresh), "summary tree")
         nodes = writer.build_tree(ws, [(d.doc_id, d.chunks) for d in fresh if d.imported])
+        clock.lap("tree")
         have = writer.graph_vector_ids(ws)
         embed_e = [e for e in plan.entities if e.vector_id not in have["entities"]]
         embed_r = [r for r in plan.relations if r.vector_id not in have["relations"]]
-        per_chunk, vectors = _embed(ws, new_chunks, graph_texts(embed_e, embed_r, nodes), progress, report)
+        per_chunk, vectors = _embed(ws, new_chunks, (embed_e, embed_r, nodes), reused, progress, report)
+        clock.lap("embed")
         writer.upsert_vectors(ws, new_chunks, per_chunk, embed_e, embed_r, nodes, vectors)
+        clock.lap("vector_upsert")
         writer.save_import(ws, _record(index, plan, source_model, report))
         writer.finish(ws, "lightrag_imported", {k: v for k, v in report.as_dict().items() if k != "ragscope"})
+    clock.lap("commit")
     writer.remove_orphan_vectors(ws)
+    clock.lap("orphans")
 
 
 def _record(index: LightRAGIndex, plan: ImportPlan, source_model: str, report: ImportReport) -> dict[str, Any]:

@@ -133,7 +133,8 @@ def find_storage(path: Path, workspace: Optional[str] = None) -> tuple[Path, str
     raise LightRAGFormatError(f"{path}: not a LightRAG working directory: {', '.join(missing)} missing")
 
 
-def _load_json(path: Path) -> Any:
+def load_json(path: Path) -> Any:
+    """A JSON file of the directory; unreadable or invalid JSON raises ``LightRAGFormatError`` naming it."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
@@ -151,7 +152,7 @@ def _kv(folder: Path, name: str, required: bool = False) -> dict[str, dict]:
         if required:
             raise LightRAGFormatError(f"{name}: missing")
         return {}
-    data = _load_json(path)
+    data = load_json(path)
     if not isinstance(data, dict):
         raise LightRAGFormatError(f"{name}: expected a JSON object of records, got {type(data).__name__}")
     for key, value in data.items():
@@ -264,7 +265,7 @@ def _vector_files(folder: Path) -> tuple[dict[str, int], dict[str, int]]:
         path = folder / name
         if not path.is_file():
             continue
-        data = _load_json(path)
+        data = load_json(path)
         if not isinstance(data, dict):
             raise LightRAGFormatError(f"{name}: expected a NanoVectorDB object, got {type(data).__name__}")
         dims[name] = int(_field(name, "(file)", data, "embedding_dim", (int, float)))
