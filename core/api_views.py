@@ -5,7 +5,7 @@ declares its minimum role (``core.auth.requires``), as every ``core.api`` functi
 
 * viewer — ``workspace_names``, ``workspace_path``, ``status``, ``documents``, ``chunk_count``,
   ``chunks_of``, ``chunks_by_id``, ``all_chunk_ids``, ``doc_roots``, ``chat_model``, ``annotation_for``,
-  ``annotation_list``, ``export_annotations``;
+  ``annotation_list``, ``export_annotations``, ``graph_provenance``, ``graph_part_origins``;
 * editor — ``save_annotation_marks``, ``delete_annotations``, ``import_annotations``;
 * admin — ``create_workspace``, ``delete_workspace``, ``save_workspace_settings``.
 
@@ -30,7 +30,7 @@ from core.workspace import LOCK_FILE, Workspace
 __all__ = ["workspace_names", "workspace_path", "create_workspace", "delete_workspace", "save_workspace_settings",
            "status", "documents", "chunk_count", "chunks_of", "chunks_by_id", "all_chunk_ids", "doc_roots",
            "chat_model", "annotation_for", "annotation_list", "export_annotations", "save_annotation_marks",
-           "delete_annotations", "import_annotations"]
+           "delete_annotations", "import_annotations", "graph_provenance", "graph_part_origins"]
 
 
 # --- workspaces ----------------------------------------------------------------------------------
@@ -197,3 +197,23 @@ def import_annotations(principal: Principal, ws: Workspace, lines: Iterable[str]
     from core.annotations import import_records
 
     return import_records(ws, lines, source)
+
+
+# --- provenance of an imported graph ---------------------------------------------------------------
+@requires(Role.viewer)
+def graph_provenance(principal: Principal, ws: Workspace) -> Optional[dict[str, Any]]:
+    """Where the workspace's graph came from, None for a graph RAGScope built itself; for an imported one
+    {provenance ("imported from LightRAG"), source_model (or "unknown"), source, imported_at, lightrag_counts,
+    origins (documents, chunks, entities, relations by origin: imported / added by RAGScope's indexing / both)}."""
+    from core.importers.lightrag import provenance
+
+    return provenance(ws, origins=True)
+
+
+@requires(Role.viewer)
+def graph_part_origins(principal: Principal, ws: Workspace, entity_keys: Iterable[str] = (),
+                       relation_keys: Iterable[tuple[str, str]] = ()) -> dict[Any, str]:
+    """"imported" / "added" / "both" per entity key and (source, target) relation key; {} when not imported."""
+    from core.importers.lightrag import part_origins
+
+    return part_origins(ws, entity_keys, relation_keys)

@@ -28,6 +28,7 @@ from core.retrieval.registry import mode_params  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
+from ui import provenance  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker  # noqa: E402
@@ -116,14 +117,21 @@ def render_header(last: dict, result: RetrievalResult) -> None:
         st.caption("Overrides used: " + ", ".join(f"{k} = {v}" for k, v in last["overrides"].items()))
 
 
-def render_tabs(result: RetrievalResult) -> None:
-    """Tables, paths, tree trace, context and timings, one tab each."""
+def render_tabs(result: RetrievalResult, ws: Any = None) -> None:
+    """Tables, paths, tree trace, context and timings, one tab each (an imported graph's tables also say
+    where each entity and relation came from)."""
     names = ["Entities", "Relations", "Paths", "Tree trace", "Chunks", "Summaries", "Context", "Trace & timings"]
     tabs = dict(zip(names, st.tabs(names, key="inspect_tabs")))
+    entities, relations = rv.entities_frame(result), rv.relations_frame(result)
+    if ws is not None and (origins := provenance.origin_column(ws, [e.key for e in result.entities])):
+        entities["origin"] = origins
+    if ws is not None and (origins := provenance.origin_column(
+            ws, [(r.source_key, r.target_key) for r in result.relations], relations=True)):
+        relations["origin"] = origins
     with tabs["Entities"]:
-        rv.show_table(rv.entities_frame(result), "inspect_entities", f"{result.mode} retrieved no entities.")
+        rv.show_table(entities, "inspect_entities", f"{result.mode} retrieved no entities.")
     with tabs["Relations"]:
-        rv.show_table(rv.relations_frame(result), "inspect_relations", f"{result.mode} retrieved no relations.")
+        rv.show_table(relations, "inspect_relations", f"{result.mode} retrieved no relations.")
     with tabs["Paths"]:
         rv.render_paths(result, "inspect")
     with tabs["Tree trace"]:
@@ -188,6 +196,7 @@ def main() -> None:
     ws = indexed_workspace("inspect a mode")
     if ws is None:
         return
+    provenance.provenance_caption(ws)
     available: list[str] = []
     with show_errors("Loading the retrieval modes"):
         from core.retrieval.registry import modes
@@ -229,7 +238,7 @@ def main() -> None:
         st.info("The workspace changed since this run; press Run to refresh the result.")
     st.divider()
     render_header(last, result)
-    render_tabs(result)
+    render_tabs(result, ws)
     with show_errors("Annotations"):
         annotations_view.render_marking(ws, last["question"], {result.mode: result}, "inspect")
     with show_errors("Drawing the subgraph"):

@@ -18,7 +18,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api
-from ui import state
+from ui import provenance, state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_view import MAX_LAYOUT_NODES, graph_html, legend_html, legend_items
@@ -144,6 +144,8 @@ def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     data = graph.nodes[node]
     st.text(f"Entity: {_name(graph, node)}")
     st.text(f"Type: {data.get('type') or '—'}   Degree: {graph.degree(node)}")
+    if origin := provenance.entity_origin(ws, str(node)):  # imported graphs: where this entity came from
+        st.caption(origin)
     st.caption("Profile (description)")
     st.html(prose_html(data.get("description") or "", empty="(no description)"))
     rows = []
@@ -187,6 +189,8 @@ def relation_panel(ws: "Workspace", graph: nx.Graph, a: Hashable, b: Hashable, m
         return
     keywords = ", ".join(map(str, data.get("keywords") or []))
     st.text(f"Keywords: {keywords or '—'}   Weight: {data.get('weight', '—')}")
+    if origin := provenance.relation_origin(ws, str(a), str(b)):
+        st.caption(origin)
     st.caption("Description")
     st.html(prose_html(data.get("description") or "", empty="(no description)"))
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
@@ -269,6 +273,7 @@ def main() -> None:
     ws = state.workspace()
     mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention",
                         help="Co-occurrence of named entities and nouns in the same sentence (weights = count).")
+    provenance.provenance_caption(ws)
     graph = _graph(ws, mention)
     if graph.number_of_nodes() == 0:
         st.info("The graph is empty: index documents on the Documents page first.")

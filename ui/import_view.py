@@ -13,23 +13,13 @@ from typing import Any
 import streamlit as st
 
 from core import api
-from core.importers.lightrag import provenance
 from core.importers.lightrag.archive import MAX_ZIP_BYTES, unpack_zip
 from core.types import ProgressEvent
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.provenance import provenance_caption
 
 STEPS = ["read", "nlp", "delete", "write", "tree", "embed", "import"]
-
-
-def provenance_caption(ws: Any) -> None:
-    """One line saying where the workspace's graph came from (nothing for a RAGScope-built graph)."""
-    prov = provenance(ws)
-    if prov:
-        counts = prov.get("lightrag_counts") or {}
-        st.caption(f"Graph {escape_markdown(prov['provenance'])} (model: {escape_markdown(prov['source_model'])}; "
-                   f"{counts.get('documents', 0)} documents, {counts.get('entities', 0)} entities, "
-                   f"{counts.get('relations', 0)} relations in LightRAG).")
 
 
 def run_import(ws: Any, data: bytes, source_model: str) -> dict[str, Any]:

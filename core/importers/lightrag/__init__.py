@@ -5,8 +5,8 @@ through the workspace's storage (``writer``, the one module that touches storage
 (``importer``); re-importing applies only the difference. docs/lightrag-import.md describes what comes over.
 """
 from core.importers.lightrag.importer import (ImportReport, LightRAGImportError, check_vector_reuse, import_lightrag,
-                                              provenance)
+                                              part_origins, provenance)
 from core.importers.lightrag.reader import LightRAGFormatError, LightRAGIndex, read_index
 
 __all__ = ["ImportReport", "LightRAGFormatError", "LightRAGImportError", "LightRAGIndex", "check_vector_reuse",
-           "import_lightrag", "provenance", "read_index"]
+           "import_lightrag", "part_origins", "provenance", "read_index"]

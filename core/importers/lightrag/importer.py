@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import numpy as np
 
@@ -259,11 +259,25 @@ def _record(index: LightRAGIndex, plan: ImportPlan, source_model: str, report: I
             "lightrag_chunk_tokens": plan.lightrag_tokens}
 
 
-def provenance(ws: Workspace) -> Optional[dict[str, Any]]:
+def provenance(ws: Workspace, origins: bool = False) -> Optional[dict[str, Any]]:
     """Where the workspace's graph came from ({provenance, source_model, source, imported_at, lightrag_counts}),
-    or None for a workspace RAGScope indexed itself."""
+    or None for a workspace RAGScope indexed itself. ``origins``: also the parts by origin ("origins":
+    documents and chunks imported / added by RAGScope's own indexing, entities and relations imported / added /
+    both)."""
     record = writer.previous_import(ws)
     if record is None:
         return None
-    return {k: record.get(k) for k in ("provenance", "source_model", "source", "lightrag_workspace", "imported_at",
-                                       "lightrag_version", "lightrag_counts")}
+    out = {k: record.get(k) for k in ("provenance", "source_model", "source", "lightrag_workspace", "imported_at",
+                                      "lightrag_version", "lightrag_counts")}
+    if origins:
+        out["origins"] = writer.origin_counts(ws)
+    return out
+
+
+def part_origins(ws: Workspace, entity_keys: Iterable[str] = (), relation_keys: Iterable[tuple[str, str]] = ()
+                 ) -> dict[Any, str]:
+    """"imported", "added" (by RAGScope's own indexing after the import) or "both", per entity key and
+    (source, target) relation key of an imported workspace; {} for a workspace RAGScope indexed itself."""
+    if writer.previous_import(ws) is None:
+        return {}
+    return writer.origins(ws, entity_keys, relation_keys)
