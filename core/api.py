@@ -159,6 +159,8 @@ def import_lightrag(principal: Principal, ws: Workspace, directory: Path | str, 
 
 from core.api_views import *  # noqa: E402,F401,F403 - the admin, read-only and annotation functions
 from core.api_views import __all__ as _views  # noqa: E402
+from core.api_import import *  # noqa: E402,F401,F403 - server-side LightRAG import (admin)
+from core.api_import import __all__ as _imports  # noqa: E402
 
 __all__ = ["index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry",
-           "resume", "run_modes", "import_lightrag", *_views]
+           "resume", "run_modes", "import_lightrag", *_views, *_imports]

@@ -59,6 +59,14 @@ def test_size_entry_and_format_limits(tmp_path):
         unpack_zip(zipped({f"{i}.json": b"{}" for i in range(5)}), tmp_path / "c", max_entries=4)
     with pytest.raises(UnsafeArchiveError, match="not a zip"):
         unpack_zip(b"PK\x03\x04 not really", tmp_path / "d")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("a.json", b"x" * 400_000)  # deflates ~1000-fold: over the 100x expansion ratio
+    bomb = buffer.getvalue()
+    with pytest.raises(UnsafeArchiveError, match="times the file's size, over the 100× limit.*max_archive_ratio"):
+        unpack_zip(bomb, tmp_path / "e")
+    assert not (tmp_path / "e").exists() or not any((tmp_path / "e").rglob("*"))
+    assert (unpack_zip(bomb, tmp_path / "f", max_ratio=10_000) / "a.json").stat().st_size == 400_000
 
 
 def test_a_zipped_lightrag_directory_imports(tmp_path):

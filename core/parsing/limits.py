@@ -7,6 +7,7 @@ into the file's ``LoadFailure``, so one hostile file fails alone and the batch g
 """
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,3 +75,9 @@ def check_expansion(expanded: int, compressed: int, limits: ParseLimits, what: s
     if ratio > limits.max_archive_ratio:
         raise LimitExceeded(f"{what} expand to {number(round(ratio))} times the file's size, over the "
                             f"{number(limits.max_archive_ratio)}× limit", "max_archive_ratio")
+
+
+def zip_expanded_size(archive: zipfile.ZipFile) -> int:
+    """The uncompressed size a zip declares for all its members (its central directory only). An upper bound
+    to trust: Python's ``zipfile`` stops a member at its declared size and fails its CRC check past it."""
+    return sum(max(0, info.file_size) for info in archive.infolist())

@@ -16,7 +16,7 @@ import docx
 from docx.table import Table
 from docx.text.paragraph import Paragraph
 
-from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion
+from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, zip_expanded_size
 from core.parsing.text import Result, document, fail, short
 
 MAX_TABLE_DEPTH = 5  # tables nested in cells
@@ -25,7 +25,7 @@ MAX_TABLE_DEPTH = 5  # tables nested in cells
 def check_archive(data: bytes, limits: ParseLimits, what: str = "the archive's members") -> None:
     """Refuse a zip whose members expand past the size or ratio caps (reads the directory only)."""
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        expanded = sum(max(0, info.file_size) for info in archive.infolist())
+        expanded = zip_expanded_size(archive)
     check_expansion(expanded, len(data), limits, what)
 
 

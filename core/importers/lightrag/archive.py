@@ -1,5 +1,7 @@
-"""Unpack an uploaded zip of a LightRAG working directory, safely: bounded size and entry count, no
-path traversal, no links, sizes enforced while reading (a header cannot lie its way past the cap)."""
+"""Unpack an uploaded zip of a LightRAG working directory, safely: bounded size, entry count and expansion
+ratio, no path traversal, no links, sizes enforced while reading (a header cannot lie its way past the cap).
+The declared size and the ratio check are the document parser's (``core.parsing.limits``: one rule for
+every zip RAGScope opens; the ratio is the ``max_archive_ratio`` setting)."""
 from __future__ import annotations
 
 import stat
@@ -8,6 +10,7 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from core.errors import RAGScopeError
+from core.parsing.limits import LimitExceeded, ParseLimits, check_expansion, zip_expanded_size
 
 MAX_ZIP_BYTES = 50 * 2**20  # the upload itself (the app's upload limit says the same)
 MAX_UNPACKED_BYTES = 1024 * 2**20  # everything inside it, uncompressed
@@ -29,9 +32,10 @@ def _safe_name(name: str) -> PurePosixPath:
 
 
 def unpack_zip(data: bytes, target: Path, max_zip_bytes: int = MAX_ZIP_BYTES,
-               max_unpacked_bytes: int = MAX_UNPACKED_BYTES, max_entries: int = MAX_ENTRIES) -> Path:
+               max_unpacked_bytes: int = MAX_UNPACKED_BYTES, max_entries: int = MAX_ENTRIES,
+               max_ratio: float = ParseLimits.max_archive_ratio) -> Path:
     """Unpack ``data`` into the empty folder ``target``; return the folder that holds the LightRAG files
-    (the zip's single top folder when it has one)."""
+    (the zip's single top folder when it has one). ``max_ratio``: the workspace's ``max_archive_ratio``."""
     if len(data) > max_zip_bytes:
         raise UnsafeArchiveError(f"the zip is {len(data) / 2**20:.1f} MB; the limit is {max_zip_bytes / 2**20:.0f} MB")
     try:
@@ -42,10 +46,15 @@ def unpack_zip(data: bytes, target: Path, max_zip_bytes: int = MAX_ZIP_BYTES,
         entries = archive.infolist()
         if len(entries) > max_entries:
             raise UnsafeArchiveError(f"the zip has {len(entries)} entries; the limit is {max_entries}")
-        declared = sum(e.file_size for e in entries)
+        declared = zip_expanded_size(archive)
         if declared > max_unpacked_bytes:
             raise UnsafeArchiveError(f"the zip unpacks to {declared / 2**20:.0f} MB; the limit is "
                                      f"{max_unpacked_bytes / 2**20:.0f} MB")
+        try:  # the size is checked above against the import's own cap; here the expansion ratio
+            check_expansion(declared, len(data), ParseLimits(max_archive_uncompressed_mb=max_unpacked_bytes / 2**20,
+                                                             max_archive_ratio=max_ratio), "the zip's members")
+        except LimitExceeded as exc:
+            raise UnsafeArchiveError(str(exc)) from None
         for entry in entries:  # every name is checked before anything is written
             _safe_name(entry.filename)
             if stat.S_ISLNK(entry.external_attr >> 16):
