@@ -22,7 +22,7 @@ Rows are plain tuples (no backend type leaves this module):
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Optional, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from core.storage.ports import Pair, RecordStore
 
@@ -149,101 +149,6 @@ class SqlImportWrites:
         return out
 
     def origin_counts(self, source: str) -> dict[str, dict[str, int]]:
-        """Documents, chunks, entities, relations by origin: from documents of ``source`` ("imported"), from
-        other documents ("added"), or, for entities and relations, from both."""
-
-    def origin_of(self, source: str, entity_keys: Iterable[str] = (), relation_keys: Iterable[Pair] = ()
-                  ) -> dict[Any, str]:
-        """The origin ("imported", "added", "both") of each given entity key and relation pair."""
-
-
-_PART = 400  # keys per IN (...) list: below SQLite's and PostgreSQL's parameter limits with room to spare
-
-
-def _parts(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), _PART):
-        yield items[start:start + _PART]
-
-
-class SqlImportWrites:
-    """``ImportWrites`` over a SQL record store's connection (SQLite, or PostgreSQL through its dialect shim)."""
-
-    _IMPORTED = "doc_id IN (SELECT doc_id FROM documents WHERE source=?)"
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def stored_entities(self) -> dict[str, tuple]:
-        rows = self.conn.execute("SELECT entity_key, name, type, description, source_chunk_ids, vector_id FROM entities")
-        return {r[0]: (r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows}
-
-    def stored_relations(self) -> dict[Pair, tuple]:
-        rows = self.conn.execute("SELECT source_key, target_key, keywords, description, weight, source_chunk_ids, "
-                                 "vector_id FROM relations")
-        return {(r[0], r[1]): (json.loads(r[2]), r[3], float(r[4]), json.loads(r[5]), r[6]) for r in rows}
-
-    def _any_imported(self, table: str, source: str) -> bool:
-        return self.conn.execute(f"SELECT 1 FROM {table} WHERE {self._IMPORTED} LIMIT 1", (source,)).fetchone() is not None
-
-    def drop_fragments(self, entity_keys: Iterable[str], relation_keys: Iterable[Pair], source: str) -> None:
-        keys = sorted(set(entity_keys)) if self._any_imported("entity_fragments", source) else []
-        for part in _parts(keys):
-            self.conn.execute(f"DELETE FROM entity_fragments WHERE entity_key IN ({','.join('?' * len(part))}) "
-                              f"AND {self._IMPORTED}", (*part, source))
-        pairs = sorted(set(relation_keys)) if self._any_imported("relation_fragments", source) else []
-        if pairs:
-            self.conn.executemany(f"DELETE FROM relation_fragments WHERE source_key=? AND target_key=? AND "
-                                  f"{self._IMPORTED}", [(a, b, source) for a, b in pairs])
-
-    def replace_entities(self, entities: Sequence[EntityRow], fragments: Sequence[EntityFragmentRow],
-                         source: str) -> None:
-        self.drop_fragments([e[0] for e in entities], (), source)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO entity_fragments(entity_key, chunk_id, doc_id, name, type, description, "
-            "type_votes, aliases) VALUES (?, ?, ?, ?, ?, ?, ?, '[]')",
-            [(*row, json.dumps({row[4]: 1})) for row in fragments])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO entities(entity_key, name, type, description, source_chunk_ids, vector_id, "
-            "aliases) VALUES (?, ?, ?, ?, ?, ?, '[]')",
-            [(k, n, t, d, json.dumps(s), v) for k, n, t, d, s, v in entities])
-
-    def replace_relations(self, relations: Sequence[RelationRow], fragments: Sequence[RelationFragmentRow],
-                          source: str) -> None:
-        self.drop_fragments((), [(r[0], r[1]) for r in relations], source)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO relation_fragments(source_key, target_key, chunk_id, doc_id, keywords, "
-            "description, weight) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(s, t, c, d, json.dumps(k), desc, w) for s, t, c, d, k, desc, w in fragments])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO relations(source_key, target_key, keywords, description, weight, "
-            "source_chunk_ids, vector_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(a, b, json.dumps(k), d, w, json.dumps(s), v) for a, b, k, d, w, s, v in relations])
-
-    def _origins(self, table: str, key_sql: str, source: str) -> dict[Any, str]:
-        rows = self.conn.execute(
-            f"SELECT {key_sql}, max(CASE WHEN d.source=? THEN 1 ELSE 0 END), "
-            f"max(CASE WHEN d.source=? THEN 0 ELSE 1 END) FROM {table} f JOIN documents d ON d.doc_id = f.doc_id "
-            f"GROUP BY {key_sql}", (source, source))
-        out: dict[Any, str] = {}
-        for row in rows:
-            key = row[0] if key_sql == "f.entity_key" else (row[0], row[1])
-            imported, added = int(row[-2]), int(row[-1])
-            out[key] = "both" if imported and added else ("imported" if imported else "added")
-        return out
-
-    def origin_of(self, source: str, entity_keys: Iterable[str] = (), relation_keys: Iterable[Pair] = ()
-                  ) -> dict[Any, str]:
-        out: dict[Any, str] = {}
-        keys, pairs = sorted(set(entity_keys)), sorted(set(relation_keys))
-        if keys:
-            entities = self._origins("entity_fragments", "f.entity_key", source)
-            out.update({k: entities[k] for k in keys if k in entities})
-        if pairs:
-            relations = self._origins("relation_fragments", "f.source_key, f.target_key", source)
-            out.update({p: relations[p] for p in pairs if p in relations})
-        return out
-
-    def origin_counts(self, source: str) -> dict[str, dict[str, int]]:
         docs = dict(self.conn.execute("SELECT CASE WHEN source=? THEN 'imported' ELSE 'added' END, count(*) "
                                       "FROM documents GROUP BY 1", (source,)).fetchall())
         chunks = dict(self.conn.execute(
@@ -267,10 +172,3 @@ def import_writes(records: RecordStore) -> ImportWrites:
     raise TypeError(f"{type(records).__name__} has no import writes: importing another system's graph needs the "
                     "SQLite or PostgreSQL record store")
 
-
-def origin_counts(records: RecordStore, source: str) -> Optional[dict[str, dict[str, int]]]:
-    """``ImportWrites.origin_counts`` of a record store, None when it has no import port."""
-    try:
-        return import_writes(records).origin_counts(source)
-    except TypeError:
-        return None
