@@ -370,3 +370,17 @@ def test_a_failure_while_embedding_leaves_nothing_half_imported(tmp_path):
     for collection in ("chunks", "entities", "relations", "tree"):  # the failed run's vectors are gone
         assert ws.vectors.all_ids(collection) == ws.store.expected_vector_ids()[collection], collection
     ws.close()
+
+
+def test_every_window_of_a_long_chunk_keeps_its_vector(tmp_path, monkeypatch):
+    """A chunk longer than one embedding window is embedded window by window; its row must say so, or the
+    orphan check after the commit deletes the vectors of its later windows (it did, before the fix)."""
+    monkeypatch.setattr("core.embeddings.CHUNK_WINDOW_TOKENS", 30)  # the fixture's 90-token chunks: 3+ windows
+    ws = Workspace(tmp_path / "ws", embedder=FlakyEmbedder(fail_after=None))
+    import_lightrag(ws, FIXTURES / "ainsert")
+    windows = dict(ws.store.conn.execute("SELECT chunk_id, windows FROM chunks").fetchall())
+    assert max(windows.values()) > 1
+    stored = ws.vectors.all_ids("chunks")
+    assert len(stored) == sum(windows.values())
+    assert stored == ws.store.expected_vector_ids()["chunks"]
+    ws.close()

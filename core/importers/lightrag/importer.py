@@ -104,8 +104,6 @@ def _embed(ws: Workspace, chunks: list[Chunk], graph: tuple[list, list, list], r
     nodes, in ``graph_texts`` order): LightRAG's own where ``reused`` has them, the rest embedded in slices."""
     windows = ws.settings.chunk_vector_windows
     reused = reused or ReusedVectors()
-    for chunk in chunks:
-        chunk.windows = len(chunk_windows(chunk.text)) if windows else 1
     entities, relations, nodes = graph
     known: list[Optional[np.ndarray]] = ([reused.entities.get(e.key) for e in entities] +
                                          [reused.relations.get((r.source, r.target)) for r in relations] +
@@ -203,6 +201,8 @@ def _apply(ws: Workspace, index: LightRAGIndex, plan: ImportPlan, source_model: 
     report.unchanged_documents = len(plan.documents) - len(fresh)
     report.not_indexed_by_lightrag = sum(1 for d in plan.documents if not d.imported)
     new_chunks = [c for d in fresh if d.imported for c in d.chunks]
+    for chunk in new_chunks:  # before the chunk rows are written: the row says how many window vectors it has
+        chunk.windows = len(chunk_windows(chunk.text)) if ws.settings.chunk_vector_windows else 1
     progress_event(progress, "nlp", 0, len(new_chunks), f"spaCy mentions and sentences of {len(new_chunks)} chunks")
     nlp = _nlp(ws, new_chunks, {e.key for e in plan.entities})
     progress_event(progress, "nlp", len(new_chunks), len(new_chunks))
