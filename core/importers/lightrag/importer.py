@@ -207,7 +207,8 @@ def _apply(ws: Workspace, index: LightRAGIndex, plan: ImportPlan, source_model: 
     nlp = _nlp(ws, new_chunks, {e.key for e in plan.entities})
     progress_event(progress, "nlp", len(new_chunks), len(new_chunks))
     clock.lap("nlp")
-    ws.record_embedder()
+    ws.record_embedder()  # loads a local model the first time
+    clock.lap("embedder_load")
     if vanished or changed:
         progress_event(progress, "delete", 0, len(vanished) + len(changed), "removing vanished and changed documents")
         writer.delete_documents(ws, vanished + changed)
