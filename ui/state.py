@@ -31,6 +31,7 @@ from core.config import WORKSPACE_NAME
 from core.config import data_dir as configured_data_dir
 from core.config import default_workspace_name, load_settings
 from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError
+from core.session import session_handle
 from core.settings import Settings
 from core.workspace import Workspace
 
@@ -196,12 +197,13 @@ def api_key() -> Optional[str]:
 
 
 def workspace() -> Workspace:
-    """The current workspace (opened once per path and settings), its vectors reopened when another
-    process changed it (see the module docstring)."""
+    """This browser session's handle on the current workspace (``core.session``): the workspace is
+    opened once per path and settings and shared by every session, the handle carries this session's
+    own API key only (a key typed in one tab never goes with another tab's calls). Its vectors are
+    reopened when another process changed it (see the module docstring)."""
     name = current_workspace_name()
     settings = session_settings(name)
-    ws = _open(str(workspace_path(name)), settings.model_dump_json())
-    ws.api_key = api_key()
+    ws = session_handle(_open(str(workspace_path(name)), settings.model_dump_json()), api_key())
     follow_generation(ws)
     return ws
 
