@@ -33,7 +33,7 @@ class SessionWorkspace(Workspace):
         self._shared = shared
         self._session_key = api_key or None
 
-    @property  # type: ignore[override]
+    @property
     def api_key(self) -> Optional[str]:
         """This caller's own key (None: the operator's keys only, added inside the HTTP clients)."""
         return self._session_key

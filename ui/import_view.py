@@ -13,7 +13,6 @@ from typing import Any
 import streamlit as st
 
 from core import api
-from core.importers.lightrag import provenance
 from core.importers.lightrag.archive import MAX_ZIP_BYTES, unpack_zip
 from core.types import ProgressEvent
 from ui import state
@@ -24,7 +23,7 @@ STEPS = ["read", "nlp", "delete", "write", "tree", "embed", "import"]
 
 def provenance_caption(ws: Any) -> None:
     """One line saying where the workspace's graph came from (nothing for a RAGScope-built graph)."""
-    prov = provenance(ws)
+    prov = api.graph_provenance(state.principal(), ws)
     if prov:
         counts = prov.get("lightrag_counts") or {}
         st.caption(f"Graph {escape_markdown(prov['provenance'])} (model: {escape_markdown(prov['source_model'])}; "
