@@ -1,5 +1,10 @@
 """Session state of the app: data folder, current workspace (cached resource), settings, LLM key.
 
+Each workspace is opened once per process and settings (``st.cache_resource``) and shared by every
+browser session; ``workspace()`` hands each session its own handle on it (``core.api.session_workspace``,
+``core.session``) carrying only that session's API key, so a key typed in one tab is never used for
+another tab's LLM or embedder calls.
+
 The data folder is ``core.config.data_dir()`` (``RAGSCOPE_DATA_DIR``, default ``data/workspaces``). Workspaces are cached
 with ``st.cache_resource`` keyed by path; derived tables use ``st.cache_data`` keyed by the
 workspace's generation, so they refresh after every write.
