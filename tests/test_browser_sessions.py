@@ -4,6 +4,7 @@ The app runs in local mode (no sign-in) over two workspaces whose LLM and embedd
 recording fake on 127.0.0.1 (tests/fake_openai.py), started from ``tests/hooked_streamlit.py`` so that
 an indexing batch can be made to pause inside its unit of work and then fail:
 
+* the server's first visit opens ``/settings`` by its URL: the page still runs through app.py.
 * ``keys``: two browser contexts (two Streamlit sessions) type different API keys on Settings and run
   Compare at the same time with LLM answers; every request the fake server receives for a tab's
   question (question embedding, keyword extraction, answers) carries that tab's key, and no request
@@ -100,6 +101,23 @@ def new_session(browser, url: str):
     tab.get_by_role("heading", name="Documents").first.wait_for(timeout=180_000)
     idle(tab)
     return context, tab
+
+
+def test_a_page_url_opened_first_still_goes_through_the_app(app, browser):
+    """The server's very first visit opens a page by its URL (found by hand: Streamlit's old
+    pages-folder mode ran the page alone, without app.py's gate, sidebar and navigation)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 950})
+    try:
+        tab = context.new_page()
+        tab.goto(app["url"] + "/settings?workspace=keys", wait_until="domcontentloaded")
+        tab.get_by_role("heading", name="Settings").first.wait_for(timeout=180_000)
+        tab.locator('[data-testid="stSidebar"]').get_by_text("RAGScope", exact=True).wait_for(timeout=180_000)
+        idle(tab)
+        tab.screenshot(path=str(ARTIFACTS / "sessions_first_visit_settings.png"))
+        nav = tab.locator('[data-testid="stSidebarNav"]').inner_text().split("\n")
+        assert "Documents" in nav and "Settings" in nav and "app" not in nav, nav  # app.py's navigation
+    finally:
+        context.close()
 
 
 def test_two_tabs_each_send_their_own_key(app, browser, fake):
