@@ -6,7 +6,8 @@ editor functions upload, index, delete documents and annotate; admin functions c
 create or delete workspaces. A caller below the role gets ``PermissionDeniedError`` before anything
 runs; a function with a ``ws`` parameter also checks that the caller may open that workspace. The CLI
 and the local single-user app pass ``core.auth.LOCAL_ADMIN``. Workspace administration, read-only
-views and annotations are in ``core.api_views`` (re-exported here), so that this module stays small.
+views and annotations are in ``core.api_views``, the read views of an index and the evaluation runs in
+``core.api_reads`` (both re-exported here), so that this module stays small.
 The pages and ``ui/`` read and write only through these functions (tests/test_architecture.py)."""
 from __future__ import annotations
 
@@ -161,6 +162,8 @@ from core.api_views import *  # noqa: E402,F401,F403 - the admin, read-only and 
 from core.api_views import __all__ as _views  # noqa: E402
 from core.api_import import *  # noqa: E402,F401,F403 - server-side LightRAG import (admin)
 from core.api_import import __all__ as _imports  # noqa: E402
+from core.api_reads import *  # noqa: E402,F401,F403 - the read views of an index and the evaluation runs
+from core.api_reads import __all__ as _reads  # noqa: E402
 
 __all__ = ["index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry",
-           "resume", "run_modes", "import_lightrag", *_views, *_imports]
+           "resume", "run_modes", "import_lightrag", *_views, *_imports, *_reads]

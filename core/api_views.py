@@ -3,7 +3,7 @@
 Re-exported by ``core.api`` (import them from there). Each takes the caller's ``Principal`` first and
 declares its minimum role (``core.auth.requires``), as every ``core.api`` function does:
 
-* viewer — ``workspace_names``, ``workspace_path``, ``status``, ``documents``, ``chunk_count``,
+* viewer — ``workspace_names``, ``workspace_path``, ``open_workspace``, ``session_workspace``, ``status``, ``documents``, ``chunk_count``,
   ``chunks_of``, ``chunks_by_id``, ``all_chunk_ids``, ``doc_roots``, ``chat_model``, ``annotation_for``,
   ``annotation_list``, ``export_annotations``, ``graph_provenance``, ``graph_part_origins``;
 * editor — ``save_annotation_marks``, ``delete_annotations``, ``import_annotations``;
@@ -27,7 +27,7 @@ from core.errors import WorkspaceBusyError
 from core.settings import Settings
 from core.workspace import LOCK_FILE, Workspace
 
-__all__ = ["workspace_names", "workspace_path", "create_workspace", "delete_workspace", "save_workspace_settings",
+__all__ = ["workspace_names", "workspace_path", "open_workspace", "session_workspace", "create_workspace", "delete_workspace", "save_workspace_settings",
            "status", "documents", "chunk_count", "chunks_of", "chunks_by_id", "all_chunk_ids", "doc_roots",
            "chat_model", "annotation_for", "annotation_list", "export_annotations", "save_annotation_marks",
            "delete_annotations", "import_annotations", "graph_provenance", "graph_part_origins"]
@@ -47,6 +47,22 @@ def workspace_path(principal: Principal, name: str) -> Path:
     path = config.workspace_dir(name)
     require_workspace(principal, path.name)
     return path
+
+
+@requires(Role.viewer)
+def open_workspace(principal: Principal, name: str, settings: Optional[Settings] = None) -> Workspace:
+    """Open workspace ``name`` (validated as ``workspace_path`` does) with ``settings`` (default: its own).
+    The app opens each one once per process and shares it; give each caller a ``session_workspace``."""
+    return Workspace(workspace_path(principal, name), settings=settings)
+
+
+@requires(Role.viewer)
+def session_workspace(principal: Principal, ws: Workspace, api_key: Optional[str] = None) -> Workspace:
+    """One caller's handle on the shared ``ws`` (``core.session``): everything shared but ``api_key``,
+    which goes with this handle's LLM and embedder calls only (local mode: the key typed in a session)."""
+    from core.session import session_handle
+
+    return session_handle(ws, api_key)
 
 
 @requires(Role.admin)

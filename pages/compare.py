@@ -15,6 +15,8 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from core import api  # noqa: E402
+
 from ui.auth_gate import guard  # noqa: E402
 
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
@@ -48,7 +50,7 @@ def _run(ws, question: str, chosen: list[str]) -> None:
         results = run_modes(principal(), ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
         status.update(label=f"Ran {len(results)} mode(s)", state="complete")
     st.session_state[STATE_KEY] = {
-        "workspace": current_workspace_name(), "generation": ws.generation(), "question": question,
+        "workspace": current_workspace_name(), "generation": api.generation(principal(), ws), "question": question,
         "modes": list(results), "results": results,
     }
 
@@ -58,7 +60,7 @@ def _render(last: dict, ws) -> None:
     results = last["results"]
     st.caption("Question")
     st.text(last["question"])
-    if last.get("generation") != ws.generation():
+    if last.get("generation") != api.generation(principal(), ws):
         st.info("The workspace changed since this run; press Run to refresh the results.")
     for row in rv.iter_rows(list(results), COLUMNS_PER_ROW):
         for column, mode in zip(st.columns(len(row) if len(results) <= COLUMNS_PER_ROW else COLUMNS_PER_ROW), row):

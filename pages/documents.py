@@ -38,7 +38,7 @@ UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)  # .streamlit/config.toml's
 def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     """The status table of a workspace, cached per (path, generation)."""
     columns = ["doc_id", "name", "status", "chunks", "entities", "dropped", "error", "seconds", "updated"]
-    frame = pd.DataFrame(_ws.documents_table())
+    frame = pd.DataFrame(api.documents_table(state.principal(), _ws))
     if frame.empty:
         return frame.reindex(columns=columns)
     frame = frame.sort_values("updated_at", ascending=False, kind="stable")  # newest first: never below the fold
@@ -77,7 +77,8 @@ def sample_files() -> list[tuple[str, bytes]]:
 def start_job(ws: Any, calls: list[IndexCall], what: str) -> None:
     """Start indexing on a background thread with the session's LLM (if any), then redraw the page."""
     llm = session_llm(ws, cancel_event=threading.Event())
-    job = IndexJob(ws, calls, what, llm.chat, llm.cancel_event, points=st.session_state.get(growth_key(), []))
+    job = IndexJob(ws, calls, what, llm.chat, llm.cancel_event, points=st.session_state.get(growth_key(), []),
+                   principal=state.principal())
     st.session_state[JOB_KEY] = job.start()
     st.rerun()
 
@@ -222,13 +223,13 @@ def dropped_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     rows = [{"document": names.get(doc_id, doc_id), "extractor": r.get("extractor", ""), "dropped": r["dropped"],
              "reasons": "; ".join(f"{reason} ×{n}" for reason, n in sorted(r["reasons"].items(), key=lambda x: -x[1])),
              "example": (r.get("examples") or [""])[0]}
-            for doc_id, r in _ws.dropped_records().items() if r["dropped"]]
+            for doc_id, r in api.dropped_records(state.principal(), _ws).items() if r["dropped"]]
     return pd.DataFrame(rows, columns=["document", "extractor", "dropped", "reasons", "example"])
 
 
 def dropped_section(ws: Any) -> None:
     """What the extraction parser had to ignore (malformed or copied records, cut replies), per document."""
-    frame = dropped_frame(str(ws.path), ws.generation(), ws)
+    frame = dropped_frame(str(ws.path), state.generation(ws), ws)
     if frame.empty:
         return
     with st.expander(f"What the extraction dropped ({int(frame['dropped'].sum())} record(s))", expanded=False):
@@ -238,7 +239,7 @@ def dropped_section(ws: Any) -> None:
 
 
 def table_section(ws: Any, interactive: bool = True) -> None:
-    frame = documents_frame(str(ws.path), ws.generation(), ws)
+    frame = documents_frame(str(ws.path), state.generation(ws), ws)
     st.subheader("Document status")
     if frame.empty:
         st.info("No documents yet: upload files, paste text or load the sample corpus above.")

@@ -27,7 +27,6 @@ guard()  # the refusal / sign-in page unless this session may open it (app.py ga
 
 from core import api  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
-from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
 from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_frame, rows_frame,  # noqa: E402
@@ -106,7 +105,7 @@ def main() -> None:
         def progress(event: ProgressEvent) -> None:
             bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done}/{event.total} · {md(event.message)}")
 
-        report = evaluate(ws, selected, chosen, ks, settings=session_settings(), progress=progress)
+        report = api.evaluate(state.principal(), ws, selected, chosen, ks, settings=session_settings(), progress=progress)
         bar.progress(1.0, text="Done")
         st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "report": report,
                                        "questions": {q.qid: q.question for q in selected}}
@@ -141,7 +140,7 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
         st.caption(note)
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
-    names = ws.doc_names()
+    names = api.doc_names(state.principal(), ws)
     st.subheader("Per question: where each mode ranked the gold documents")
     st.caption("Per-question view. One row per question and gold document; a number is the rank at which the mode's ranked evidence "
                "reached that document (1 = first), empty = the mode did not retrieve it.")

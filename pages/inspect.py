@@ -19,6 +19,8 @@ if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `strea
 
 import streamlit as st  # noqa: E402
 
+from core import api  # noqa: E402
+
 from ui.auth_gate import guard  # noqa: E402
 
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
@@ -90,7 +92,7 @@ def run_one(ws, mode: str, question: str, overrides: dict[str, Any]) -> None:
     result = results[mode]
     if streaming:
         _stream_answer(result, llm)
-    st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "generation": ws.generation(),
+    st.session_state[STATE_KEY] = {"workspace": current_workspace_name(), "generation": api.generation(principal(), ws),
                                    "mode": mode, "question": question, "overrides": overrides, "result": result,
                                    "graph_html": None}
 
@@ -170,7 +172,7 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
     neighbours = cols[2].checkbox("Show neighbours", key="inspect_graph_neighbours",
                                   help="Add the 1-hop neighbours of the retrieved nodes (faded).")
     budget = MAX_GRAPH_NODES if show_all else subgraph_view.DEFAULT_BUDGET
-    view = subgraph_view.query_subgraph(ws.knowledge_graph(), result, budget, neighbours)
+    view = subgraph_view.query_subgraph(api.knowledge_graph(principal(), ws), result, budget, neighbours)
     if not view.highlighted:
         st.info(f"No entity retrieved by {result.mode} is a node of the knowledge graph "
                 "(naive retrieves chunks only; tree uses the mention graph).")
@@ -234,7 +236,7 @@ def main() -> None:
         st.caption("Choose a mode, type a question and press Run.")
         return
     result: RetrievalResult = last["result"]
-    if last.get("generation") != ws.generation():
+    if last.get("generation") != api.generation(principal(), ws):
         st.info("The workspace changed since this run; press Run to refresh the result.")
     st.divider()
     render_header(last, result)

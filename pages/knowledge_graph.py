@@ -35,7 +35,7 @@ EDGE_KEY = "kg_edge"
 
 
 def _graph(ws: "Workspace", mention: bool) -> nx.Graph:
-    return ws.mention_graph() if mention else ws.knowledge_graph()
+    return api.mention_graph(state.principal(), ws) if mention else api.knowledge_graph(state.principal(), ws)
 
 
 def _kind_attr(mention: bool) -> str:
@@ -124,7 +124,7 @@ def show_chunks(ws: "Workspace", chunk_ids: list[str], counts: Optional[dict[str
     if not chunk_ids:
         st.caption("No source chunks recorded.")
         return
-    names = ws.doc_names()
+    names = api.doc_names(state.principal(), ws)
     chunks = api.chunks_by_id(state.principal(), ws, chunk_ids[:MAX_CHUNKS_SHOWN])
     order = {doc: i + 1 for i, doc in enumerate(names)}
     for i, chunk_id in enumerate(chunk_ids[:MAX_CHUNKS_SHOWN]):
@@ -170,7 +170,7 @@ def term_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     if rows:
         st.dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
                      height=min(400, 38 + 35 * len(rows)))
-    counts = ws.mention_index().get(str(node), {})
+    counts = api.mention_index(state.principal(), ws).get(str(node), {})
     ranked = sorted(counts, key=lambda c: -counts[c])
     show_chunks(ws, ranked, counts)
 
@@ -181,7 +181,7 @@ def relation_panel(ws: "Workspace", graph: nx.Graph, a: Hashable, b: Hashable, m
     st.text(f"{'Co-occurrence' if mention else 'Relation'}: {_name(graph, a)} — {_name(graph, b)}")
     if mention:
         st.text(f"Sentences together: {data.get('weight', 1)}")
-        index = ws.mention_index()
+        index = api.mention_index(state.principal(), ws)
         first, second = index.get(str(a), {}), index.get(str(b), {})
         shared = sorted(set(first) & set(second), key=lambda c: -(first[c] + second[c]))
         st.caption(f"Chunks mentioning both ({len(shared)})")
@@ -259,7 +259,7 @@ def export_section(ws: "Workspace") -> None:
         cols = st.columns(4)
         for i, (mention, fmt) in enumerate([(False, "graphml"), (False, "json"), (True, "graphml"), (True, "json")]):
             what = "mention graph" if mention else "knowledge graph"
-            data = export_bytes(str(ws.path), ws.generation(), mention, fmt, ws)
+            data = export_bytes(str(ws.path), state.generation(ws), mention, fmt, ws)
             cols[i].download_button(
                 f"{what.capitalize()} ({'GraphML' if fmt == 'graphml' else 'JSON'})", data,
                 file_name=f"{ws.path.name}-{what.replace(' ', '-')}.{fmt}",
@@ -280,7 +280,7 @@ def main() -> None:
         return
     params = controls(graph, mention)
     html_page, shown, eligible, shown_ids, legend = view_html(
-        str(ws.path), ws.generation(), mention, params["search"], params["depth"], params["types"],
+        str(ws.path), state.generation(ws), mention, params["search"], params["depth"], params["types"],
         params["min_degree"], params["max_nodes"], params["size_by_degree"], ws)
     if params["search"].strip() and not shown_ids:
         st.warning(f"No {'term' if mention else 'entity'} matches: {escape_markdown(params['search'])}")

@@ -128,8 +128,8 @@ def corpus_members(tree: dict[str, Any], limit: int = CORPUS_VIEW_MAX) -> set[st
 
 def build_view(ws: "Workspace", scope: str, doc_id: str) -> nx.DiGraph:
     """The part of the tree to draw, parent → child, with name/type/text/level attributes."""
-    tree = ws.tree_index()
-    names = ws.doc_names()
+    tree = api.tree_index(state.principal(), ws)
+    names = api.doc_names(state.principal(), ws)
     roots = {doc: root for doc, (root, _) in api.doc_roots(state.principal(), ws).items()}
     if scope == "doc":
         members = {n.node_id for n in tree.values() if n.scope == "doc" and n.doc_id == doc_id}
@@ -178,9 +178,9 @@ def tree_view(path: str, generation: int, scope: str, doc_id: str, _ws: "Workspa
 
 
 def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
-    tree = ws.tree_index()
+    tree = api.tree_index(state.principal(), ws)
     node = tree.get(node_id)
-    names = ws.doc_names()
+    names = api.doc_names(state.principal(), ws)
     if node is None:  # a chunk
         chunk = api.chunks_by_id(state.principal(), ws, [node_id]).get(node_id)
         if chunk is None:
@@ -229,10 +229,10 @@ def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict
 
 
 def choose_scope(ws: "Workspace") -> tuple[str, str]:
-    names = ws.doc_names()
+    names = api.doc_names(state.principal(), ws)
     roots = api.doc_roots(state.principal(), ws)
     docs = [d for d in names if d in roots]
-    total = len(ws.tree_index()) + api.chunk_count(state.principal(), ws)
+    total = len(api.tree_index(state.principal(), ws)) + api.chunk_count(state.principal(), ws)
     cols = st.columns([2, 3])
     scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False)
     doc_id = ""
@@ -261,14 +261,14 @@ def _on_click() -> None:
 def main() -> None:
     st.title("Summary tree")
     ws = state.workspace()
-    if not ws.tree_index() and api.chunk_count(state.principal(), ws) == 0:
+    if not api.tree_index(state.principal(), ws) and api.chunk_count(state.principal(), ws) == 0:
         st.info("The summary tree is empty: index documents on the Documents page first.")
         return
     scope, doc_id = choose_scope(ws)
     if scope == "doc" and not doc_id:
         st.info("No indexed document to show.")
         return
-    page, order, labels, legend, height = tree_view(str(ws.path), ws.generation(), scope, doc_id, ws)
+    page, order, labels, legend, height = tree_view(str(ws.path), state.generation(ws), scope, doc_id, ws)
     if not order:
         st.info("Nothing to show in this view yet (the corpus level appears once documents are indexed).")
         return

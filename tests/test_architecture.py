@@ -12,6 +12,10 @@
   into a workspace's ``ws._cached`` / ``ws.store`` (everywhere: ``core/``, ``ui/``, ``pages/``, ``app.py``).
 * ``pages/``, ``ui/`` and ``app.py`` never touch ``ws.store``, ``.save_settings(``, ``shutil.rmtree`` or
   ``sqlite3``: they go through ``core.api``, whose functions check the caller's role (issue 20).
+* Nor do they call a ``Workspace`` method or read its state: through a workspace handle they read only
+  its identity (``ws.path``, ``ws.name``); a workspace goes as an argument only to ``core.api`` functions
+  (or to ``ui``/``pages`` helpers), never to another ``core`` function; and ``core.workspace``,
+  ``core.session`` and ``core.storage`` are imported only for type checking (issue 20).
 """
 from __future__ import annotations
 
@@ -241,3 +245,109 @@ def test_storage_leak_finder_finds_each_kind(tmp_path) -> None:
     assert [f for f in found if f.startswith("import")] == ["import chromadb", "import psycopg", "import sqlite3"]
     assert sorted(f.split(": ")[1] for f in found if ": " in f) == ["._adj", "._node", "ws._cached", "ws.store",
                                                                     "ws.store"]  # not other.store
+
+
+# pages/ and ui/ reach a workspace only through core.api (issue 20). A workspace handle is a name
+# ``ws`` / ``_ws`` / ``workspace`` (also as an attribute: ``self.ws``, ``job.ws``) or the result of
+# ``workspace()`` / ``indexed_workspace()``; through it only its identity may be read.
+UI_WORKSPACE_ATTRS = {"path", "name"}
+UI_WORKSPACE_CALLS = {"workspace", "indexed_workspace"}
+UI_CORE_MODULES_TYPING_ONLY = ("core.workspace", "core.session", "core.storage")
+
+
+def _is_handle(node: ast.AST) -> bool:
+    if _names_workspace(node):
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Name) and func.id in UI_WORKSPACE_CALLS) or (
+            isinstance(func, ast.Attribute) and func.attr in UI_WORKSPACE_CALLS)
+    return False
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node except those under ``if TYPE_CHECKING:`` (imports there never run)."""
+    found: list[ast.AST] = []
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return found
+
+
+def _imported_modules(nodes: list[ast.AST]) -> dict[str, str]:
+    """Local name -> the module it comes from (``from core.x import f`` -> f: core.x; ``from core import
+    api`` -> api: core.api; ``import core.x as m`` -> m: core.x)."""
+    names: dict[str, str] = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                names[alias.asname or alias.name] = (f"{node.module}.{alias.name}" if node.module == "core"
+                                                     else node.module)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names[alias.asname or alias.name.split(".")[0]] = alias.name if alias.asname else alias.name.split(".")[0]
+    return names
+
+
+def _callee_root(func: ast.AST) -> str:
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return func.id if isinstance(func, ast.Name) else ""
+
+
+def _workspace_bypasses(text: str) -> list[str]:
+    """Where a page or ui module reaches a workspace other than through core.api."""
+    nodes = _runtime_nodes(ast.parse(text))
+    imported = _imported_modules(nodes)
+    found = [f"import {m}" for m in sorted(set(imported.values()))
+             if m.startswith(UI_CORE_MODULES_TYPING_ONLY)]
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr not in UI_WORKSPACE_ATTRS and _is_handle(node.value):
+            found.append(f"{node.lineno}: ws.{node.attr}")
+        elif isinstance(node, ast.Call):
+            module = imported.get(_callee_root(node.func), "")
+            args = list(node.args) + [k.value for k in node.keywords]
+            if module.startswith("core") and not module.startswith("core.api") and any(_is_handle(a) for a in args):
+                found.append(f"{node.lineno}: {ast.unparse(node.func)}(ws) from {module}")
+    return found
+
+
+def test_pages_and_ui_reach_a_workspace_only_through_core_api() -> None:
+    bad = {rel: found for p in _files("pages", "ui", "app.py")
+           if (found := _workspace_bypasses(p.read_text(encoding="utf-8"))) and (rel := str(p.relative_to(ROOT)))}
+    assert bad == {}, f"pages/ui must reach a workspace through core.api: {bad}"
+
+
+def test_workspace_rule_catches_each_bypass() -> None:
+    """The checker itself can fail: each way around core.api is reported, the api and identity are not."""
+    sample = """
+from typing import TYPE_CHECKING
+from core import api
+from core.evaluation.runner import evaluate
+import core.judge.runner as judge
+from ui import state
+from core.workspace import Workspace
+if TYPE_CHECKING:
+    from core.session import SessionWorkspace
+def page(ws, job):
+    ws.generation()
+    names = ws.doc_names()
+    job.ws.status()
+    state.workspace().knowledge_graph()
+    evaluate(ws, [], ["naive"])
+    judge.run_judge(questions=[], ws=ws)
+    api.generation(state.principal(), ws)
+    str(ws.path), ws.name
+    state.generation(ws)
+"""
+    assert _workspace_bypasses(sample) == [
+        "import core.workspace", "11: ws.generation", "12: ws.doc_names", "13: ws.status", "14: ws.knowledge_graph",
+        "15: evaluate(ws) from core.evaluation.runner", "16: judge.run_judge(ws) from core.judge.runner"]

@@ -27,13 +27,19 @@ API_ROLES = {
     "workspace_path": Role.viewer, "status": Role.viewer, "documents": Role.viewer, "chunk_count": Role.viewer,
     "chunks_of": Role.viewer, "chunks_by_id": Role.viewer, "all_chunk_ids": Role.viewer, "doc_roots": Role.viewer,
     "chat_model": Role.viewer, "annotation_for": Role.viewer, "annotation_list": Role.viewer,
-    "export_annotations": Role.viewer,
+    "export_annotations": Role.viewer, "open_workspace": Role.viewer, "session_workspace": Role.viewer,
+    "generation": Role.viewer, "doc_names": Role.viewer, "tree_index": Role.viewer, "mention_index": Role.viewer,
+    "knowledge_graph": Role.viewer, "mention_graph": Role.viewer, "documents_table": Role.viewer,
+    "dropped_records": Role.viewer, "graph_provenance": Role.viewer, "writer_active": Role.viewer,
+    "refresh_vectors": Role.viewer, "evaluate": Role.viewer, "run_judge": Role.viewer,
+    "estimate_judge_cost": Role.viewer, "graph_part_origins": Role.viewer,
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
     "index_text": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
     "save_annotation_marks": Role.editor, "delete_annotations": Role.editor, "import_annotations": Role.editor,
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,
+    "import_lightrag_from_server": Role.admin, "server_import_dirs": Role.admin, "server_import_root": Role.admin,
 }
 
 

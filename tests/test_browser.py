@@ -13,29 +13,16 @@ then when ``RAGSCOPE_REQUIRE`` names ``browser`` (or ``all``).
 """
 from __future__ import annotations
 
-import importlib.util
 import io
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import require_or_skip
+from browser_harness import ARTIFACTS, chromium, idle, open_page, require_browser, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
 INDEX_TIMEOUT_MS = 20 * 60 * 1000
 EXAMPLE_QID = "sample:2"
 EXAMPLE = "Who was appointed arbitrator in the Carrow Sound fishing dispute?"
@@ -45,62 +32,18 @@ XSS_TEXT = ("Captain Orla Venn sailed from Port Sallow to Carrow Sound in 1911. 
             "The Tidewater Shipping Cooperative praised Orla Venn.\n") * 3
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A Streamlit server on a free port with an empty temporary data folder."""
-    if not CHROMIUM.exists():
-        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
-    if importlib.util.find_spec("playwright") is None:
-        require_or_skip("browser", "playwright is not installed (pip install -r requirements-test.txt)")
-    data = tmp_path_factory.mktemp("browser_data")
-    port = free_port()
-    env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               ANONYMIZED_TELEMETRY="False", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    env.pop("RAGSCOPE_LLM_BASE_URL", None)
-    env.pop("RAGSCOPE_LLM_MODEL", None)
-    log = open(tmp_path_factory.mktemp("browser_log") / "streamlit.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        proc.terminate()
-        log.seek(0)
-        pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
-    yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.seek(0)
-    tail = log.read()[-4000:]
-    log.close()
-    assert "Traceback" not in tail, tail
+    require_browser()
+    with streamlit_app(tmp_path_factory.mktemp("browser_data"), tmp_path_factory.mktemp("browser_log")) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
 def browser(server):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
@@ -135,18 +78,6 @@ def shot(tab, name: str, full_page: bool = True) -> Path:
         tab.set_viewport_size(size)
         tab.wait_for_timeout(300)
     return path
-
-
-def open_page(tab, title: str, heading: str) -> None:
-    tab.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
-    tab.get_by_role("heading", name=heading).first.wait_for(timeout=120_000)
-    tab.wait_for_timeout(300)
-
-
-def idle(tab, timeout_ms: int = 300_000) -> None:
-    """Wait until the app is not running a script (no 'Running…' status widget)."""
-    tab.wait_for_timeout(300)
-    tab.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
 
 
 def graph_frame(tab, timeout_ms: int = 120_000):

@@ -19,56 +19,21 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import require_or_skip
 
+from browser_harness import ARTIFACTS, chromium, free_port, require_browser, stop, streamlit_app, wait_http
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
 OIDC_VENV = Path(os.environ.get("RAGSCOPE_OIDC_VENV") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
                  / "ragscope" / "oidc-provider-mock-0.3.4")
 PAGE_PATHS = ["", "knowledge_graph", "summary_tree", "compare", "inspect", "evaluate", "settings"]
 SAMPLE_DOC = "velmora"  # every sample article's name starts with a Velmora place; checked case-insensitively
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_http(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 120) -> None:
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"{url} server exited:\n{log.read_text()[-3000:]}")
-        try:
-            urllib.request.urlopen(url, timeout=2).read()
-            return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"{url} did not answer in {timeout_s} s:\n{log.read_text()[-3000:]}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -93,12 +58,7 @@ def oidc(tmp_path_factory):
 @pytest.fixture(scope="module")
 def app(oidc, tmp_path_factory, sample_workspace_dir):
     """The app with sign-in on (secrets in a temporary file) and the sample corpus as workspace 'default'."""
-    if not CHROMIUM.exists():
-        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        require_or_skip("browser", "playwright is not installed (pip install -r requirements-test.txt)")
+    require_browser()
     data = tmp_path_factory.mktemp("auth_data")
     shutil.copytree(sample_workspace_dir, data / "default")
     port = free_port()
@@ -117,35 +77,15 @@ default = "none"
 "viewer@example.com" = "viewer"
 "editor@example.com" = "editor"
 """, encoding="utf-8")
-    env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               ANONYMIZED_TELEMETRY="False", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    for name in ("RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "RAGSCOPE_ROLES", "RAGSCOPE_WORKSPACE"):
-        env.pop(name, None)
-    log = tmp_path_factory.mktemp("auth_log") / "streamlit.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                                 "--server.address", "127.0.0.1", "--server.headless", "true",
-                                 "--secrets.files", str(secrets_file)],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(url + "/_stcore/health", proc, log)
+    with streamlit_app(data, tmp_path_factory.mktemp("auth_log"), args=["--secrets.files", str(secrets_file)],
+                       port=port) as url:
         yield {"url": url, "data": data}
-    finally:
-        stop(proc)
-    tail = log.read_text()[-4000:]
-    assert "Traceback" not in tail, tail
 
 
 @pytest.fixture(scope="module")
 def browser(app):
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def new_tab(browser):

@@ -14,24 +14,17 @@ pass by losing them.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 from typing import Optional
 
 import pytest
 
-from conftest import require_or_skip
+from browser_harness import ARTIFACTS, chromium, require_browser, streamlit_app
+from browser_harness import idle as app_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-ARTIFACTS = Path(os.environ.get("RAGSCOPE_SCREENSHOT_DIR") or ROOT / "test-artifacts")
 MARK = "payload.invalid"  # every payload URL points here; every payload handler sets window.__pwned
 IMG = f'<img src="http://{MARK}/i.png" onerror="window.__pwned=1">'
 LINK = f"[click me](http://{MARK}/link)"
@@ -117,55 +110,15 @@ def data_root(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(data_root, tmp_path_factory):
-    if not CHROMIUM.exists():
-        require_or_skip("browser", "Debian chromium is not installed: run scripts/install-browser.sh (as root)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        require_or_skip("browser", "playwright is not installed (requirements-test.txt)")
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data_root), RAGSCOPE_WORKSPACE="payload", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False", STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
-    for name in ("RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
-        env.pop(name, None)
-    log = open(tmp_path_factory.mktemp("payload_log") / "streamlit.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read().strip() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            log.seek(0)
-            pytest.fail("streamlit did not start:\n" + log.read()[-3000:])
+    require_browser()
+    with streamlit_app(data_root, tmp_path_factory.mktemp("payload_log"), env={"RAGSCOPE_WORKSPACE": "payload"},
+                       fail_on_traceback=False) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
 
 
 @pytest.fixture(scope="module")
 def tab(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"])
+    with chromium() as browser:
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
         page.dialogs = []  # type: ignore[attr-defined]
         page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
@@ -174,12 +127,10 @@ def tab(server):
                    if MARK in route.request.url else route.continue_())
         page.payload_requests = requests  # type: ignore[attr-defined]
         yield page
-        browser.close()
 
 
 def idle(page, timeout_ms: int = 300_000) -> None:
-    page.wait_for_timeout(500)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=timeout_ms)
+    app_idle(page, timeout_ms)
     page.wait_for_timeout(500)
 
 

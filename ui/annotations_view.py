@@ -98,7 +98,7 @@ def render_marking(ws: "Workspace", question: str, results: Mapping[str, Retriev
 
 def annotations_frame(ws: "Workspace") -> pd.DataFrame:
     """One row per annotated question."""
-    names = ws.doc_names()
+    names = api.doc_names(principal(), ws)
     rows = [{"qid": q.qid, "question": q.question, "expected answer": q.answer, "relevant": len(q.relevant),
              "not relevant": len(q.not_relevant),
              "gold documents": ", ".join(names.get(d, d) for d in q.gold_doc_ids),

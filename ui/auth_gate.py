@@ -93,10 +93,26 @@ def render(decision: Decision) -> None:
     st.button("Sign out", key="denied_logout", on_click=st.logout)
 
 
+def through_app() -> None:
+    """Rerun through ``app.py`` when a page script was started on its own by Streamlit's old
+    pages-folder mode. Streamlit keeps that mode on for the whole process until the first
+    ``st.navigation`` call: on a freshly started server, a page URL opened before anyone opened the
+    root ran ``pages/NAME.py`` alone — without app.py's gate, its hardening (error details), its
+    sidebar and its role-filtered navigation (found by hand, 20). Leaving the mode and rerunning
+    sends this and every later run through app.py, on the same page."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def guard(minimum: auth.Role = auth.Role.viewer) -> auth.Principal:
     """The first call of every page: the session's principal, or (when the gate refuses, or the role is
     below ``minimum``) the refusal / sign-in page and ``st.stop()``. ``app.py`` already gates before
-    any page runs; this keeps a page safe when it is run on its own (AppTest, a future entry point)."""
+    any page runs (``through_app`` makes sure it did); this keeps a page safe when it is run on its own
+    (AppTest, a future entry point)."""
+    through_app()
     decision = decide()
     if decision.principal is None:
         render(decision)

@@ -11,12 +11,13 @@ from typing import Any
 
 import streamlit as st
 
+from core import api
+
 JOB_KEY = "doc_job"  # the Documents page's job in the session (pages/documents.py uses the same key)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
-    from core import api
     from ui import state
 
     return api.status(state.principal(), _ws)
@@ -38,4 +39,6 @@ def workspace_counts(ws: Any) -> dict[str, Any]:
         status = job.snapshot()["status"]
         if status:
             return status
-    return _status(str(ws.path), ws.generation(), ws)
+    from ui import state
+
+    return _status(str(ws.path), api.generation(state.principal(), ws), ws)

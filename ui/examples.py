@@ -48,7 +48,10 @@ def example_questions(ws: "Workspace") -> tuple[str, list[tuple[str, str]]]:
     loaded = st.session_state.get(EVAL_QUESTIONS_KEY)
     if loaded and loaded[1]:
         return loaded[0], list(loaded[1])
-    if holds_sample_corpus(list(ws.doc_names().values())):
+    from core import api
+    from ui.state import principal
+
+    if holds_sample_corpus(list(api.doc_names(principal(), ws).values())):
         return "the sample corpus questions", sample_questions()
     return "", []
 

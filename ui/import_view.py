@@ -72,7 +72,7 @@ def run_import(ws: Any, data: bytes, source_model: str) -> dict[str, Any]:
     """Unpack and import, drawing one progress bar; return the report as a dict."""
     bar, progress = _progress_bar("unpacking the zip")
     with tempfile.TemporaryDirectory(prefix="ragscope_lightrag_") as tmp:
-        folder = unpack_zip(data, Path(tmp) / "upload", max_ratio=ws.settings.max_archive_ratio)
+        folder = unpack_zip(data, Path(tmp) / "upload", max_ratio=state.session_settings().max_archive_ratio)
         report = api.import_lightrag(state.principal(), ws, folder, source_model=source_model.strip() or None, progress=progress)
     bar.progress(1.0, text="imported")
     return report.as_dict()

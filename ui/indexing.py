@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import plotly.graph_objects as go
 
+from core import api
+from core.auth import LOCAL_ADMIN, Principal
 from core.indexing.pipeline import IndexReport
 from core.types import Cancelled, ProgressEvent
 
@@ -64,9 +66,10 @@ class IndexJob:
     """Runs indexing calls one after the other on a daemon thread; thread-safe snapshots for the page."""
 
     def __init__(self, ws: "Workspace", calls: list[IndexCall], what: str, llm: Any = None,
-                 cancel_event: Optional[threading.Event] = None, points: Optional[list[dict[str, int]]] = None
-                 ) -> None:
+                 cancel_event: Optional[threading.Event] = None, points: Optional[list[dict[str, int]]] = None,
+                 principal: Principal = LOCAL_ADMIN) -> None:
         self.ws = ws
+        self.principal = principal  # who started the job: its counters are read as that caller
         self.calls = list(calls)
         self.what = what
         self.llm = llm
@@ -138,7 +141,7 @@ class IndexJob:
 
     def _record_status(self) -> None:
         self._status_at = time.perf_counter()
-        status = self.ws.status()
+        status = api.status(self.principal, self.ws)
         point = snapshot_point(status)
         with self._lock:
             self._status = status
@@ -176,7 +179,7 @@ class IndexJob:
                 self._record_status()
                 from ui.state import note_own_write
 
-                note_own_write(self.ws)  # this process's own write: no "changed outside this page" notice
+                note_own_write(self.ws, self.principal)  # this process's own write: no "changed outside this page" notice
             except Exception:  # noqa: BLE001 - the workspace may have been closed meanwhile
                 pass
             usage = self.llm.snapshot() if self.llm is not None else {}

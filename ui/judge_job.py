@@ -1,4 +1,4 @@
-"""A judge run (``core.judge.run_judge``) on a background thread, for the Evaluate page.
+"""A judge run (``core.api.run_judge``) on a background thread, for the Evaluate page.
 
 The page keeps the job in the session and polls ``snapshot()``; its Cancel button calls ``cancel()``,
 which sets the LLM client's cancel event: calls in flight finish (and are cached), no new call starts,
@@ -12,6 +12,8 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from core import api
+from core.auth import LOCAL_ADMIN, Principal
 from core.types import ProgressEvent
 
 if TYPE_CHECKING:
@@ -22,8 +24,10 @@ class JudgeJob:
     """Runs one judge protocol on a daemon thread; thread-safe snapshots for the page."""
 
     def __init__(self, ws: "Workspace", questions: Sequence[Any], modes: Sequence[str], chat: Any,
-                 cancel_event: threading.Event, estimate: Optional[dict[str, Any]] = None, **options: Any) -> None:
+                 cancel_event: threading.Event, estimate: Optional[dict[str, Any]] = None,
+                 principal: Principal = LOCAL_ADMIN, **options: Any) -> None:
         self.ws = ws
+        self.principal = principal  # who started the run: it runs as that caller (core.api)
         self.questions = list(questions)
         self.modes = list(modes)
         self.chat = chat
@@ -68,11 +72,9 @@ class JudgeJob:
                 "seconds": time.perf_counter() - self.started_at}
 
     def _run(self) -> None:
-        from core.judge.runner import run_judge
-
         state = "done"
         try:
-            self.report = run_judge(self.ws, self.questions, self.modes, self.chat, progress=self.progress,
+            self.report = api.run_judge(self.principal, self.ws, self.questions, self.modes, self.chat, progress=self.progress,
                                     **self.options)
             self.report.estimate = self.estimate
             if self.report.cancelled:

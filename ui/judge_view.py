@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from core import api
 from core.judge.prompt import CRITERIA_SETS
 from core.judge.report import JudgeReport
 from ui.errors import escape_markdown, show_errors
@@ -188,9 +189,9 @@ def _job_panel() -> None:
 
 def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: Any) -> None:
     """The Judge section of the Evaluate page (``questions``: those the page loaded, or None)."""
-    from core.judge.runner import estimate_cost
     from core.retrieval.registry import modes as all_modes
     from ui.llm import session_llm
+    from ui.state import principal
 
     st.subheader("Judge: LLM win rates between modes")
     st.caption("As in the LightRAG and PathRAG papers: each mode answers with the LLM, and the LLM judges every "
@@ -217,12 +218,12 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
         count = int(cols[2].number_input("Questions", min_value=1, max_value=len(questions),
                                          value=min(DEFAULT_QUESTIONS, len(questions)), key="judge_count"))
         selected = list(questions[:count])
-        signature = _signature(selected, chosen, criteria, ws.generation())
+        signature = _signature(selected, chosen, criteria, api.generation(principal(), ws))
         running = st.session_state.get(JOB_KEY) is not None
         if st.button("Estimate cost", key="judge_estimate", disabled=len(chosen) < 2 or running):
             with show_errors("Estimating the cost"), st.spinner("Retrieving and reading the cache…"):
                 chat = session_llm(ws, settings).chat
-                estimate = estimate_cost(ws, selected, chosen, chat, criteria=criteria, settings=settings)
+                estimate = api.estimate_judge_cost(principal(), ws, selected, chosen, chat, criteria=criteria, settings=settings)
                 st.session_state[ESTIMATE_KEY] = {"signature": signature, "estimate": estimate}
         known: Any = st.session_state.get(ESTIMATE_KEY)  # None or the estimate dict stored above
         ready = bool(known) and known["signature"] == signature
@@ -236,8 +237,8 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
             with show_errors("Starting the judge"):
                 cancel = threading.Event()
                 chat = session_llm(ws, settings, cancel_event=cancel).chat
-                job = JudgeJob(ws, selected, chosen, chat, cancel, estimate=known["estimate"], criteria=criteria,
-                               settings=settings)
+                job = JudgeJob(ws, selected, chosen, chat, cancel, estimate=known["estimate"], principal=principal(),
+                               criteria=criteria, settings=settings)
                 st.session_state[JOB_KEY] = job.start()
                 st.rerun()
         _job_panel()

@@ -1,5 +1,10 @@
 """Session state of the app: data folder, current workspace (cached resource), settings, LLM key.
 
+Each workspace is opened once per process and settings (``st.cache_resource``) and shared by every
+browser session; ``workspace()`` hands each session its own handle on it (``core.api.session_workspace``,
+``core.session``) carrying only that session's API key, so a key typed in one tab is never used for
+another tab's LLM or embedder calls.
+
 The data folder is ``core.config.data_dir()`` (``RAGSCOPE_DATA_DIR``, default ``data/workspaces``). Workspaces are cached
 with ``st.cache_resource`` keyed by path; derived tables use ``st.cache_data`` keyed by the
 workspace's generation, so they refresh after every write.
@@ -22,7 +27,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import streamlit as st
 
@@ -32,7 +37,9 @@ from core.config import data_dir as configured_data_dir
 from core.config import default_workspace_name, load_settings
 from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError
 from core.settings import Settings
-from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 URL_PARAM = "workspace"
 _SEEN: dict[str, int] = {}  # workspace path -> generation its vector store was last (re)opened at
@@ -149,8 +156,10 @@ def workspace_path(name: Optional[str] = None) -> Path:
 
 
 @st.cache_resource(show_spinner="Opening workspace…", max_entries=8)
-def _open(path: str, settings_json: str) -> Workspace:
-    return Workspace(Path(path), settings=Settings.model_validate_json(settings_json))
+def _open(path: str, settings_json: str, _who: auth.Principal) -> Workspace:
+    """The process-wide workspace at ``path`` with these settings (shared by every session; ``_who``,
+    the first caller, is not part of the cache key: ``workspace_path`` checked every caller already)."""
+    return api.open_workspace(_who, Path(path).name, Settings.model_validate_json(settings_json))
 
 
 def session_settings(name: Optional[str] = None) -> Settings:
@@ -196,12 +205,14 @@ def api_key() -> Optional[str]:
 
 
 def workspace() -> Workspace:
-    """The current workspace (opened once per path and settings), its vectors reopened when another
-    process changed it (see the module docstring)."""
+    """This browser session's handle on the current workspace (``core.session``): the workspace is
+    opened once per path and settings and shared by every session, the handle carries this session's
+    own API key only (a key typed in one tab never goes with another tab's calls). Its vectors are
+    reopened when another process changed it (see the module docstring)."""
     name = current_workspace_name()
     settings = session_settings(name)
-    ws = _open(str(workspace_path(name)), settings.model_dump_json())
-    ws.api_key = api_key()
+    who = principal()
+    ws = api.session_workspace(who, _open(str(workspace_path(name)), settings.model_dump_json(), who), api_key())
     follow_generation(ws)
     return ws
 
@@ -216,7 +227,8 @@ def follow_generation(ws: Workspace) -> Optional[str]:
     """Reopen ``ws``'s vector store if its generation moved while nobody writes; returns the notice
     shown to the user (also kept in the session for ``generation_notice``), or None."""
     key = str(ws.path)
-    generation = ws.generation()
+    who = principal()
+    generation = api.generation(who, ws)
     notice = None
     with _SEEN_LOCK:
         seen = _SEEN.setdefault(key, generation)
@@ -224,11 +236,11 @@ def follow_generation(ws: Workspace) -> Optional[str]:
             return None
         if app_is_writing(ws):
             return None  # our own indexing job: its writes go through this very store
-        if ws.writer_active():
+        if api.writer_active(who, ws):
             notice = ("Another process is writing to this workspace right now: results may miss its newest "
                       "documents until it finishes.")
         else:
-            ws.reopen_vectors()
+            api.refresh_vectors(who, ws)
             _SEEN[key] = generation
             notice = (f"The workspace changed outside this page (generation {seen} → {generation}, e.g. the CLI "
                       "indexed documents): its vector store was reopened, so queries search the new documents too.")
@@ -239,11 +251,12 @@ def follow_generation(ws: Workspace) -> Optional[str]:
     return notice
 
 
-def note_own_write(ws: Workspace) -> None:
+def note_own_write(ws: Workspace, who: Optional[auth.Principal] = None) -> None:
     """This process wrote ``ws`` through its shared store (an indexing job, a delete): its vectors are
-    current, so the generation it reached is not a change "outside this page"."""
+    current, so the generation it reached is not a change "outside this page". ``who``: the caller
+    (default: this session's; a job thread passes the principal that started it)."""
     with _SEEN_LOCK:
-        _SEEN[str(ws.path)] = ws.generation()
+        _SEEN[str(ws.path)] = api.generation(who or principal(), ws)
 
 
 def generation_notice() -> Optional[str]:
@@ -281,7 +294,7 @@ def delete_workspace(name: str) -> None:
                                      "finish or cancel it, then delete")
     ws = None
     try:
-        ws = _open(str(path), session_settings(name).model_dump_json())
+        ws = _open(str(path), session_settings(name).model_dump_json(), principal())
     except Exception:  # noqa: BLE001 - a workspace that cannot be opened can still be deleted
         ws = None
     api.delete_workspace(principal(), name, ws)
@@ -299,4 +312,4 @@ def _active_paths() -> set[str]:
 
 def generation(ws: Workspace) -> int:
     """Cache key for derived data: changes after every write to the workspace."""
-    return ws.generation()
+    return api.generation(principal(), ws)

@@ -6,8 +6,9 @@
 * ``index_components(ws, chat)`` → keyword arguments of ``core.indexing.pipeline.process_pending``.
 * ``test_connection(settings, api_key)`` → (ok, message) for the Settings page.
 
-API keys: the argument (the user's own key typed in the app session) or ``ws.api_key``; the operator's
-keys (environment / secrets) are added by ``core.providers`` for allowed URLs only, inside the client.
+API keys: the argument (the user's own key typed in the app session) or ``ws.api_key`` (each browser
+session's handle, ``core.session``, carries its own); the operator's keys (environment / secrets) are
+added by ``core.providers`` for allowed URLs only, inside the client.
 """
 from __future__ import annotations
 

@@ -1,0 +1,123 @@
+"""``core.api`` functions for the app's read views of an index and for the evaluation runs.
+
+Re-exported by ``core.api`` (import them from there). The pages and ``ui/`` reach a workspace only
+through ``core.api`` (tests/test_architecture.py), so every view they show is one of these calls;
+each takes the caller's ``Principal`` first and declares its minimum role (``core.auth.requires``),
+which also checks that the caller may open the workspace. All are viewer functions (browse, inspect,
+evaluate); ``refresh_vectors`` changes no data (it reopens the process's own vector client).
+
+* the generation and the views built per generation: ``generation``, ``doc_names``, ``tree_index``,
+  ``mention_index``, ``knowledge_graph``, ``mention_graph``;
+* document tables: ``documents_table``, ``dropped_records`` (``graph_provenance`` is in ``core.api_views``);
+* other writers: ``writer_active``, ``refresh_vectors``;
+* runs: ``evaluate``, ``run_judge``, ``estimate_judge_cost``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from core.auth import Principal, Role, requires
+from core.settings import Settings
+from core.types import ProgressCallback, no_progress
+from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from core.storage.store import TreeNode
+
+__all__ = ["generation", "doc_names", "tree_index", "mention_index", "knowledge_graph", "mention_graph",
+           "documents_table", "dropped_records", "writer_active", "refresh_vectors",
+           "evaluate", "run_judge", "estimate_judge_cost"]
+
+
+# --- the generation and the views built per generation ---------------------------------------------
+@requires(Role.viewer)
+def generation(principal: Principal, ws: Workspace) -> int:
+    """The workspace's generation: it moves after every commit and every rollback (a cache key)."""
+    return ws.generation()
+
+
+@requires(Role.viewer)
+def doc_names(principal: Principal, ws: Workspace) -> dict[str, str]:
+    """Document id → file name."""
+    return ws.doc_names()
+
+
+@requires(Role.viewer)
+def tree_index(principal: Principal, ws: Workspace) -> dict[str, "TreeNode"]:
+    """The summary trees' nodes by id."""
+    return ws.tree_index()
+
+
+@requires(Role.viewer)
+def mention_index(principal: Principal, ws: Workspace) -> dict[str, dict[str, int]]:
+    """Entity → {chunk id: mentions}."""
+    return ws.mention_index()
+
+
+@requires(Role.viewer)
+def knowledge_graph(principal: Principal, ws: Workspace) -> "nx.Graph":
+    """The merged entity graph as networkx (for layouts and exports)."""
+    return ws.knowledge_graph()
+
+
+@requires(Role.viewer)
+def mention_graph(principal: Principal, ws: Workspace) -> "nx.Graph":
+    """The E2GraphRAG mention graph (entities that co-occur in a sentence)."""
+    return ws.mention_graph()
+
+
+# --- document tables -------------------------------------------------------------------------------
+@requires(Role.viewer)
+def documents_table(principal: Principal, ws: Workspace) -> list[dict[str, Any]]:
+    """One row per document: status, chunks, entities, dropped records, tokens, error, time."""
+    return ws.documents_table()
+
+
+@requires(Role.viewer)
+def dropped_records(principal: Principal, ws: Workspace) -> dict[str, dict[str, Any]]:
+    """Per indexed document, what the extraction parser dropped at its last indexing."""
+    return ws.dropped_records()
+
+
+# --- other writers ---------------------------------------------------------------------------------
+@requires(Role.viewer)
+def writer_active(principal: Principal, ws: Workspace) -> bool:
+    """True while a live process holds the workspace's write lock."""
+    return ws.writer_active()
+
+
+@requires(Role.viewer)
+def refresh_vectors(principal: Principal, ws: Workspace) -> None:
+    """Reopen the vector store on next use (another process added vectors); no data changes."""
+    ws.reopen_vectors()
+
+
+# --- runs ------------------------------------------------------------------------------------------
+@requires(Role.viewer)
+def evaluate(principal: Principal, ws: Workspace, questions: list[Any], modes: Sequence[str],
+             ks: Sequence[int] = (2, 5, 10), settings: Optional[Settings] = None,
+             progress: ProgressCallback = no_progress, **options: Any) -> Any:
+    """Evidence recall and answer-in-answer per mode (``core.evaluation.runner.evaluate``)."""
+    from core.evaluation.runner import evaluate as run
+
+    return run(ws, questions, modes, ks, settings=settings, progress=progress, **options)
+
+
+@requires(Role.viewer)
+def run_judge(principal: Principal, ws: Workspace, questions: Sequence[Any], modes: Sequence[str], chat: Any,
+              **options: Any) -> Any:
+    """The pairwise LLM judge over ``modes`` (``core.judge.runner.run_judge``; ``options`` as there)."""
+    from core.judge.runner import run_judge as run
+
+    return run(ws, questions, modes, chat, **options)
+
+
+@requires(Role.viewer)
+def estimate_judge_cost(principal: Principal, ws: Workspace, questions: Sequence[Any], modes: Sequence[str],
+                        chat: Any, **options: Any) -> dict[str, Any]:
+    """What ``run_judge`` with the same arguments would cost; no call is made."""
+    from core.judge.runner import estimate_cost
+
+    return estimate_cost(ws, questions, modes, chat, **options)
