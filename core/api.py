@@ -118,7 +118,7 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
               with_answers: bool = True, llm=None, keywords=None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
     """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
-    from core.answer import answer
+    from core.answers import answer
 
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
     ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
@@ -126,7 +126,7 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
     ctx.keywords()
     # the question and its names in one embedding batch: the modes that link names (local, hybrid,
     # mix, path) and the extractive answers (question entities) need them
-    from core.answers.context import question_names
+    from core.answers.inputs import question_names
 
     ctx.prefetch([question] + question_names(ws, question, ctx.strategies.seeds))
     def one(mode: str) -> RetrievalResult:

@@ -6,18 +6,11 @@ run is kept in ``st.session_state["compare_last"]`` so reruns (widget clicks) ne
 """
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
-ROOT = str(Path(__file__).resolve().parent.parent)
-if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `streamlit run pages/…`)
-    sys.path.insert(0, ROOT)
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from core import api  # noqa: E402
-
-from ui.auth_gate import guard  # noqa: E402
+from core import api
+from ui.auth_gate import guard
 
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 

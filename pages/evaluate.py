@@ -10,18 +10,13 @@ Below: the LLM judge's pairwise win rates (``ui.judge_view``) and the analyst's 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-ROOT = str(Path(__file__).resolve().parent.parent)
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
 
-import pandas as pd  # noqa: E402
-import plotly.graph_objects as go  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from ui.auth_gate import guard  # noqa: E402
+from ui.auth_gate import guard
 
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
@@ -34,10 +29,11 @@ from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_ra
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
-from ui.escape import md
+from ui.escape import md  # noqa: E402
 
-SAMPLE_QUESTIONS = Path(ROOT) / "data" / "sample_questions.jsonl"
-SHARED_DATA = Path(ROOT).parent / "shared" / "data"
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
+SHARED_DATA = ROOT.parent / "shared" / "data"
 STATE_KEY = "evaluate_last"
 
 

@@ -8,20 +8,13 @@ per-mode parameter overrides (this page only, passed through ``Settings.with_ove
 from __future__ import annotations
 
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = str(Path(__file__).resolve().parent.parent)
-if ROOT not in sys.path:  # the page can also be run on its own (AppTest, `streamlit run pages/…`)
-    sys.path.insert(0, ROOT)
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from core import api  # noqa: E402
-
-from ui.auth_gate import guard  # noqa: E402
+from core import api
+from ui.auth_gate import guard
 
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
@@ -66,7 +59,7 @@ def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
 
 def _stream_answer(result: RetrievalResult, llm) -> None:
     """Generate an LLM answer into a plain-text placeholder as it streams."""
-    from core.llm.answers import stream_answer
+    from core.llm.generated_answers import stream_answer
 
     holder = st.empty()
     parts: list[str] = []

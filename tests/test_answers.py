@@ -13,7 +13,7 @@ import pytest
 
 from core.answers import EMPTY, extractive_answer
 from core.answers.chunk_modes import naive_answer, tree_answer
-from core.answers.context import AnswerInputs
+from core.answers.inputs import AnswerInputs
 from core.answers.layout import bolded, compose
 from core.answers.lightrag import lightrag_answer
 from core.answers.path import path_answer

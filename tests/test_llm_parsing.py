@@ -196,7 +196,7 @@ def test_cache_key_depends_on_model_messages_and_params():
 
 
 def test_answer_prompts_and_usage():
-    from core.llm.answers import answer_messages, generate_answer, stream_answer
+    from core.llm.generated_answers import answer_messages, generate_answer, stream_answer
     from core.types import RetrievalResult
 
     path = RetrievalResult(mode="path", query="Who?", context_text="Question: Who?\nPath 1 (least reliable) ...")

@@ -113,7 +113,7 @@ def test_every_mode_gets_an_llm_answer(indexed):
 def _available_modes(ws, chat, keywords):
     import time as _time
 
-    from core.answer import answer
+    from core.answers import answer
     from core.retrieval.base import QueryContext
 
     out = {}
@@ -130,7 +130,7 @@ def _available_modes(ws, chat, keywords):
 
 
 def test_streamed_answer(indexed):
-    from core.llm.answers import stream_answer
+    from core.llm.generated_answers import stream_answer
     from core.types import RetrievalResult
 
     ws, chat, _, _ = indexed

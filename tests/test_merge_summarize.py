@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.indexing.merge import merge_entity, merge_relation
+from core.indexing.profiles import merge_entity, merge_relation
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
 from core.indexing.summarize import extractive_summary, lexrank_scores, merge_fragments, split_sentences
@@ -93,7 +93,7 @@ def test_merge_fragments_dedupes_below_budget():
 
 
 def test_merged_descriptions_do_not_repeat_a_sentence_of_overlapping_chunks():
-    from core.indexing.merge import without_repeated_sentences
+    from core.indexing.profiles import without_repeated_sentences
 
     first = "Kestrel Point Lighthouse marks Carrow Sound. The headland is a popular viewpoint for seabirds."
     second = "The headland is a popular viewpoint for seabirds. Its keeper lived in Port Sallow."

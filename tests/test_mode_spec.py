@@ -20,7 +20,7 @@ QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
 DUMMY_MODULE = '''
 """A dummy retrieval mode (test only): the chunks sharing the most words with the question."""
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
-from core.retrieval.context import prefix_within, sources_text
+from core.retrieval.context_blocks import prefix_within, sources_text
 from core.tokens import count_tokens
 from core.trace import note
 from core.types import ChunkHit, RetrievalResult
@@ -70,7 +70,7 @@ def data_dir(sample_workspace_dir, tmp_path, monkeypatch):
 def test_dummy_mode_in_the_registry_answers_and_llm_messages(dummy_mode, sample_ws):
     from core.api import run_modes
     from core.auth import LOCAL_ADMIN
-    from core.llm.answers import answer_messages
+    from core.llm.generated_answers import answer_messages
 
     assert registry.modes()[-1] == "dummy" and registry.parse_modes("dummy,naive") == ["dummy", "naive"]
     assert registry.mode_params("dummy") == ["naive_top_k", "max_total_tokens"]

@@ -166,7 +166,7 @@ def test_readers_never_see_uncommitted_rows(ws, other):
 
 # --- graph rows and the graph view --------------------------------------------------------------
 def build_graph(ws):
-    from core.indexing.graph_merge import merge_touched
+    from core.indexing.remerge import merge_touched
 
     records = ws.records
     with records.unit_of_work():

@@ -10,13 +10,13 @@ sentences) and lay them out the same way (``layout``): the single best sentence 
 short answer bolded, then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
 is ``Answer(kind="extractive")``.
 
-With an LLM, ``answer`` generates the answer instead (``core.llm.answers``).
+With an LLM, ``answer`` generates the answer instead (``core.llm.generated_answers``).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from core.answers.context import AnswerInputs, answer_inputs
+from core.answers.inputs import AnswerInputs, answer_inputs
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
 from core.answers.support import checked
@@ -62,7 +62,7 @@ def answer(result: RetrievalResult, ws: Workspace, llm: Optional[Any] = None, ca
            ctx: Optional[QueryContext] = None) -> Answer:
     """The answer for a result: generated when an LLM is given, otherwise extractive."""
     if llm is not None:
-        from core.llm.answers import generate_answer
+        from core.llm.generated_answers import generate_answer
 
         return generate_answer(llm, result)
     return extractive_answer(result, ws, ctx, cache)

@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from core.answers.context import AnswerInputs
+from core.answers.inputs import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
 from core.answers.scoring import Pick, best

@@ -15,7 +15,7 @@ first ``CHAIN_LINES`` paths, then the best source sentences.
 """
 from __future__ import annotations
 
-from core.answers.context import AnswerInputs
+from core.answers.inputs import AnswerInputs
 from core.answers.layout import Entry, quoted, sentence_entry
 from core.answers.scoring import Pick, best
 from core.types import RetrievalResult

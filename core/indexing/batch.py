@@ -14,7 +14,7 @@ import numpy as np
 from core.embeddings import chunk_windows
 from core.extraction.aliases import resolve_document
 from core.indexing.common import Extractor, IndexReport, chunk_document, progress_event
-from core.indexing.graph_merge import merge_touched, new_tree
+from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
 from core.storage.store import DocumentRow

@@ -7,7 +7,7 @@ transaction (``core.annotations``). The caller holds the workspace write lock.
 """
 from __future__ import annotations
 
-from core.indexing.graph_merge import merge_touched, new_tree
+from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import delete_vectors, live_vector_ids, upsert_graph_vectors
 from core.workspace import Workspace
 

@@ -7,7 +7,7 @@ re-embedded from their stored text.
 from __future__ import annotations
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
-from core.indexing.merge import embedded_aliases, entity_vector_text, relation_vector_text
+from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text
 from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
 from core.workspace import Workspace
 

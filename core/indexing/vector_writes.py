@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from core.embeddings import window_records
-from core.indexing.merge import MergedEntity, MergedRelation
+from core.indexing.profiles import MergedEntity, MergedRelation
 from core.storage.store import TreeNode
 from core.types import Chunk
 from core.workspace import Workspace

@@ -1,7 +1,7 @@
 """The pairwise judge protocol (LightRAG's and PathRAG's way of comparing modes, without gold answers).
 
 For each question: every chosen mode retrieves (sharing one query context and its keywords: LLM keywords
-when ``llm_keywords``), the LLM answers from each mode's context (``core.llm.answers``), then for every
+when ``llm_keywords``), the LLM answers from each mode's context (``core.llm.generated_answers``), then for every
 pair of modes the judge is asked twice, once in each order, to cancel position bias. Two modes whose
 answers are the same text are not sent to the judge: they tie on every criterion (noted).
 
@@ -167,7 +167,7 @@ def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], cha
               workers: Optional[int] = None) -> JudgeReport:
     """Judge every pair of ``modes`` on ``questions`` (``core.evaluation.questions.Question``-like:
     ``qid``, ``question``). ``chat`` is the configured chat model (cached; see ``core.llm.provider``)."""
-    from core.llm.answers import generate_answer
+    from core.llm.generated_answers import generate_answer
     from core.retrieval.base import QueryContext
     from core.retrieval.registry import retrieve
 

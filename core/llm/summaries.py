@@ -1,7 +1,7 @@
 """LLM summaries for the index: merged entity/relation profiles and summary-tree nodes.
 
 * ``llm_profile_summarizer(chat, settings)`` → ``(kind, name, fragments) -> str`` for
-  ``core.indexing.merge``: called when a profile is over budget (≥ ``profile_max_fragments`` fragments or
+  ``core.indexing.profiles``: called when a profile is over budget (≥ ``profile_max_fragments`` fragments or
   ≥ ``profile_max_tokens`` tokens). Map-reduce: fragments are packed into groups that fit
   ``profile_max_tokens``, each group is summarised, and the partial summaries are reduced the same
   way until one summary of about ``profile_summary_tokens`` remains.
@@ -74,7 +74,7 @@ def pack_groups(fragments: list[str], max_tokens: int) -> list[list[str]]:
 
 
 def llm_profile_summarizer(chat: ChatModel, settings: Settings) -> Callable[[str, str, list[str]], str]:
-    """The ``ProfileSummarizer`` of ``core.indexing.merge`` backed by ``chat`` (stage 'summaries')."""
+    """The ``ProfileSummarizer`` of ``core.indexing.profiles`` backed by ``chat`` (stage 'summaries')."""
     target = settings.profile_summary_tokens
     max_tokens = _reply_budget(settings, target)
 

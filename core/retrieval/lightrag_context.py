@@ -21,7 +21,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 import networkx as nx
 
 from core.retrieval.base import csv_table
-from core.retrieval.context import fit_to_budget, prefix_within, source_block, sources_text
+from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
 from core.storage.ports import node_pair
 from core.tokens import count_tokens

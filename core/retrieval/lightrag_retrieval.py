@@ -10,7 +10,7 @@ from typing import Optional, Sequence
 
 from core.retrieval.base import (QueryContext, Stopwatch, fill_chunk_texts, finish,
                                  new_result)
-from core.retrieval.context import add_keyword_usage
+from core.retrieval.context_blocks import add_keyword_usage
 from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_of, search_terms, seeds_for,  # noqa: F401
                                             trace_hits, vector_hits)
 from core.retrieval.funnel import lightrag_funnel

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
-from core.retrieval.context import prefix_within, sources_text
+from core.retrieval.context_blocks import prefix_within, sources_text
 from core.retrieval.funnel import set_funnel
 from core.tokens import count_tokens
 from core.types import ChunkHit, RetrievalResult

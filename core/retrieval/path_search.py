@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable, Optional
 
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
-from core.retrieval.context import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
+from core.retrieval.context_blocks import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.strategies import STRICT_SETTING

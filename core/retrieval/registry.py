@@ -32,7 +32,7 @@ SPECS: tuple[ModeSpec, ...] = (
              "core.retrieval.tree_search:TreeRetriever", "core.answers.chunk_modes:tree_answer"),
     ModeSpec("path", "PathRAG", "flow-pruned paths between retrieved nodes, least reliable first in the prompt.",
              "core.retrieval.path_search:PathRetriever", "core.answers.path:path_answer",
-             llm_answer="core.llm.answers:context_is_prompt"),
+             llm_answer="core.llm.generated_answers:context_is_prompt"),
 )
 
 _CACHE: dict[str, Any] = {"specs": None, "retrievers": None}

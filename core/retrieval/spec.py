@@ -8,7 +8,7 @@ used (so listing the modes imports no retrieval code):
   (the names of the ``Settings`` fields the mode reads) and ``retrieve(ctx) -> RetrievalResult``;
 - ``offline_answer``: ``(AnswerInputs, RetrievalResult) -> (picks, entries)``, the extractive
   answer builder of ``core.answers``;
-- ``llm_answer``: ``RetrievalResult -> str``, the user message sent to the LLM (``core.llm.answers``).
+- ``llm_answer``: ``RetrievalResult -> str``, the user message sent to the LLM (``core.llm.generated_answers``).
 
 The ordered tuple of specs in ``core.retrieval.registry`` is the single list of modes; its order
 is the display order. Adding a mode = one new retriever module plus one ``ModeSpec`` entry there.
@@ -54,7 +54,7 @@ class ModeSpec:
     blurb: str
     retriever: str
     offline_answer: str = "core.answers.chunk_modes:naive_answer"
-    llm_answer: str = "core.llm.answers:context_then_question"
+    llm_answer: str = "core.llm.generated_answers:context_then_question"
 
     def __post_init__(self) -> None:
         if not NAME_PATTERN.match(self.name) or self.name in RESERVED_NAMES:

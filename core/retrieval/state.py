@@ -3,7 +3,7 @@
 One typed object instead of string-keyed dicts built in several modules: the linked seed entities
 (plain and topped up, see ``core.retrieval.lightrag_retrieval.seeds_for``), the anchored relations
 per joined keyword string, the tree's question-term counts, and the answer stage's question frame
-and memoised cosines (``core.answers.context``). Everything in it is a pure function of the
+and memoised cosines (``core.answers.inputs``). Everything in it is a pure function of the
 question, the settings and the workspace generation it was computed on.
 """
 from __future__ import annotations

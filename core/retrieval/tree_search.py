@@ -36,7 +36,7 @@ import numpy as np
 
 from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
-from core.retrieval.context import fit_to_budget
+from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.strategies import STRICT_SETTING
 from core.retrieval.tree_terms import question_term_counts  # noqa: F401  (RAGScope's tie-break)
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances

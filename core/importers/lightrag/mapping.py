@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from core.extraction.nlp import normalize_name
 from core.importers.lightrag.reader import SEP, LightRAGIndex, split_sep
-from core.indexing.merge import (MergedEntity, MergedRelation, entity_vector_id, entity_vector_text,
+from core.indexing.profiles import (MergedEntity, MergedRelation, entity_vector_id, entity_vector_text,
                                  relation_vector_id, relation_vector_text)
 from core.storage.graph_store import relation_key
 from core.tokens import count_tokens

@@ -13,7 +13,7 @@ message naming it (and what to do), nothing is reused partly:
    its chunk id; entity: ``entity_name``; relation: the pair ``src_id``/``tgt_id``, either order) and its stored
    ``content`` (the text LightRAG embedded) is exactly RAGScope's text: the chunk's one window (a chunk RAGScope
    embeds window by window never matches), ``name\\n`` + the start of the description for an entity, keywords
-   and endpoints for a relation (``core.indexing.merge``). Exact string equality, whitespace included.
+   and endpoints for a relation (``core.indexing.profiles``). Exact string equality, whitespace included.
 
 LightRAG 1.5.7 writes ``name\\ndescription`` (the whole, ``<SEP>``-joined description) per entity and
 ``keywords\\tsource\\ntarget\\ndescription`` per relation, so a directory with relations, or with entities

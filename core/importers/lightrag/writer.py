@@ -1,5 +1,5 @@
 """Every storage access of the LightRAG import, in one module, all through the storage ports: the workspace's
-``RecordStore`` (``ws.records``) and ``VectorIndex``, the functions native indexing uses (``graph_merge``,
+``RecordStore`` (``ws.records``) and ``VectorIndex``, the functions native indexing uses (``remerge``,
 ``vector_writes``, ``deletion``), and the import port ``core.storage.import_writes`` for the bulk writes of
 fragment rows with keys the importer chose. The caller holds the write lock; ``transaction`` is the
 workspace's one transaction. Imported documents have the source ``IMPORT_SOURCE``: that is how the origin of
@@ -14,8 +14,8 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 import numpy as np
 
 from core.importers.lightrag.mapping import EntityRow, PlannedDocument, RelationRow
-from core.indexing.graph_merge import merge_touched, new_tree
-from core.indexing.merge import MergedEntity, MergedRelation
+from core.indexing.remerge import merge_touched, new_tree
+from core.indexing.profiles import MergedEntity, MergedRelation
 from core.indexing.vector_writes import delete_vectors, upsert_chunk_vectors, upsert_graph_vectors
 from core.storage.import_writes import ImportWrites, import_writes
 from core.storage.store import TreeNode

@@ -6,7 +6,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from core.indexing.merge import MergedEntity, MergedRelation, merge_entity, merge_relation
+from core.indexing.profiles import MergedEntity, MergedRelation, merge_entity, merge_relation
 from core.indexing.summarize import extractive_summary, tfidf_vectors, unparsed_sentences
 from core.indexing.tree import Passage, Summarizer, SummaryTree
 from core.workspace import Workspace

@@ -123,23 +123,22 @@ class AnswerInputs:
     def similarity(self, chunk_ids: Iterable[str]) -> dict[str, float]:
         """Cosine of each chunk to the question from the stored chunk vectors (a chunk's best window;
         0 for chunks without one, e.g. summaries), memoised per question."""
-        memo = self._memo.chunk_similarity
-        missing = [c for c in dict.fromkeys(chunk_ids) if c not in memo]
+        return self._memoised_cosines("chunks", self._memo.chunk_similarity, chunk_ids)
+
+    def _memoised_cosines(self, collection: str, memo: dict, keys: Iterable) -> dict:
+        """``memo`` filled with the question's cosine to the stored vector of each key not in it yet
+        (0 for a key without a vector): only the rows asked for are multiplied."""
+        missing = [k for k in dict.fromkeys(keys) if k not in memo]
         if missing:
             vector = np.asarray(self.question_vector(), dtype=np.float32)
-            memo.update(self.ws.views.vectors.cosines("chunks", vector, missing))
-            memo.update({c: 0.0 for c in missing if c not in memo})
+            memo.update(self.ws.views.vectors.cosines(collection, vector, missing))
+            memo.update({k: 0.0 for k in missing if k not in memo})
         return memo
 
     def _pair_cosines(self, pairs: list[tuple[str, str]]) -> list[float]:
         """Cosine to the question of the stored vector of each relation (sorted key pair; 0 when the
         pair has no vector), memoised per question: only the rows asked for are multiplied."""
-        memo = self._memo.pair_cosines
-        missing = [p for p in dict.fromkeys(pairs) if p not in memo]
-        if missing:
-            vector = np.asarray(self.question_vector(), dtype=np.float32)
-            memo.update(self.ws.views.vectors.cosines("relations", vector, missing))
-            memo.update({p: 0.0 for p in missing if p not in memo})
+        memo = self._memoised_cosines("relations", self._memo.pair_cosines, pairs)
         return [memo[p] for p in pairs]
 
     def pair_similarity(self, a: str, b: str) -> float:
