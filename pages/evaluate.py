@@ -30,8 +30,8 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
-from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_frame, rows_frame,  # noqa: E402
-                            summary_notes)
+from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_columns,  # noqa: E402
+                            gold_rank_frame, rows_frame, summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -134,8 +134,9 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     st.dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
     st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
                 f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
-                f"{over['questions']}. Bold = / ≠ gold: the first line's bold short answer is / is not the gold "
-                "answer (no bold counts as neither).")
+                f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
+                "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
+                "answer is / is not the gold answer (no bold counts as neither).")
     st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)
@@ -147,8 +148,11 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
                "reached that document (1 = first), empty = the mode did not retrieve it.")
     ranks = gold_rank_frame(report.rows, questions, names)
     modes = [c for c in ranks.columns if c not in ("qid", "question", "document")]
-    st.dataframe(ranks, hide_index=True, key="eval_gold_ranks",
-                 column_config={m: st.column_config.NumberColumn(m, format="%d") for m in modes})
+    widths = gold_rank_columns(modes)
+    st.dataframe(ranks.drop(columns=["qid"]), hide_index=True, key="eval_gold_ranks",  # qid: in the rows below
+                 column_config={"question": st.column_config.TextColumn("question", width=widths["question"]),
+                                "document": st.column_config.TextColumn("document", width=widths["document"]),
+                                **{m: st.column_config.NumberColumn(m, format="%d", width=widths[m]) for m in modes}})
     rows = rows_frame(report.rows, names)
     with st.expander("All per-question rows (one per question and mode)", expanded=False):
         st.dataframe(rows, hide_index=True, key="eval_rows_table")

@@ -83,12 +83,12 @@ def test_1_settings_name_the_rule_and_reset_resets_every_field(page):
     defaults = Settings()
     open_page(page, "Settings", "Settings")
     page.get_by_role("tab", name="Indexing").click()
+    set_value(page, "Chunk size (tokens)", "-5")
+    error_under(page, "Chunk size (tokens)", "must be between 50 and 8,000 (got -5)")
+    expect(save_button(page)).to_be_disabled()
     set_value(page, "Chunk size (tokens)", "50")
     set_value(page, "Chunk overlap (tokens)", "500")
     error_under(page, "Chunk overlap (tokens)", "must be smaller than Chunk size (tokens) (500 ≥ 50)")
-    expect(save_button(page)).to_be_disabled()
-    set_value(page, "Chunk size (tokens)", "-5")
-    error_under(page, "Chunk size (tokens)", "must be between 50 and 8,000 (got -5)")
     expect(save_button(page)).to_be_disabled()
     page.get_by_role("tab", name="Providers").click()
     page.wait_for_timeout(300)
@@ -98,10 +98,12 @@ def test_1_settings_name_the_rule_and_reset_resets_every_field(page):
     idle(page)
     error_under(page, "Server URL", "not a URL: give http(s)://host[:port]/v1")
     summary = page.get_by_text(re.compile(r"^Not saved until fixed — "))
-    expect(summary).to_contain_text("Chunk size (tokens): must be between 50 and 8,000")
+    expect(summary).to_contain_text("Chunk overlap (tokens): must be smaller than Chunk size (tokens)")
     expect(summary).to_contain_text("Server URL: not a URL")
     expect(save_button(page)).to_be_disabled()
-    doc_shot(page, "newcomer-settings-invalid.png")
+    page.get_by_role("tab", name="Indexing").click()
+    page.wait_for_timeout(500)
+    doc_shot(page, "newcomer-settings-invalid.png", full_page=True)  # the fields, the summary, Save disabled
 
     page.get_by_role("button", name="Reset to defaults").click()
     idle(page)
@@ -146,6 +148,7 @@ def test_2_indexing_moves_and_a_reload_reattaches(page, tmp_path):
     page.get_by_role("button", name="Cancel", exact=True).wait_for(timeout=120_000)
     before = watch(page, 40)
     assert len(before) >= 3, f"the progress did not move in 40 s: {before}"
+    page.get_by_text(re.compile(r"^Documents: \d+ indexed")).first.wait_for(timeout=INDEX_TIMEOUT_MS)  # past the models
 
     page.reload(wait_until="domcontentloaded")  # a new browser session on the same server
     page.get_by_role("heading", name="Documents").first.wait_for(timeout=120_000)
@@ -222,7 +225,9 @@ def overflowing_tables(tab) -> list[dict]:
     return tab.evaluate(
         "() => [...document.querySelectorAll('[data-testid=stDataFrame]')].map(f => {"
         "  const s = f.querySelector('.dvn-scroller'); if (!s) return null;"
-        "  return {key: f.parentElement.className, scroll: s.scrollWidth, client: s.clientWidth}; })"
+        "  const box = f.closest('[class*=\"st-key-\"]');"
+        "  const key = box ? [...box.classList].find(c => c.startsWith('st-key-')) : f.parentElement.className;"
+        "  return {key, scroll: s.scrollWidth, client: s.clientWidth}; })"
         ".filter(x => x && x.scroll > x.client + 2)")
 
 
@@ -244,8 +249,8 @@ def test_5_evaluate_tables_say_what_they_count_over(page):
         .to_have_count(1)
     expect(main.get_by_text(re.compile(r"^Pooled view: every gold document of the set counts once"))).to_have_count(1)
     expect(main.get_by_text(re.compile(r"^Per-question view\."))).to_have_count(1)
+    shot(page, "newcomer-evaluate.png")
     cells = grid_texts(page)
     assert cells, "no table cells were readable"
     assert "None" not in cells and "nan" not in cells, [c for c in cells if c in ("None", "nan")]
     assert not overflowing_tables(page), overflowing_tables(page)
-    shot(page, "newcomer-evaluate.png")
