@@ -30,8 +30,8 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.evaluation.runner import evaluate  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
-from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_columns,  # noqa: E402
-                            gold_rank_frame, rows_frame, summary_notes)
+from ui.eval_tables import (NO_VALUE, answers_frame, counted_over, evidence_frame,  # noqa: E402
+                            gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -145,14 +145,15 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     names = ws.doc_names()
     st.subheader("Per question: where each mode ranked the gold documents")
     st.caption("Per-question view. One row per question and gold document; a number is the rank at which the mode's ranked evidence "
-               "reached that document (1 = first), empty = the mode did not retrieve it.")
+               "reached that document (1 = first), — = the mode did not retrieve it.")
     ranks = gold_rank_frame(report.rows, questions, names)
     modes = [c for c in ranks.columns if c not in ("qid", "question", "document")]
     widths = gold_rank_columns(modes)
-    st.dataframe(ranks.drop(columns=["qid"]), hide_index=True, key="eval_gold_ranks",  # qid: in the rows below
-                 column_config={"question": st.column_config.TextColumn("question", width=widths["question"]),
-                                "document": st.column_config.TextColumn("document", width=widths["document"]),
-                                **{m: st.column_config.NumberColumn(m, format="%d", width=widths[m]) for m in modes}})
+    shown = ranks.drop(columns=["qid"])  # qid: in the rows below
+    for mode in modes:  # a missing rank reads "—" (a number column showed NaN as "None")
+        shown[mode] = shown[mode].map(lambda v: NO_VALUE if pd.isna(v) else f"{int(v)}")
+    st.dataframe(shown, hide_index=True, key="eval_gold_ranks",
+                 column_config={c: st.column_config.TextColumn(c, width=w) for c, w in widths.items()})
     rows = rows_frame(report.rows, names)
     with st.expander("All per-question rows (one per question and mode)", expanded=False):
         st.dataframe(rows, hide_index=True, key="eval_rows_table")
