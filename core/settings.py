@@ -194,6 +194,10 @@ URL_HINT = {"llm_base_url": "http(s)://host[:port]/v1", "embedding_base_url": "h
 MODEL_NEEDED = (("provider", "openai", "llm_model"), ("embedder", "openai", "embedding_model"))
 
 
+RULE_READS = {"chunk_overlap": {"chunk_tokens"}, "short_document_chunk_tokens": {"chunk_tokens", "chunk_overlap"},
+              "llm_model": {"provider"}, "embedding_model": {"embedder"}}  # the other fields a rule reads
+
+
 def _joined(problems: dict[str, str]) -> str:
     return "; ".join(f"{label_for(field)}: {message}" for field, message in problems.items())
 
@@ -275,8 +279,12 @@ def validate_settings(values: "dict[str, object] | Settings") -> Settings:
             field = str(error["loc"][0]) if error.get("loc") else ""
             if field in Settings.model_fields and field not in problems:
                 problems[field] = _field_message(field, error)
-        if not problems:  # every field is fine on its own: the rules across fields failed
-            problems = rule_problems(Settings.model_construct(**{**Settings().model_dump(), **data}))
+        # the rules across fields, over the fields that are fine on their own (a broken field's default
+        # stands in for it, and a rule that reads a broken field is left until that field is fixed)
+        usable = {k: v for k, v in data.items() if k not in problems}
+        for field, rule in rule_problems(Settings.model_construct(**{**Settings().model_dump(), **usable})).items():
+            if field not in problems and not RULE_READS.get(field, set()) & set(problems):
+                problems[field] = rule
         raise InvalidSettingsError(problems or {"settings": str(exc)}) from exc
 
 

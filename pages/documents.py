@@ -25,6 +25,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
+from ui.upload_check import estimate_tokens, large_upload_notes
 from ui.escape import md
 
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
@@ -37,7 +38,7 @@ UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)  # .streamlit/config.toml's
 @st.cache_data(show_spinner=False, max_entries=16)
 def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     """The status table of a workspace, cached per (path, generation)."""
-    columns = ["doc_id", "name", "status", "chunks", "entities", "dropped", "error", "seconds", "updated"]
+    columns = ["doc_id", "name", "status", "tokens", "chunks", "entities", "dropped", "error", "seconds", "updated"]
     frame = pd.DataFrame(api.documents_table(state.principal(), _ws))
     if frame.empty:
         return frame.reindex(columns=columns)
@@ -67,6 +68,15 @@ def upload_calls(ws: Any, files: list[tuple[str, bytes]]) -> list[IndexCall]:
     groups = [files[i: i + size] for i in range(0, len(files), size)]
     return [lambda progress, group=group, **options: api.index_uploads(who, ws, group, progress, **options)
             for group in groups]
+
+
+def upload_sizes(files: list[Any]) -> dict[str, int]:
+    """Estimated tokens per uploaded file (by file id), counted once per upload in this session."""
+    cache: dict[str, int] = st.session_state.setdefault("doc_upload_sizes", {})
+    for f in files:
+        if f.file_id not in cache:
+            cache[f.file_id] = estimate_tokens(f.name, f.getvalue())
+    return cache
 
 
 def sample_files() -> list[tuple[str, bytes]]:
@@ -160,8 +170,14 @@ def input_section(ws: Any) -> None:
                                  type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS),
                                  help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line); "
                                       f"up to {UPLOAD_LIMIT_MB} MB per file.")
+        sizes = upload_sizes(files or [])
+        notes = large_upload_notes([(f.name, sizes[f.file_id]) for f in files or []],
+                                   documents_frame(str(ws.path), api.generation(state.principal(), ws), ws).to_dict("records"))
+        for note in notes:
+            st.warning(md(note), icon=":material/schedule:")
         if st.button("Index uploaded files", key="doc_index_uploads", type="primary", disabled=not files):
-            items = [(f.name, f.getvalue()) for f in files or []]
+            ordered = sorted(files or [], key=lambda f: sizes[f.file_id]) if notes else list(files or [])
+            items = [(f.name, f.getvalue()) for f in ordered]  # a flagged large file goes last
             start_job(ws, upload_calls(ws, items), f"{len(items)} file(s)")
     with paste_tab:
         st.text_input("Document name", key="doc_paste_name", value="pasted-text", max_chars=120)

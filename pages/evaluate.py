@@ -24,8 +24,8 @@ from core import api  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
-from ui.eval_tables import (answers_frame, counted_over, evidence_frame, gold_rank_frame, rows_frame,  # noqa: E402
-                            summary_notes)
+from ui.eval_tables import (NO_VALUE, answers_frame, counted_over, evidence_frame,  # noqa: E402
+                            gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -129,8 +129,9 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     st.dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
     st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
                 f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
-                f"{over['questions']}. Bold = / ≠ gold: the first line's bold short answer is / is not the gold "
-                "answer (no bold counts as neither).")
+                f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
+                "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
+                "answer is / is not the gold answer (no bold counts as neither).")
     st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)
@@ -139,11 +140,15 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     names = api.doc_names(state.principal(), ws)
     st.subheader("Per question: where each mode ranked the gold documents")
     st.caption("Per-question view. One row per question and gold document; a number is the rank at which the mode's ranked evidence "
-               "reached that document (1 = first), empty = the mode did not retrieve it.")
+               "reached that document (1 = first), — = the mode did not retrieve it.")
     ranks = gold_rank_frame(report.rows, questions, names)
     modes = [c for c in ranks.columns if c not in ("qid", "question", "document")]
-    st.dataframe(ranks, hide_index=True, key="eval_gold_ranks",
-                 column_config={m: st.column_config.NumberColumn(m, format="%d") for m in modes})
+    widths = gold_rank_columns(modes)
+    shown = ranks.drop(columns=["qid"])  # qid: in the rows below
+    for mode in modes:  # a missing rank reads "—" (a number column showed NaN as "None")
+        shown[mode] = shown[mode].map(lambda v: NO_VALUE if pd.isna(v) else f"{int(v)}")
+    st.dataframe(shown, hide_index=True, key="eval_gold_ranks",
+                 column_config={c: st.column_config.TextColumn(c, width=w) for c, w in widths.items()})
     rows = rows_frame(report.rows, names)
     with st.expander("All per-question rows (one per question and mode)", expanded=False):
         st.dataframe(rows, hide_index=True, key="eval_rows_table")

@@ -181,7 +181,8 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
     stem = f"ragscope-{result.mode}-subgraph"
     left.download_button("Download subgraph (GraphML)", subgraph_view.graphml_bytes(view), file_name=f"{stem}.graphml",
                          mime="application/xml", key="inspect_subgraph_graphml", on_click="ignore")
-    right.download_button("Download subgraph (HTML, works offline)", last["graph_html"], file_name=f"{stem}.html",
+    standalone = subgraph_view.standalone_subgraph_html(view, last["graph_html"], result.mode, result.query)
+    right.download_button("Download subgraph (HTML, works offline)", standalone, file_name=f"{stem}.html",
                           mime="text/html", key="inspect_subgraph_html", on_click="ignore")
 
 

@@ -140,6 +140,14 @@ def show_chunks(ws: "Workspace", chunk_ids: list[str], counts: Optional[dict[str
         st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN} more source chunk(s) not shown.")
 
 
+RELATION_COLUMNS = {
+    "related entity": st.column_config.TextColumn("related entity", width="medium"),
+    "keywords": st.column_config.TextColumn("keywords", width="medium"),
+    "weight": st.column_config.NumberColumn("weight", width="small", format="%.1f"),
+    "description": st.column_config.TextColumn("description", width="large"),
+}
+
+
 def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     data = graph.nodes[node]
     st.text(f"Entity: {_name(graph, node)}")
@@ -156,7 +164,8 @@ def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     st.caption(f"Relations ({len(rows)})")
     if rows:
         frame = pd.DataFrame(rows).sort_values("weight", ascending=False)
-        st.dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)))
+        st.dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)),
+                     column_config=RELATION_COLUMNS)  # fixed widths: a narrow column cut its header ("keywo…")
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
 
 

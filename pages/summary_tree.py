@@ -189,7 +189,9 @@ def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
         st.text(f"Chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)} ({chunk.tokens} tokens)")
         st.html(prose_html(chunk.text, max_height_px=420))
         return
-    st.text(f"{labels.get(node_id, node_id)} — {node.scope} level {node.level}, {node.tokens} tokens")
+    roots = {doc: root for doc, (root, _) in api.doc_roots(state.principal(), ws).items()}
+    title = labels.get(node_id) or node_label(node_id, tree, names, {}, roots)
+    st.text(f"{title} — {node.scope} level {node.level}, {node.tokens} tokens")
     left, right = st.columns(2)
     with left:
         st.caption("Summary")
@@ -201,12 +203,13 @@ def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
 def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict[str, Any], names: dict[str, str]) -> None:
     """A summary node's children (table) and its leaf chunks (expanders with plain text)."""
     chunk_meta = api.chunks_by_id(state.principal(), ws, [c for c in node.child_ids if c not in tree])
+    roots = {doc: root for doc, (root, _) in api.doc_roots(state.principal(), ws).items()}
     rows = []
     for child in node.child_ids:
         sub = tree.get(child)
-        if sub is not None:
-            rows.append({"child": labels.get(child) or child, "kind": f"{sub.scope} summary L{sub.level}",
-                         "start": sub.text[:120]})
+        if sub is not None:  # a child outside the drawn view has no label there: name it, never its raw id
+            name = labels.get(child) or node_label(child, tree, names, chunk_meta, roots)
+            rows.append({"child": name, "kind": f"{sub.scope} summary L{sub.level}", "start": sub.text[:120]})
         elif child in chunk_meta:
             meta = chunk_meta[child]
             rows.append({"child": labels.get(child) or f"chunk {meta.order + 1} of {names.get(meta.doc_id, '?')}",

@@ -35,8 +35,8 @@ def test_summary_tables_have_no_none_and_bm25_answers_read_a_dash():
         assert not frame.isna().any().any()
         assert "None" not in frame.astype(str).to_string() and "nan" not in frame.astype(str).to_string()
     bm25 = answers[answers["mode"] == "bm25"].iloc[0]
-    assert bm25["answer in answer %"] == "—" and bm25["bold ≠ gold %"] == "—"
-    assert bm25["p95 ms"] == "3,463.6" and answers.iloc[0]["answer in first line %"] == "50.0"
+    assert bm25["in answer %"] == "—" and bm25["bold ≠ gold %"] == "—"
+    assert bm25["p95 ms"] == "3,463.6" and answers.iloc[0]["in first line %"] == "50.0"
     assert list(evidence.columns) == ["mode", "R@5 %", "all@5 %"] and evidence.iloc[0]["R@5 %"] == "97.0"
     assert len(answers.columns) <= 9 and len(evidence.columns) <= 7  # each fits beside the sidebar
     assert any("bm25" in note and "—" in note for note in summary_notes(report()))

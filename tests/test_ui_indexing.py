@@ -242,3 +242,47 @@ def test_streamlit_does_not_collect_garbage_after_every_fragment_rerun():
 
     config = tomllib.loads((Path(__file__).resolve().parent.parent / ".streamlit" / "config.toml").read_text())
     assert config["runner"]["postScriptGC"] is False
+
+
+def test_the_models_load_as_a_step_of_their_own_before_the_first_document(monkeypatch):
+    """A first run on a busy machine spends tens of seconds loading spaCy and MiniLM: that shows as a
+    step that moves (0/2, 1/2, 2/2) instead of counters stuck at 0."""
+    import core.embeddings
+    import core.extraction.nlp
+
+    loaded: list[str] = []
+    monkeypatch.setattr(core.extraction.nlp, "nlp_loaded", lambda: False)
+    monkeypatch.setattr(core.extraction.nlp, "load_nlp", lambda: loaded.append("spacy"))
+    monkeypatch.setattr(core.embeddings, "local_embedder_loaded", lambda: False)
+
+    class Settings:
+        embedder = "local-minilm"
+
+    class Workspace(FakeWorkspace):
+        settings = Settings()
+
+        @property
+        def embedder(self):
+            loaded.append("minilm")
+            return object()
+
+    events: list[tuple[str, int, int, str, list]] = []
+    ws = Workspace()
+
+    class Job(IndexJob):
+        def progress(self, event):
+            events.append((event.step, event.done, event.total, event.message, list(loaded)))
+            super().progress(event)
+
+    def call(progress, *, report, llm, cancel):
+        progress(ProgressEvent("index", 0, 1, "1 document(s) to index"))
+        return report
+
+    job = Job(ws, [call], "1 file(s)").start()
+    assert job.join(30) and job.state == "done"
+    assert events[:3] == [("load", 0, 2, "loading the language model…", []),
+                          ("load", 1, 2, "loading the embedding model…", ["spacy"]),
+                          ("load", 2, 2, "models loaded", ["spacy", "minilm"])]
+    assert events[3][0] == "index"
+    bars = progress_bars(job.snapshot())
+    assert bars[0] == ("load", 1.0, "Load models (2/2) models loaded")

@@ -60,9 +60,12 @@ def rows_frame(rows: Sequence[Mapping[str, Any]], names: Mapping[str, str]) -> p
 
 
 NO_VALUE = "—"
-ANSWER_COLUMNS = (("answer_in_context", "answer in context %"), ("answer_in_answer", "answer in answer %"),
-                  ("answer_in_first_line", "answer in first line %"), ("right_bold", "bold = gold %"),
-                  ("wrong_bold", "bold ≠ gold %"))
+ANSWER_COLUMNS = (("answer_in_context", "in context %"), ("answer_in_answer", "in answer %"),
+                  ("answer_in_first_line", "in first line %"), ("right_bold", "bold = gold %"),
+                  ("wrong_bold", "bold ≠ gold %"))  # short headers: the nine columns fit the page's width
+RANK_COLUMN_PX = 60  # a mode's rank column in the per-question table ("hybrid" fits)
+QUESTION_COLUMN_PX = 360
+DOCUMENT_COLUMN_PX = 180
 
 
 def _pct(value: Any) -> str:
@@ -118,3 +121,10 @@ def summary_notes(report: Any) -> list[str]:
     if any(s.get("answer_in_context") is None for m, s in report.modes.items() if m != "bm25"):
         notes.append("No question of this set has a gold answer: the answer columns are “—”.")
     return notes
+
+
+def gold_rank_columns(modes: Sequence[str]) -> dict[str, Any]:
+    """Column widths of the per-question table that fit the page (rank columns narrow, the question
+    widest; its full text shows on hover), as keyword arguments for ``st.column_config`` built by the page."""
+    return {"question": QUESTION_COLUMN_PX, "document": DOCUMENT_COLUMN_PX, **{m: RANK_COLUMN_PX for m in modes}}
+

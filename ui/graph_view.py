@@ -343,3 +343,14 @@ def legend_html(items: Iterable[tuple[str, str]]) -> str:
         for label, colour in items
     ]
     return '<div style="font-size:13px;line-height:1.8;">' + "".join(spans) + "</div>"
+
+
+def standalone_page(page: str, title: str, caption: str, legend: Iterable[tuple[str, str]]) -> str:
+    """A page from ``graph_html`` made to stand on its own (a download): a ``<title>``, a heading, one
+    line of caption and the colour legend above the drawing (all escaped)."""
+    page = page.replace("<head>", f"<head><title>{html.escape(_cap(title, 200))}</title>", 1)
+    header = (f'<div style="font-family:sans-serif;margin:8px 12px;"><h2 style="margin:0 0 4px 0;font-size:18px;">'
+              f'{html.escape(_cap(title, 200))}</h2><div style="font-size:13px;color:#444;margin-bottom:4px;">'
+              f'{html.escape(caption)}</div>{legend_html(legend)}</div>')
+    return re.sub(r"<body[^>]*>", lambda m: m.group(0) + header, page, count=1)
+

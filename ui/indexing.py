@@ -30,7 +30,7 @@ from core.types import Cancelled, ProgressEvent
 if TYPE_CHECKING:
     from core.workspace import Workspace
 
-STEPS = {"index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
+STEPS = {"load": "Load models", "index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
 IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
 _ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it
@@ -148,11 +148,34 @@ class IndexJob:
             if not self._points or self._points[-1] != point:
                 self._points.append(point)
 
+    def _load_models(self) -> None:
+        """Load the spaCy pipeline and the local embedding model (once per process) as a step of its own,
+        before the first document: on a busy machine that takes tens of seconds, which the page showed
+        as counters stuck at 0 with no step named."""
+        from core.embeddings import local_embedder_loaded
+        from core.extraction.nlp import load_nlp, nlp_loaded
+
+        settings = getattr(self.ws, "settings", None)
+        if settings is None:  # not a workspace (a test double): nothing to load
+            return
+        local = getattr(settings, "embedder", "local-minilm") == "local-minilm"
+        todo = [what for what, needed in (("language", not nlp_loaded()),
+                                          ("embedding", local and not local_embedder_loaded())) if needed]
+        for done, what in enumerate(todo):
+            self.progress(ProgressEvent("load", done, len(todo), f"loading the {what} model…"))
+            if what == "language":
+                load_nlp()
+            else:
+                self.ws.embedder  # noqa: B018 - the property loads the model
+        if todo:
+            self.progress(ProgressEvent("load", len(todo), len(todo), "models loaded"))
+
     def _run(self) -> None:
         totals: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": [], "chunks": 0,
                                   "dropped": 0}
         state = "done"
         try:
+            self._load_models()
             for call in self.calls:
                 if self.cancel_event.is_set():
                     raise Cancelled("cancelled before the next indexing call")

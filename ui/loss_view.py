@@ -103,4 +103,6 @@ def render_loss(report: Any, names: Mapping[str, str] | None = None) -> None:
     if qid:
         st.plotly_chart(funnel_figure(counts_by_mode(rows, qid), f"Funnel of {html.escape(qid)} (per question)"),
                         key="loss_question_funnel")
-        st.dataframe(question_table(rows, qid, names or {}), hide_index=True, key="loss_question_table")
+        table = question_table(rows, qid, names or {})  # one column per gold document: it fits, a column per mode did not
+        shown = table.set_index(table.columns[0]).T.rename_axis("mode").reset_index() if not table.empty else table
+        st.dataframe(shown, hide_index=True, key="loss_question_table")

@@ -270,16 +270,16 @@ def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
         st.info(f"The h-loop belongs to the tree mode; {result.mode} has no tree trace.")
         return
     params = result.params
-    cols = st.columns(3)
-    cols[0].metric("Branch", str(params.get("branch", "?")))
-    cols[1].metric("Final h", str(params.get("final_h", "–")))
-    cols[2].metric("Starting h", str(params.get("tree_hops", "–")))
+    st.text(f"Branch: {params.get('branch', '?')}")  # a metric would cut a long branch name ("global-occurr…")
+    cols = st.columns(2)
+    cols[0].metric("Final h", str(params.get("final_h", "–")))
+    cols[1].metric("Starting h", str(params.get("tree_hops", "–")))
     steps = params.get("h_loop") or params.get("loop")
     if isinstance(steps, list) and steps and all(isinstance(s, Mapping) for s in steps):
         st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in s.items()} for s in steps]), hide_index=True,
                      key=f"{key_prefix}_hloop")
     st.caption("Trace (h-loop history)")
-    st.code("\n".join(result.trace_lines()) or "(no trace)", language=None)
+    st.code("\n".join(result.trace_lines()) or "(no trace)", language=None, wrap_lines=True)  # long lines wrap, never cut
 
 
 # --- the retrieved subgraph ------------------------------------------------------------------

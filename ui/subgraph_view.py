@@ -100,6 +100,16 @@ def subgraph_html(view: QuerySubgraph, height_px: int) -> str:
                       highlight_edges=view.edges or None, physics=False)  # stable layout, labels where they fit
 
 
+def standalone_subgraph_html(view: QuerySubgraph, drawn: str, mode: str, question: str) -> str:
+    """The drawn subgraph as a download that stands on its own: titled by the mode and the question,
+    with the caption's counts and the entity-type legend."""
+    from ui.graph_view import legend_items, standalone_page
+
+    return standalone_page(drawn, f"RAGScope · {mode} · {question}", caption(view, mode) + " Bold edges and "
+                           "outlined nodes are what the mode retrieved; faded ones are context.",
+                           legend_items(view.graph, "type"))
+
+
 def graphml_bytes(view: QuerySubgraph) -> bytes:
     from core.export import graph_bytes
 

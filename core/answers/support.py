@@ -17,6 +17,9 @@ sentence (one short spaCy parse per mode, memoised per question):
   wanted-type mention inside it is bolded instead, or nothing. When the other argument names something
   other than the question's name, the occurrence is about another entity and supports nothing.
 * A sentence without the verb keeps the scorer's bold (a paraphrase may still state the relation).
+* A multi-hop question starts from an entity its relative clause names ("the country that released
+  *Han Vodka*"): a sentence naming it states the first hop, so its wanted-type mention is the bridge
+  (the country), not the answer (``bridge_names``, ``states_the_bridge``): no bold.
 * "What year …" wants a year: a date without a three- or four-digit number ("each summer", "15
   February") is not bolded.
 
@@ -31,7 +34,7 @@ from typing import Any, Optional
 
 from core.retrieval.state import QuestionState
 from core.storage.graph_view import as_graph_view
-from core.answers.question import QuestionFrame, stem
+from core.answers.question import QuestionFrame, sentence_stems, stem
 from core.answers.scoring import Pick
 
 _YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
@@ -94,6 +97,41 @@ def question_relation(question: str) -> Optional[Relation]:
     if undergoer and _is_wh(undergoer[0]):
         return Relation(verb, "undergoer", _names(_np(doer[0])) if doer else frozenset())
     return None
+
+
+def bridge_names(question: str) -> list[frozenset[str]]:
+    """Stems of each proper name inside the clauses that describe the question's subject ("the country
+    that released *Han Vodka*", "the district that *Knott* is part of"): the entity a multi-hop
+    question starts from, one hop before its answer. Names of the main clause are not among them."""
+    if not (question or "").strip():
+        return []
+    doc = _parse(question)
+    clauses = [t for t in doc if t.dep_ in ("relcl", "acl")]
+    inside: set[int] = set()
+    for clause in clauses:  # the innermost clauses: where a chain of descriptions starts
+        span = {t.i for t in clause.subtree}
+        if not any(other.i != clause.i and other.i in span for other in clauses):
+            inside |= span
+    names: list[frozenset[str]] = []
+    run: list[Any] = []
+    for token in list(doc) + [None]:
+        if token is not None and token.i in inside and token.pos_ == "PROPN":
+            run.append(token)
+            continue
+        if run:
+            names.append(frozenset(stem(t.lower_) for t in run))
+            run = []
+    return names
+
+
+def states_the_bridge(text: str, names: list[frozenset[str]]) -> bool:
+    """Does the sentence name the entity a multi-hop question starts from? Then it states the first hop,
+    and its wanted-type mention is the bridge ("Jump for Glory … directed by Raoul Walsh" for "Who is
+    the spouse of the director of Jump for Glory?"), not the answer."""
+    if not names:
+        return False
+    said = sentence_stems(text)
+    return any(name and name <= said for name in names)
 
 
 def _own_verb(token: Any) -> Any:
@@ -177,13 +215,19 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     if key not in store:
         store[key] = question_relation(frame.text)
     relation: Optional[Relation] = store[key]
-    if relation is None:
-        return typed
     text = pick.sentence.text
+    bridge_key = ("bridge_names", frame.text)
+    if frame.multi_hop and bridge_key not in store:
+        store[bridge_key] = bridge_names(frame.text)
+    # unless the question's verb is there to check, a sentence naming where a multi-hop question starts
+    # states the first hop: what it names is the bridge, not the answer
+    first_hop = frame.multi_hop and states_the_bridge(text, store[bridge_key])
+    if relation is None:
+        return [] if first_hop else typed
     doc = _parse(text)
     verbs = [t for t in doc if t.pos_ == "VERB" and relation.verb in (stem(t.lower_), stem(t.lemma_.lower()))]
     if not verbs:
-        return typed  # the sentence words the relation otherwise: the scorer's choice stands
+        return [] if first_hop else typed  # else the sentence words the relation otherwise: the bold stands
     first, rest = typed[0], typed[1:]
     undetermined = False
     for verb in verbs:
@@ -201,7 +245,7 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
         inside = [s for s in _replacements(pick, frame, graph) if _inside(text, s, spans)]
         if inside:
             return [inside[0]] + [s for s in rest if s != inside[0]]
-    return typed if undetermined else []
+    return typed if undetermined and not first_hop else []
 
 
 def checked(pick: Optional[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> Optional[Pick]:

@@ -1,0 +1,34 @@
+"""A file far larger than the rest of an upload is flagged before indexing with its expected time,
+from the workspace's own measured throughput (``ui.upload_check``)."""
+from __future__ import annotations
+
+from ui.upload_check import (DEFAULT_TOKENS_PER_S, estimate_tokens, large_upload_notes, measured_tokens_per_s)
+
+INDEXED = [{"status": "processed", "tokens": 1_200, "seconds": 3.0}] * 11  # 13,200 tokens in 33 s = 400 tokens/s
+
+
+def test_the_far_larger_file_is_flagged_with_its_size_ratio_and_expected_time():
+    files = [("a.md", 1_200), ("b.md", 1_300), ("c.md", 1_100), ("big.txt", 600_000)]
+    [note] = large_upload_notes(files, INDEXED)
+    assert note.startswith("big.txt is about 600,000 tokens, 500× the median of the other files: ")
+    assert "expected to take about 25 min (at this workspace's measured 400 tokens/s)" in note
+
+
+def test_similar_files_are_not_flagged_and_a_lone_long_file_is():
+    assert large_upload_notes([("a.md", 1_200), ("b.md", 2_400), ("c.md", 15_000)], INDEXED) == []  # 8x the median
+    [note] = large_upload_notes([("book.txt", 300_000)], [])
+    assert note.startswith("book.txt is about 300,000 tokens: ")  # no reference size: no ratio claimed
+    assert f"about 10 min (at an idle machine's {DEFAULT_TOKENS_PER_S:,.0f} tokens/s)" in note
+
+
+def test_throughput_is_measured_only_over_enough_processed_text():
+    assert measured_tokens_per_s(INDEXED) == (400.0, True)
+    few = [{"status": "processed", "tokens": 500, "seconds": 1.0}, {"status": "failed", "tokens": 90_000, "seconds": 1}]
+    assert measured_tokens_per_s(few) == (DEFAULT_TOKENS_PER_S, False)
+
+
+def test_token_estimate_counts_text_and_extrapolates_a_long_one():
+    assert estimate_tokens("note.md", b"The harbour of Port Sallow.") == 7
+    long = ("word " * 600_000).encode()
+    assert 590_000 <= estimate_tokens("long.txt", long) <= 610_000
+    assert estimate_tokens("scan.pdf", b"x" * 8_000) == 1_000  # bytes, not text: a byte ratio
