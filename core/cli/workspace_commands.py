@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from core import api
 from core.auth import LOCAL_ADMIN  # the CLI runs as the operator
 from core.cli.base import (CANCELLED_MESSAGE, EXIT_CANCELLED, StderrProgress, add_embedding_flags,
                            add_provider_flags, cli_settings, emit_json, graceful_interrupts, open_workspace, providers)
@@ -35,6 +34,7 @@ def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., A
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from core import api
     from core.loaders import ParseLimits, load_paths
     from core.indexing.pipeline import IndexReport
 
@@ -72,7 +72,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_workspace(args).status()
+    status = open_workspace(args, read_only=True).status()
     if args.json:
         emit_json(status)
     else:
@@ -82,7 +82,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    rows = open_workspace(args).documents_table()
+    rows = open_workspace(args, read_only=True).documents_table()
     if args.json:
         emit_json([{k: r[k] for k in ("doc_id", "name", "status", "chunks", "error")} for r in rows])
     else:
@@ -92,6 +92,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from core import api
+
     ws = open_workspace(args)
     unknown = [d for d in args.doc_ids if ws.records.document(d) is None]
     removed = api.delete(LOCAL_ADMIN, ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
@@ -102,6 +104,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
+    from core import api
     from core.indexing.pipeline import IndexReport, retry_failed
 
     ws = open_workspace(args)
@@ -140,7 +143,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from core.export import export_graph
 
-    ws = open_workspace(args)
+    ws = open_workspace(args, read_only=True)
     path = export_graph(ws, args.format, Path(args.out))
     print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -149,7 +152,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_graph_quality(args: argparse.Namespace) -> int:
     from core.graph_quality import graph_quality, render
 
-    report = graph_quality(open_workspace(args))
+    report = graph_quality(open_workspace(args, read_only=True))
     if args.json:
         emit_json(report)
     else:
