@@ -33,6 +33,34 @@ def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., A
     return False
 
 
+class _Changed(Exception):
+    """Raised under the write lock when another writer changed the workspace after the hash check."""
+
+
+def unchanged_run(ws: Workspace, args: argparse.Namespace, sources: list[Any], report: Any) -> bool:
+    """The no-op re-index: when every source is already indexed with the same content (the hash check,
+    ``nothing_to_index``), take the write lock, check again, and only reconcile the vectors (a quick
+    count check that reads an embedded store's file): no model, spaCy or LLM client is loaded.
+    Returns False when something is to be indexed (then the caller runs the full indexing)."""
+    from core import api
+    from core.indexing.pipeline import nothing_to_index
+
+    if not nothing_to_index(ws, sources):
+        return False
+
+    def still_unchanged(_report: Any) -> None:
+        if not nothing_to_index(ws, sources):
+            raise _Changed
+
+    try:
+        api.index_pending(LOCAL_ADMIN, ws, progress=StderrProgress(enabled=False), report=report, wait=args.wait,
+                          before=still_unchanged)
+    except _Changed:
+        return False
+    report.unchanged = len(sources)
+    return True
+
+
 def cmd_index(args: argparse.Namespace) -> int:
     from core import api
     from core.loaders import ParseLimits, load_paths
@@ -43,8 +71,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20),
                                   limits=ParseLimits.from_settings(ws.settings))
     report = IndexReport()
-    cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures, report=report,
-                                                                            **options))
+    if not failures and unchanged_run(ws, args, sources, report):
+        cancelled = False  # nothing changed: no model, spaCy or LLM client was loaded
+    else:
+        cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures,
+                                                                                report=report, **options))
     elapsed = time.perf_counter() - started
     summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
                                   "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}

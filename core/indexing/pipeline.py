@@ -25,7 +25,23 @@ from core.tokens import count_tokens
 from core.types import Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, no_progress
 from core.workspace import Workspace
 
-__all__ = ["Extractor", "IndexReport", "SpacyExtractor", "process_pending", "register_documents", "retry_failed"]
+__all__ = ["Extractor", "IndexReport", "SpacyExtractor", "nothing_to_index", "process_pending", "register_documents",
+           "retry_failed"]
+
+
+def nothing_to_index(ws: Workspace, sources: Iterable[SourceDocument]) -> bool:
+    """True when registering ``sources`` would change nothing and no document waits: every source is
+    stored under its id with the same content hash and is not failed, and none is pending or
+    processing. The hash check a no-op re-index makes before it loads any model or LLM client."""
+    counts = ws.records.status_counts()
+    if counts.get("pending", 0) or counts.get("processing", 0):
+        return False
+    for src in sources:
+        digest = content_hash(src.text)
+        existing = ws.records.document(src.doc_id or ("doc-" + digest[:16]))
+        if existing is None or existing.content_hash != digest or existing.status == "failed":
+            return False
+    return True
 
 
 def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failures: Iterable[LoadFailure] = (),
