@@ -134,14 +134,14 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         overlap = bool(getattr(ws.embedder, "remote", False))
     prefetch = None
     if overlap and len(batches) > 1:
-        prefetch = Prefetcher(ws, extractor, report)
+        prefetch = Prefetcher(ws, extractor, report, cancel)
     try:
         for i, batch in enumerate(batches):
             check_cancel(cancel, done, total)
             prepared = prefetch.take(batch) if prefetch else None
             if prefetch and i + 1 < len(batches):
                 prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
-            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared)
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared, cancel)
     finally:
         if prefetch:
             prefetch.close()
@@ -174,8 +174,8 @@ def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
 
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
                    progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None),
-                   prepared=None) -> int:
-    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
+                   prepared=None, cancel: Optional[threading.Event] = None) -> int:
+    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
     try:
         indexer.run(docs, prepared)
     except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:  # a resumable stop, not a document failure
@@ -186,7 +186,7 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
             indexer.fail(docs[0])
         else:
             for i, doc in enumerate(docs):
-                single = BatchIndexer(ws, extractor, report, progress, *summarizers)
+                single = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
                 try:
                     single.run([doc])
                 except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:
