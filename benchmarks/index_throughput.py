@@ -12,7 +12,15 @@ scripts/serve-embeddings.sh) and the benchmark also reports the client-side cost
 (requests, bytes sent and received, time the indexing thread waited for vectors) and how busy the server
 was kept: the time-weighted mean number of requests in flight per tenth of the run, and the share of the
 run with at least one request in flight. --no-overlap indexes batch after batch (no extraction of the next
-batch while the current one embeds), to measure what the overlap brings."""
+batch while the current one embeds), to measure what the overlap brings.
+
+    python benchmarks/index_throughput.py --count-wordpieces [--corpus dev_musique] [--runs 1]
+
+--count-wordpieces (local MiniLM) books every embedded text in MiniLM wordpieces by what it was for
+(chunk windows, entities, relations, tree, other; ``benchmarks/wordpieces.py``), reports wordpieces per
+corpus token, the embedder's wordpieces/s inside the run and on a calibration pass right after it (a
+quarter of the run's texts, same dtype, calls of 256 texts), and the ceiling that sets: calibration
+wordpieces/s ÷ wordpieces per corpus token, with the run's tokens/s as a share of it."""
 from __future__ import annotations
 
 import argparse
@@ -60,6 +68,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="texts per request (default: the setting)")
     parser.add_argument("--concurrency", type=int, default=0, help="requests in flight (default: the setting)")
     parser.add_argument("--no-overlap", action="store_true", help="no extraction of the next batch meanwhile")
+    parser.add_argument("--count-wordpieces", action="store_true",
+                        help="book the embedded wordpieces (local MiniLM) and report the ceiling they set")
     args = parser.parse_args()
 
     from core.embeddings import local_embedder
@@ -80,10 +90,25 @@ def main() -> None:
         local_embedder(settings.embedding_batch_size).embed(["warm-up text", "a second warm-up text"])
     load_nlp()
     sources, failures = load_paths(corpus_paths(args.corpus))
+    counting: dict = {}
+    if args.count_wordpieces:
+        if args.embedding_base_url:
+            parser.error("--count-wordpieces counts the local MiniLM's wordpieces")
+        import wordpieces
+
+        counting["module"] = wordpieces
+        holder = wordpieces.CountingEmbedder(local_embedder(settings.embedding_batch_size))
+        counting["counter"] = holder
+        wordpieces.install(holder)
     runs = []
     for run in range(args.runs):
         folder = Path(tempfile.mkdtemp(prefix="ragscope_bench_"))
-        ws = Workspace(folder / "ws", settings=settings)
+        if counting:  # a fresh count per run (the graph_texts hook books into the current counter)
+            counter = counting["counter"]
+            counter.__init__(counter.inner)
+            ws = Workspace(folder / "ws", settings=settings, embedder=counter)
+        else:
+            ws = Workspace(folder / "ws", settings=settings)
         remote = getattr(ws.embedder, "stats", None)  # built (and the server warmed) before timing
         if remote is not None:
             ws.embedder.embed(["warm-up text"] * settings.embedding_batch_size)
@@ -113,6 +138,20 @@ def main() -> None:
             line += (f"\n  per 100k tokens: {entry['per_100k_tokens']}\n  requests in flight per tenth of the run: "
                      f"{entry['in_flight']['per_tenth']} (mean {entry['in_flight']['mean']}, at least one in flight "
                      f"{100 * entry['in_flight']['busy_share']:.0f}% of the time)")
+        if counting:
+            counter = counting["counter"]
+            entry["wordpieces"] = booked = counter.report(report.tokens)
+            sample = list(counter.seen)[::4]
+            calibration = counting["module"].calibrate(counter.inner, sample, counter.lengths(sample))
+            ceiling = calibration / booked["per_corpus_token"]
+            booked |= {"calibration_wordpieces_per_s": round(calibration, 1), "ceiling_tokens_per_s": round(ceiling, 1),
+                       "share_of_ceiling": round(entry["tokens_per_s"] / ceiling, 3)}
+            line += (f"\n  wordpieces per corpus token {booked['per_corpus_token']} ("
+                     + ", ".join(f"{k} {v['per_corpus_token']}" for k, v in booked["by_kind"].items())
+                     + f"); repeated texts {booked['repeated_text_wordpieces']} wp, re-embedded keys "
+                     f"{booked['reembedded_key_wordpieces']} wp\n  embedder {booked['model_wordpieces_per_s']} wp/s in the run, "
+                     f"{calibration:.0f} wp/s calibrated -> ceiling {ceiling:.0f} tokens/s; this run "
+                     f"{entry['tokens_per_s']:.0f} tokens/s = {100 * booked['share_of_ceiling']:.0f}% of it")
         print(line)
         runs.append(entry)
         ws.close()
@@ -136,6 +175,7 @@ def main() -> None:
     for stage, seconds in summary["median_stage_seconds"].items():
         print(f"  {stage:<8} {seconds:7.2f}s  ({100 * seconds / summary['median_seconds']:.0f}%)")
     suffix = ("_remote" + ("_sequential" if args.no_overlap else "")) if args.embedding_base_url else ""
+    suffix += "_wordpieces" if counting else ""
     write_result(f"index_{args.corpus}{suffix}", summary | {"all_runs": runs})
 
 

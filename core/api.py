@@ -20,8 +20,6 @@ from typing import Any, Callable, Iterable, Optional
 from core.auth import Principal, Role, requires
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.loaders import ParseLimits, load_uploads
-from core.retrieval.base import QueryContext
-from core.retrieval.registry import parse_modes, retrieve
 from core.settings import Settings
 from core.types import LoadFailure, ProgressCallback, RetrievalResult, SourceDocument, no_progress
 from core.workspace import Workspace
@@ -118,6 +116,9 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
               with_answers: bool = True, llm=None, keywords=None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
     """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
+    from core.retrieval.base import QueryContext  # here: indexing and the read-only calls load no retrieval
+    from core.retrieval.registry import parse_modes, retrieve
+
     from core.answers import answer
 
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)

@@ -13,7 +13,7 @@ import re
 import statistics
 from typing import Any
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.storage.ports import display_name
 from core.workspace import Workspace
 

@@ -6,13 +6,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.annotations import annotations as all_annotations
-from core.annotations import import_file, write_export
 from core.cli.base import emit_json, open_workspace
 
 
 def cmd_annotations(args: argparse.Namespace) -> int:
-    ws = open_workspace(args)
+    from core.annotations import annotations as all_annotations
+    from core.annotations import import_file, write_export
+
+    ws = open_workspace(args, read_only=args.action in ("list", "export"))
     if args.action == "export":
         count = write_export(ws, Path(args.file))
         print(f"wrote {count} annotated question(s) to {args.file}", file=sys.stderr)

@@ -84,11 +84,14 @@ def cli_settings(args: argparse.Namespace) -> Settings:
     return resolve_settings(Path(args.workspace), flags)
 
 
-def open_workspace(args: argparse.Namespace) -> Workspace:
+def open_workspace(args: argparse.Namespace, read_only: bool = False) -> Workspace:
+    """The command's workspace. ``read_only`` (status, docs, export, graph-quality, annotations list):
+    the recorded embedder is not checked against the configured one, since nothing is embedded or
+    searched (a workspace indexed through an embeddings server opens without that server configured)."""
     store = getattr(args, "store", None)
     if store:  # the whole run (and what it opens again, e.g. a re-embed) uses this store
         os.environ["RAGSCOPE_STORE"] = store
-    return Workspace(Path(args.workspace), settings=cli_settings(args))
+    return Workspace(Path(args.workspace), settings=cli_settings(args), check_embedder=not read_only)
 
 
 def providers(ws: Workspace, args: argparse.Namespace, settings: Optional[Settings] = None,

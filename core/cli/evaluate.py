@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.base import add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers, with_params
-from core.evaluation.questions import load_questions
-from core.evaluation.runner import evaluate
 from core.retrieval.registry import modes, parse_modes
 
 
@@ -45,6 +43,9 @@ def write_rows(rows: list[dict], path: Path) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
+    from core.evaluation.questions import load_questions
+    from core.evaluation.runner import evaluate
+
     ws = open_workspace(args)
     settings = with_params(ws.settings, args)
     questions = load_questions(Path(args.questions))

@@ -16,8 +16,6 @@ from typing import Any
 
 from core.cli.base import (EXIT_CANCELLED, add_provider_flags, emit_json, graceful_interrupts, open_workspace, providers,
                            with_params)
-from core.evaluation.questions import load_questions
-from core.judge.runner import estimate_cost, run_judge
 from core.retrieval.registry import modes, parse_modes
 
 
@@ -71,6 +69,9 @@ class _Bar:
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
+    from core.evaluation.questions import load_questions
+    from core.judge.runner import estimate_cost, run_judge
+
     ws = open_workspace(args)
     if args.offline:
         raise ValueError("the judge compares LLM answers: it cannot run with --offline")

@@ -1,31 +1,47 @@
 """The ``python -m core`` parser and entry point: every command module registers its sub-commands;
-a known error (``core.errors.KNOWN_ERRORS``) prints its message and exits with status 2."""
+a known error (``core.errors.KNOWN_ERRORS``) prints its message and exits with status 2.
+
+The modules whose help lists the retrieval modes (query, compare, eval, judge) import the mode registry,
+and with it the query-side extraction (spaCy); a command of the workspace or annotation modules (status,
+docs, export, graph-quality, annotations, index, ...) is parsed without importing them, so the read-only
+commands start without any model library."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from typing import Optional, Sequence
 
-from core.cli import annotations as annotation_commands
-from core.cli import evaluate, import_lightrag, judge, query, workspace_commands
 from core.cli.base import EXIT_CANCELLED, EXIT_ERROR, common_flags
 from core.errors import KNOWN_ERRORS
 
-COMMAND_MODULES = (workspace_commands, query, evaluate, annotation_commands, judge, import_lightrag)
+LIGHT_MODULES = ("core.cli.workspace_commands", "core.cli.annotations")
+MODE_MODULES = ("core.cli.query", "core.cli.evaluate", "core.cli.judge", "core.cli.import_lightrag")
+COMMAND_MODULES = LIGHT_MODULES[:1] + MODE_MODULES[:2] + LIGHT_MODULES[1:] + MODE_MODULES[2:]  # help order
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m core",
                                      description="RAGScope: graph-based RAG indexes and retrieval modes.")
     common = common_flags()
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in COMMAND_MODULES:
-        module.add_commands(sub, common)
+    for name in modules:
+        importlib.import_module(name).add_commands(sub, common)
     return parser
+
+
+def _parser_for(argv: Optional[Sequence[str]]) -> argparse.ArgumentParser:
+    """The light parser when the command is one of its commands, else the whole one."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    light = build_parser(LIGHT_MODULES)
+    subparsers = next(a for a in light._actions if isinstance(a, argparse._SubParsersAction))
+    return light if command in subparsers.choices else build_parser()
 
 
 def main(argv: list[str] | None = None) -> int:
     try:  # building the parser reads RAGSCOPE_WORKSPACE, which may be refused
-        args = build_parser().parse_args(argv)
+        args = _parser_for(argv).parse_args(argv)
         return args.run(args)
     except KNOWN_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -4,12 +4,19 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from core.api import run_modes
-from core.auth import LOCAL_ADMIN
 from core.cli.base import (PARAM_HELP, add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers,
                            with_params)
 from core.retrieval.registry import modes
 from core.types import RetrievalResult
+
+
+def run_modes(ws: Any, args: argparse.Namespace, modes_: list[str]) -> dict[str, RetrievalResult]:
+    """The modes on the question with the run's providers (retrieval is imported only by the commands that use it)."""
+    from core.api import run_modes as run
+    from core.auth import LOCAL_ADMIN
+
+    llm, keywords = providers(ws, args)
+    return run(LOCAL_ADMIN, ws, args.question, modes_, settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
 
 
 def result_json(result: RetrievalResult) -> dict[str, Any]:
@@ -38,8 +45,7 @@ def _print_result(result: RetrievalResult) -> None:
 
 def cmd_query(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
-    llm, keywords = providers(ws, args)
-    results = run_modes(LOCAL_ADMIN, ws, args.question, [args.mode], settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    results = run_modes(ws, args, [args.mode])
     result = results[args.mode]
     if args.json:
         emit_json(result_json(result))
@@ -50,8 +56,7 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     ws = open_workspace(args)
-    llm, keywords = providers(ws, args)
-    results = run_modes(LOCAL_ADMIN, ws, args.question, args.modes, settings=with_params(ws.settings, args), llm=llm, keywords=keywords)
+    results = run_modes(ws, args, args.modes)
     if args.json:
         emit_json({"question": args.question, "results": {m: result_json(r) for m, r in results.items()}})
     else:

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from core import api
 from core.auth import LOCAL_ADMIN  # the CLI runs as the operator
 from core.cli.base import (CANCELLED_MESSAGE, EXIT_CANCELLED, StderrProgress, add_embedding_flags,
                            add_provider_flags, cli_settings, emit_json, graceful_interrupts, open_workspace, providers)
@@ -34,7 +33,36 @@ def run_indexing(ws: Workspace, args: argparse.Namespace, index: Callable[..., A
     return False
 
 
+class _Changed(Exception):
+    """Raised under the write lock when another writer changed the workspace after the hash check."""
+
+
+def unchanged_run(ws: Workspace, args: argparse.Namespace, sources: list[Any], report: Any) -> bool:
+    """The no-op re-index: when every source is already indexed with the same content (the hash check,
+    ``nothing_to_index``), take the write lock, check again, and only reconcile the vectors (a quick
+    count check that reads an embedded store's file): no model, spaCy or LLM client is loaded.
+    Returns False when something is to be indexed (then the caller runs the full indexing)."""
+    from core import api
+    from core.indexing.pipeline import nothing_to_index
+
+    if not nothing_to_index(ws, sources):
+        return False
+
+    def still_unchanged(_report: Any) -> None:
+        if not nothing_to_index(ws, sources):
+            raise _Changed
+
+    try:
+        api.index_pending(LOCAL_ADMIN, ws, progress=StderrProgress(enabled=False), report=report, wait=args.wait,
+                          before=still_unchanged)
+    except _Changed:
+        return False
+    report.unchanged = len(sources)
+    return True
+
+
 def cmd_index(args: argparse.Namespace) -> int:
+    from core import api
     from core.loaders import ParseLimits, load_paths
     from core.indexing.pipeline import IndexReport
 
@@ -43,8 +71,11 @@ def cmd_index(args: argparse.Namespace) -> int:
     sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20),
                                   limits=ParseLimits.from_settings(ws.settings))
     report = IndexReport()
-    cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures, report=report,
-                                                                            **options))
+    if not failures and unchanged_run(ws, args, sources, report):
+        cancelled = False  # nothing changed: no model, spaCy or LLM client was loaded
+    else:
+        cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures,
+                                                                                report=report, **options))
     elapsed = time.perf_counter() - started
     summary = report.as_dict() | {"seconds": round(elapsed, 2), "cancelled": cancelled,
                                   "tokens_per_s": round(report.tokens / elapsed, 1) if elapsed else 0.0}
@@ -72,7 +103,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_workspace(args).status()
+    status = open_workspace(args, read_only=True).status()
     if args.json:
         emit_json(status)
     else:
@@ -82,7 +113,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    rows = open_workspace(args).documents_table()
+    rows = open_workspace(args, read_only=True).documents_table()
     if args.json:
         emit_json([{k: r[k] for k in ("doc_id", "name", "status", "chunks", "error")} for r in rows])
     else:
@@ -92,6 +123,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 
 def cmd_delete(args: argparse.Namespace) -> int:
+    from core import api
+
     ws = open_workspace(args)
     unknown = [d for d in args.doc_ids if ws.records.document(d) is None]
     removed = api.delete(LOCAL_ADMIN, ws, [d for d in args.doc_ids if d not in unknown], wait=args.wait)
@@ -102,6 +135,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
 
 
 def cmd_retry(args: argparse.Namespace) -> int:
+    from core import api
     from core.indexing.pipeline import IndexReport, retry_failed
 
     ws = open_workspace(args)
@@ -140,7 +174,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     from core.export import export_graph
 
-    ws = open_workspace(args)
+    ws = open_workspace(args, read_only=True)
     path = export_graph(ws, args.format, Path(args.out))
     print(f"wrote {path}", file=sys.stderr)
     return 0
@@ -149,7 +183,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 def cmd_graph_quality(args: argparse.Namespace) -> int:
     from core.graph_quality import graph_quality, render
 
-    report = graph_quality(open_workspace(args))
+    report = graph_quality(open_workspace(args, read_only=True))
     if args.json:
         emit_json(report)
     else:

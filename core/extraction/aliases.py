@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Mapping
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.types import ChunkExtraction, EntityRecord, MentionRecord, RelationRecord, SentenceRecord
 
 PLACES = frozenset({"GPE", "LOC", "FAC"})

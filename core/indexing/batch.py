@@ -1,4 +1,9 @@
-"""Index one batch of pending documents in a single SQLite transaction (see ``core.indexing.pipeline``)."""
+"""Index one batch of pending documents in a single SQLite transaction (see ``core.indexing.pipeline``).
+
+The run's ``cancel`` event reaches every wait of the batch: the extraction checks it after each
+paragraph, and the embeddings server's requests (chunk windows, then entity, relation and tree texts)
+carry it into their retry waits, so a Cancel during a ``Retry-After`` stops within the retry policy's
+poll interval (``core.retry.CANCEL_POLL_S``) and the batch's documents go back to pending."""
 from __future__ import annotations
 
 import inspect
@@ -58,6 +63,16 @@ def dropped_by_document(chunks: list[Chunk], extractions: list, extractor: str) 
     return out
 
 
+def embed_texts(embedder: Any, texts: list[str], cancel: Optional[threading.Event]) -> np.ndarray:
+    """``embedder.embed(texts)``, with the run's ``cancel`` for an embedder that takes one (a server's
+    retry waits end when it is set); a local embedder is checked before the call."""
+    if cancel is not None and cancel.is_set():
+        raise Cancelled("indexing cancelled while embedding")
+    if getattr(embedder, "submit", None) is not None and cancel is not None:
+        return embedder.embed(texts, cancel=cancel)
+    return embedder.embed(texts)
+
+
 def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[str, str],
                         on_parsed: Optional[Callable[[int, int], None]] = None) -> list:
     """Run the extractor, telling it which texts start with their document's title (a JSONL corpus
@@ -88,8 +103,9 @@ class BatchIndexer:
     """Runs the pipeline steps for a list of documents; ``run`` is all-or-nothing."""
 
     def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport, progress: ProgressCallback,
-                 profile_summarizer=None, tree_summarizer=None) -> None:
+                 profile_summarizer=None, tree_summarizer=None, cancel: Optional[threading.Event] = None) -> None:
         self.ws = ws
+        self.cancel = cancel  # the run's Cancel: reaches extraction and the embeddings' retry waits
         self.extractor = extractor
         self.report = report
         self.progress = progress
@@ -138,11 +154,13 @@ class BatchIndexer:
         if windows:
             for chunk in all_chunks:
                 chunk.windows = len(chunk_windows(chunk.text))
-        chunk_vectors = submit_chunk_texts(self.ws.embedder, [c.text for c in all_chunks], windows)
+        chunk_vectors = submit_chunk_texts(self.ws.embedder, [c.text for c in all_chunks], windows, self.cancel)
         timings = {"chunk": time.perf_counter() - t}
         t = time.perf_counter()
         try:
             def parsed(done: int, total: int) -> None:
+                if (self.cancel is not None and self.cancel.is_set()) or (stop is not None and stop.is_set()):
+                    raise Cancelled("indexing cancelled during extraction")
                 self._emit("extract", done, total, "characters parsed")
 
             extractions = extract_with_titles(self.extractor, all_chunks, {d.doc_id: d.name for d in docs},
@@ -210,7 +228,7 @@ class BatchIndexer:
             try:
                 parts = []
                 for start, end in progress_slices(len(texts)):  # slices: the bar moves while embedding
-                    parts.append(ws.embedder.embed(texts[start:end]))
+                    parts.append(embed_texts(ws.embedder, texts[start:end], self.cancel))
                     self._emit("embed", len(all_chunks) + end, total, "embedding")
                 vectors = np.concatenate(parts) if parts else None
                 per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote

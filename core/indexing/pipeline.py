@@ -25,7 +25,23 @@ from core.tokens import count_tokens
 from core.types import Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, no_progress
 from core.workspace import Workspace
 
-__all__ = ["Extractor", "IndexReport", "SpacyExtractor", "process_pending", "register_documents", "retry_failed"]
+__all__ = ["Extractor", "IndexReport", "SpacyExtractor", "nothing_to_index", "process_pending", "register_documents",
+           "retry_failed"]
+
+
+def nothing_to_index(ws: Workspace, sources: Iterable[SourceDocument]) -> bool:
+    """True when registering ``sources`` would change nothing and no document waits: every source is
+    stored under its id with the same content hash and is not failed, and none is pending or
+    processing. The hash check a no-op re-index makes before it loads any model or LLM client."""
+    counts = ws.records.status_counts()
+    if counts.get("pending", 0) or counts.get("processing", 0):
+        return False
+    for src in sources:
+        digest = content_hash(src.text)
+        existing = ws.records.document(src.doc_id or ("doc-" + digest[:16]))
+        if existing is None or existing.content_hash != digest or existing.status == "failed":
+            return False
+    return True
 
 
 def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failures: Iterable[LoadFailure] = (),
@@ -118,14 +134,14 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         overlap = bool(getattr(ws.embedder, "remote", False))
     prefetch = None
     if overlap and len(batches) > 1:
-        prefetch = Prefetcher(ws, extractor, report)
+        prefetch = Prefetcher(ws, extractor, report, cancel)
     try:
         for i, batch in enumerate(batches):
             check_cancel(cancel, done, total)
             prepared = prefetch.take(batch) if prefetch else None
             if prefetch and i + 1 < len(batches):
                 prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
-            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared)
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared, cancel)
     finally:
         if prefetch:
             prefetch.close()
@@ -158,8 +174,8 @@ def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
 
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
                    progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None),
-                   prepared=None) -> int:
-    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers)
+                   prepared=None, cancel: Optional[threading.Event] = None) -> int:
+    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
     try:
         indexer.run(docs, prepared)
     except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:  # a resumable stop, not a document failure
@@ -170,7 +186,7 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
             indexer.fail(docs[0])
         else:
             for i, doc in enumerate(docs):
-                single = BatchIndexer(ws, extractor, report, progress, *summarizers)
+                single = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
                 try:
                     single.run([doc])
                 except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:

@@ -29,8 +29,9 @@ log = logging.getLogger("core.indexing.pipeline")
 class Prefetcher:
     """One batch prepared ahead on a worker thread."""
 
-    def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport) -> None:
-        self._indexer = BatchIndexer(ws, extractor, report, no_progress)
+    def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport,
+                 cancel: Optional[threading.Event] = None) -> None:
+        self._indexer = BatchIndexer(ws, extractor, report, no_progress, cancel=cancel)
         self._ws = ws
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="ragscope-prefetch")
         self._ids: Optional[list[str]] = None

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
 from core.indexing.summarize import merge_fragments, split_sentences

@@ -2,22 +2,37 @@
 
 Vectors no committed row refers to (left by a crash between the Chroma upsert and the SQLite
 commit) are removed; rows whose vector is missing (a deleted Chroma folder, a new server) are
-re-embedded from their stored text.
+re-embedded from their stored text. The quick check of a no-op run compares counts only, and reads
+an embedded store's counts from its file (``core.storage.chroma_counts``) without opening ChromaDB.
 """
 from __future__ import annotations
+
+from typing import Optional
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
 from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text
 from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
+from core.storage.chroma_counts import embedded_counts
 from core.workspace import Workspace
+
+
+def quick_counts(ws: Workspace, collections: list[str]) -> Optional[dict[str, int]]:
+    """The vector counts of an embedded ChromaDB store read from its file (None: a server, another
+    backend, or a file that could not be read: ask the vector index itself)."""
+    backend = ws.backend
+    namespace = ws.records.get_meta("namespace")
+    if getattr(backend, "name", "") != "sqlite" or ws.settings.chroma_url or not namespace:
+        return None
+    return embedded_counts(backend.folder / "chroma", namespace, collections)
 
 
 def reconcile(ws: Workspace, quick: bool = False) -> dict[str, dict[str, int]]:
     """Repair the vector collections; return {collection: {"removed": n, "added": n}}."""
     expected = ws.records.expected_vector_ids()
     report: dict[str, dict[str, int]] = {}
+    counts = quick_counts(ws, list(expected)) if quick else None
     for collection, want in expected.items():
-        if quick and ws.vectors.count(collection) == len(want):
+        if quick and (counts[collection] if counts is not None else ws.vectors.count(collection)) == len(want):
             continue
         have = ws.vectors.all_ids(collection)
         orphans = sorted(have - want)

@@ -16,7 +16,7 @@ import logging
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, Optional
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.llm.client import ChatModel, LLMCancelled, Message
 from core.llm.records import parse_records
 from core.settings import Settings

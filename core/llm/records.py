@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any, Iterable, Optional, cast
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.types import EntityRecord, RelationRecord
 
 MAX_NAME_CHARS = 120

@@ -10,7 +10,7 @@ from typing import Iterable
 
 import networkx as nx
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.types import ChunkExtraction
 
 

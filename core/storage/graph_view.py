@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import networkx as nx
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.storage.ports import EntityRecord, RelationRecord, display_name, node_pair
 
 _EMPTY: Mapping[str, Any] = {}

@@ -20,7 +20,7 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
-from core.extraction.nlp import normalize_name
+from core.extraction.names import normalize_name
 from core.importers.lightrag.reader import SEP, LightRAGIndex, split_sep
 from core.indexing.profiles import (MergedEntity, MergedRelation, entity_vector_id, entity_vector_text,
                                  relation_vector_id, relation_vector_text)
