@@ -43,8 +43,8 @@ def warm_models(embedder_too: bool = True) -> None:
 
 def warm_workspace(ws: "Workspace") -> None:
     """Load one workspace's read views for its current generation (the graph, the mention graph and
-    index, chunk order, document names, tree and every vector matrix) and embed one question with
-    its embedder. Reads only."""
+    index, chunk order, document names, tree, every vector matrix and the LightRAG row costs) and
+    embed one question with the local embedder. Reads only."""
     views = ws.views
     graph = views.graph
     graph.relation_count()
@@ -60,7 +60,11 @@ def warm_workspace(ws: "Workspace") -> None:
             views.vectors.size(collection)
         except Exception:  # noqa: BLE001 - a workspace without that collection: nothing to load
             log.debug("no vectors for %s", collection, exc_info=True)
-    ws.embedder.embed([WARM_QUESTION])
+    from core.retrieval.lightrag_retrieval import graph_row_costs
+
+    views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
+    if ws.settings.embedder != "openai":  # a remote server is not called just to warm up
+        ws.embedder.embed([WARM_QUESTION])
 
 
 def _run(ws: Optional["Workspace"], embedder_too: bool) -> None:
