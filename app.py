@@ -44,4 +44,7 @@ navigation = st.navigation(app_pages(decision.principal.role >= Role.admin))
 from ui.sidebar import render_sidebar  # noqa: E402
 
 render_sidebar()
+from ui.warmup import warm_in_background  # noqa: E402
+
+warm_in_background()  # models and the workspace's views load in a daemon thread; the page does not wait
 navigation.run()

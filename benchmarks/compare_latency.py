@@ -1,6 +1,7 @@
 """End-to-end latency of a Compare run: ``core.api.run_modes`` with all modes (answers included)
 on every question of a file, warm (models, graph views and vector matrices loaded once before
-timing). Prints the median and p95 of the whole run per question, and per mode the median and
+timing), each question asked for the first time (the per-process memos of question parses and
+rendered rows are cleared before each). Prints the median and p95 of the whole run per question, and per mode the median and
 p95 of its total and of each stage (the answer stage included).
 
     python benchmarks/compare_latency.py --workspace W [--questions FILE] [--repeat 1] [--limit 0]
@@ -41,8 +42,11 @@ def main() -> None:
     totals: list[float] = []
     per_mode: dict[str, list[float]] = {m: [] for m in modes}
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
+    from retrieval_latency import clear_memos
+
     for _ in range(args.repeat):
         for question in questions:
+            clear_memos()  # each question as if asked for the first time: no parse or row memo of an earlier one
             started = time.perf_counter()
             results = run_modes(LOCAL_ADMIN, ws, question, modes)
             totals.append((time.perf_counter() - started) * 1000)

@@ -9,7 +9,9 @@ from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
+from core.embeddings import QUERY_BATCH
 from core.retrieval.lightrag_search import edge_count  # noqa: F401  (re-exported for the modes)
+from core.retrieval.lightrag_search import link_names_of
 from core.retrieval.state import QuestionState
 from core.retrieval.strategies import Strategies, strategies_for
 from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
@@ -69,6 +71,8 @@ class QueryContext:
         once, here (``core.retrieval.strategies``)."""
         self._settings = value
         self.strategies: Strategies = strategies_for(value)
+        self._names: Optional[list[str]] = None  # the strategies pick the names (and so the query strings)
+        self._query_texts: Optional[list[str]] = None
 
     @property
     def graph(self) -> GraphView:
@@ -89,17 +93,35 @@ class QueryContext:
         return self.ws.views.vectors.top_chunks(vector, k)
 
     def embed(self, text: str) -> np.ndarray:
-        """Embedding of one query string (fp32, cached)."""
+        """Embedding of one query string (fp32, cached). Any string but the question brings every
+        string of ``query_texts`` with it, in one batch: a mode's name, keyword and question searches
+        then cost one embedding call, not one each."""
         if text not in self._embeddings:
-            self._embeddings[text] = self.ws.embedder.embed([text])[0]
+            self.prefetch([text])
         return self._embeddings[text]
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed the query strings a mode will need in one call (cheaper than one call each)."""
-        missing = [t for t in dict.fromkeys(texts) if t and t not in self._embeddings]
-        if missing:
-            for text, vector in zip(missing, self.ws.embedder.embed(missing)):
+        """Embed the query strings a mode will need in as few calls as possible: the question alone
+        stays one string (naive, tree), anything else is embedded with every string of
+        ``query_texts`` in batches of ``QUERY_BATCH`` (the embedder's one-thread fp32 query path)."""
+        wanted = [t for t in dict.fromkeys(texts) if t]
+        if any(t != self.question for t in wanted):
+            wanted = list(dict.fromkeys(wanted + self.query_texts()))
+        missing = [t for t in wanted if t not in self._embeddings]
+        for start in range(0, len(missing), QUERY_BATCH):
+            batch = missing[start : start + QUERY_BATCH]
+            for text, vector in zip(batch, self.ws.embedder.embed(batch)):
                 self._embeddings[text] = vector
+
+    def query_texts(self) -> list[str]:
+        """Every string a mode of this question may embed: the question, the names entity linking
+        looks up one by one and joined (the papers' joined search), and each keyword level joined."""
+        if self._query_texts is None:
+            low, high = self.keywords()
+            names = link_names_of(self)
+            texts = [self.question, *names, ", ".join(names), ", ".join(high), ", ".join(low)]
+            self._query_texts = [t for t in dict.fromkeys(texts) if t]
+        return self._query_texts
 
     def keywords(self) -> tuple[list[str], list[str]]:
         if self._keywords is None:

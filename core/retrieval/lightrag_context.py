@@ -24,7 +24,7 @@ from core.retrieval.base import csv_table
 from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
 from core.storage.ports import node_pair
-from core.tokens import count_tokens
+from core.tokens import count_tokens, encoding
 from core.types import ChunkHit, EntityHit, RelationHit
 
 T = TypeVar("T")
@@ -281,14 +281,39 @@ def text_tokens(text: str) -> int:
     return count_tokens(text)
 
 
-def entity_cost(entity: EntityHit) -> int:
+RowCosts = Mapping[tuple[Any, ...], int]  # a table row's cells (rendered as row 1) -> its tokens
+
+
+def row_cost_table(graph: GraphOrView) -> dict[tuple[Any, ...], int]:
+    """Every entity's and relation's table-row cost in ``graph``, counted once per workspace
+    generation (``views.derived``): the rows are pure functions of the graph (name, type,
+    description, keywords, weight, degree), so the budgets then read the counts instead of
+    re-encoding thousands of rows per question. Rows are costed as row 1, like ``entity_cost``."""
+    look = _Lookup(graph)
+    table: dict[tuple[Any, ...], int] = {}
+    encode = encoding().encode_ordinary
+    for key in look.graph.keys():
+        cells = entity_row(look.entity(key, 0.0, ""), 1)
+        table[cells] = len(encode(csv_table((), [cells]).split("\n", 1)[1] + "\n"))
+    for a, b in look.graph.networkx().edges():
+        src, tgt = node_pair(a, b)
+        cells = relation_row(look.relation(src, tgt, 0.0, "", look.edge_degree(src, tgt)), 1)
+        table[cells] = len(encode(csv_table((), [cells]).split("\n", 1)[1] + "\n"))
+    return table
+
+
+def entity_cost(entity: EntityHit, table: RowCosts | None = None) -> int:
     """Tokens an entity's table row adds to the context (the row and its line break; rendered as row 1,
     which costs the same as any row number below 1000: cl100k keeps 1-3 digit runs as one token)."""
-    return text_tokens(csv_line(entity_row(entity, 1)) + "\n")
+    cells = entity_row(entity, 1)
+    found = table.get(cells) if table is not None else None
+    return found if found is not None else text_tokens(csv_line(cells) + "\n")
 
 
-def relation_cost(relation: RelationHit) -> int:
-    return text_tokens(csv_line(relation_row(relation, 1)) + "\n")
+def relation_cost(relation: RelationHit, table: RowCosts | None = None) -> int:
+    cells = relation_row(relation, 1)
+    found = table.get(cells) if table is not None else None
+    return found if found is not None else text_tokens(csv_line(cells) + "\n")
 
 
 def chunk_cost(chunk: ChunkHit) -> int:
@@ -298,17 +323,18 @@ def chunk_cost(chunk: ChunkHit) -> int:
 
 def apply_budgets(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
                   chunks: Sequence[ChunkHit], *, max_entity_tokens: int, max_relation_tokens: int,
-                  max_total_tokens: int) -> Budgeted:
+                  max_total_tokens: int, row_costs: RowCosts | None = None) -> Budgeted:
     """Keep the longest prefixes that fit: entity rows in ``max_entity_tokens``, relation rows in
     ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the section
     headers and the two tables are counted. Costs are per rendered row (cl100k pre-tokenisation never
     merges across a line break followed by text, so they add up; only the section edges may differ by a
-    token or two); ``render_within`` enforces the total exactly."""
+    token or two); ``render_within`` enforces the total exactly. ``row_costs``: the graph's
+    precomputed row costs (``row_cost_table``); rows not in it are counted."""
     skeleton = text_tokens(render_context([], [], []))
     room = max(0, max_total_tokens - skeleton)
-    kept_e, used_e = prefix_within(entities, entity_cost, min(max_entity_tokens, room))
+    kept_e, used_e = prefix_within(entities, lambda e: entity_cost(e, row_costs), min(max_entity_tokens, room))
     room -= used_e
-    kept_r, used_r = prefix_within(relations, relation_cost, min(max_relation_tokens, room))
+    kept_r, used_r = prefix_within(relations, lambda r: relation_cost(r, row_costs), min(max_relation_tokens, room))
     room -= used_r
     kept_c, used_c = prefix_within(chunks, chunk_cost, room)
     return Budgeted(kept_e, kept_r, kept_c, {"entities": used_e, "relations": used_r, "chunks": used_c,

@@ -6,7 +6,7 @@ hits, seeds, the anchored relation search) in ``core.retrieval.lightrag_search``
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from core.retrieval.base import (QueryContext, Stopwatch, fill_chunk_texts, finish,
                                  new_result)
@@ -15,11 +15,16 @@ from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_
                                             trace_hits, vector_hits)
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
-                                             select_chunks)
+                                             row_cost_table, select_chunks)
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
                    "max_relation_tokens", "max_total_tokens"]
+
+
+def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
+    """The generation's entity and relation row costs (built once per generation by ``views.derived``)."""
+    return row_cost_table(ws.views.graph)
 
 
 def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str,
@@ -51,7 +56,8 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     with clock.stage("context"):
         chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
         fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
-                            max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens)
+                            max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens,
+                            row_costs=ctx.ws.views.derived(graph_row_costs))
         t = fit.tokens
         result.log("budgets", "budgets", entities=len(fit.entities), entities_before=len(gathered.entities),
                    entity_tokens=t["entities"], max_entity_tokens=s.max_entity_tokens,

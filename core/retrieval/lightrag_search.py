@@ -132,9 +132,12 @@ def link_names_of(ctx: QueryContext) -> list[str]:
     """The names entity linking looks up: the graph's own names found verbatim in the question
     (``dictionary_names``), then, offline, the question's name spans (no dates or amounts) or, with
     LLM keywords, the low-level keywords."""
-    low, _ = ctx.keywords()
-    spans = name_spans(ctx.question) if getattr(ctx.keyword_extractor, "name", "") == "spacy" else list(low)
-    return ctx.strategies.seeds.names(ctx.ws, ctx.question, spans)
+    names = getattr(ctx, "_names", None)
+    if names is None:
+        low, _ = ctx.keywords()
+        spans = name_spans(ctx.question) if getattr(ctx.keyword_extractor, "name", "") == "spacy" else list(low)
+        names = ctx._names = ctx.strategies.seeds.names(ctx.ws, ctx.question, spans)  # once per query context
+    return list(names)
 
 
 def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Optional[RelationSearch]:

@@ -25,7 +25,8 @@ class NaiveRetriever:
             set_funnel(result, [r.chunk_id for r in records])
             records, _ = prefix_within(records, lambda c: count_tokens(c.text), ctx.settings.max_total_tokens)
             result.chunks = records
-            result.log("vector_search", "dense_chunks", k=ctx.settings.naive_top_k,
-                       total=ctx.ws.vectors.count("chunks"), kept=len(records))
+            exact = ctx.settings.vector_search != "approximate"  # exact: the in-memory matrix, no store round trip
+            total = ctx.ws.views.vectors.size("chunks") if exact else ctx.ws.vectors.count("chunks")
+            result.log("vector_search", "dense_chunks", k=ctx.settings.naive_top_k, total=total, kept=len(records))
             finish(result, sources_text(records), [c.chunk_id for c in records])
         return result

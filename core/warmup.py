@@ -1,0 +1,91 @@
+"""Loading what the first question needs before anyone asks it: the models (MiniLM, spaCy, the
+token encoding) and one workspace's read views (graph, mention graph, vector matrices, tree).
+
+``warm_models()`` and ``warm_workspace(ws)`` do the work in the calling thread and are safe to call
+again (everything they touch is loaded once per process or per workspace generation);
+``start_warmup(ws)`` runs both in a daemon thread, at most once per process and workspace
+generation, so a page that calls it on every rerun neither blocks nor repeats the work. Warming
+reads only: it never writes to a workspace, and a failure is logged and ignored (the first question
+then loads what it needs itself, as without a warm-up).
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+_LOCK = threading.Lock()
+_STARTED: set[tuple[str, int]] = set()  # (workspace path, generation) warmed or being warmed; "" = models only
+_THREADS: list[threading.Thread] = []
+
+WARM_QUESTION = "Which city is the capital of the country where the river rises?"
+COLLECTIONS = ("chunks", "entities", "relations", "tree")
+
+
+def warm_models(embedder_too: bool = True) -> None:
+    """Load spaCy, the cl100k encoding and (unless ``embedder_too`` is False) the local MiniLM,
+    each with one tiny call so their lazy parts are loaded too."""
+    from core.extraction.query_terms import offline_keywords
+    from core.tokens import count_tokens
+
+    count_tokens("warm-up")
+    offline_keywords(WARM_QUESTION)
+    if embedder_too:
+        from core.embeddings import local_embedder
+
+        local_embedder().embed([WARM_QUESTION])
+
+
+def warm_workspace(ws: "Workspace") -> None:
+    """Load one workspace's read views for its current generation (the graph, the mention graph and
+    index, chunk order, document names, tree, every vector matrix and the LightRAG row costs) and
+    embed one question with the local embedder. Reads only."""
+    views = ws.views
+    graph = views.graph
+    graph.relation_count()
+    graph.aliases()
+    graph.entities_with_word("the")
+    views.mention_graph
+    views.mention_index
+    views.chunk_order
+    views.doc_names
+    views.tree_index
+    for collection in COLLECTIONS:
+        try:
+            views.vectors.size(collection)
+        except Exception:  # noqa: BLE001 - a workspace without that collection: nothing to load
+            log.debug("no vectors for %s", collection, exc_info=True)
+    from core.retrieval.lightrag_retrieval import graph_row_costs
+
+    views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
+    if ws.settings.embedder != "openai":  # a remote server is not called just to warm up
+        ws.embedder.embed([WARM_QUESTION])
+
+
+def _run(ws: Optional["Workspace"], embedder_too: bool) -> None:
+    try:
+        warm_models(embedder_too=embedder_too)
+        if ws is not None:
+            warm_workspace(ws)
+    except Exception:  # noqa: BLE001 - warming is an optimisation: the first question loads what it needs
+        log.warning("warm-up failed (the first question will load the models itself)", exc_info=True)
+
+
+def start_warmup(ws: Optional["Workspace"] = None) -> Optional[threading.Thread]:
+    """Warm the models (and ``ws``'s views) in a daemon thread; None when this process already
+    started warming them (for this workspace generation)."""
+    key = ("", 0) if ws is None else (str(ws.path), int(ws.views.generation))
+    with _LOCK:
+        if key in _STARTED:
+            return None
+        _STARTED.add(key)
+        embedder_too = ws is None or ws.settings.embedder != "openai"
+        thread = threading.Thread(target=_run, args=(ws, embedder_too), name="ragscope-warmup", daemon=True)
+        _THREADS.append(thread)
+    thread.start()
+    return thread
