@@ -34,6 +34,7 @@ API_ROLES = {
     "save_annotation_marks": Role.editor, "delete_annotations": Role.editor, "import_annotations": Role.editor,
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,
+    "store_description": Role.admin,
 }
 
 
