@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -19,10 +19,13 @@ from core.types import ProgressEvent
 from ui import state
 from ui.errors import escape_markdown, show_errors
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 STEPS = ["read", "nlp", "delete", "write", "tree", "embed", "import"]
 
 
-def provenance_caption(ws: Any) -> None:
+def provenance_caption(ws: Workspace) -> None:
     """One line saying where the workspace's graph came from (nothing for a RAGScope-built graph)."""
     prov = provenance(ws)
     if prov:
@@ -32,7 +35,7 @@ def provenance_caption(ws: Any) -> None:
                    f"{counts.get('relations', 0)} relations in LightRAG).")
 
 
-def run_import(ws: Any, data: bytes, source_model: str) -> dict[str, Any]:
+def run_import(ws: Workspace, data: bytes, source_model: str) -> dict[str, Any]:
     """Unpack and import, drawing one progress bar; return the report as a dict."""
     bar = st.progress(0.0, text="unpacking the zip")
 
@@ -49,7 +52,7 @@ def run_import(ws: Any, data: bytes, source_model: str) -> dict[str, Any]:
     return report.as_dict()
 
 
-def import_section(ws: Any) -> None:
+def import_section(ws: Workspace) -> None:
     """The expander with the zip upload, the import button and the last import's result."""
     provenance_caption(ws)
     with st.expander("Import a LightRAG index (zip of its working directory)", expanded=False):
