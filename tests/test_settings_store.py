@@ -11,18 +11,15 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from postgres_fixture import pg_store, postgres_server  # noqa: F401 - fixtures
+from test_app_pages import data_dir  # noqa: F401 - fixture: an empty data folder, no LLM configured
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture()
-def data_dir(tmp_path, monkeypatch) -> Path:
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
-    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_STORE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
+@pytest.fixture(autouse=True)
+def default_store(monkeypatch) -> None:
+    """The store the environment names (a PostgreSQL CI run) is not this module's: SQLite unless a test says."""
+    monkeypatch.delenv("RAGSCOPE_STORE", raising=False)
 
 
 def store_line(at: AppTest) -> str:
