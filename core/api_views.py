@@ -7,7 +7,7 @@ declares its minimum role (``core.auth.requires``), as every ``core.api`` functi
   ``chunks_of``, ``chunks_by_id``, ``all_chunk_ids``, ``doc_roots``, ``chat_model``, ``annotation_for``,
   ``annotation_list``, ``export_annotations``, ``graph_provenance``, ``graph_part_origins``;
 * editor — ``save_annotation_marks``, ``delete_annotations``, ``import_annotations``;
-* admin — ``create_workspace``, ``delete_workspace``, ``save_workspace_settings``.
+* admin — ``create_workspace``, ``delete_workspace``, ``save_workspace_settings``, ``store_description``.
 
 Deleting a workspace takes its write lock first, so it is refused (``WorkspaceBusyError``) while an
 indexing run of any process holds it, and it removes only a folder directly inside the data folder.
@@ -30,7 +30,8 @@ from core.workspace import LOCK_FILE, Workspace
 __all__ = ["workspace_names", "workspace_path", "open_workspace", "session_workspace", "create_workspace", "delete_workspace", "save_workspace_settings",
            "status", "documents", "chunk_count", "chunks_of", "chunks_by_id", "all_chunk_ids", "doc_roots",
            "chat_model", "annotation_for", "annotation_list", "export_annotations", "save_annotation_marks",
-           "delete_annotations", "import_annotations", "graph_provenance", "graph_part_origins"]
+           "delete_annotations", "import_annotations", "graph_provenance", "graph_part_origins",
+           "store_description"]
 
 
 # --- workspaces ----------------------------------------------------------------------------------
@@ -120,6 +121,13 @@ def save_workspace_settings(principal: Principal, name: str, settings: Settings,
         ws.save_settings(settings)
     else:
         save_settings(path, settings)
+
+
+@requires(Role.admin)
+def store_description(principal: Principal, ws: Workspace) -> str:
+    """Which store the workspace uses (``sqlite`` or ``postgresql`` and where, without a password) and where
+    its vectors are: chosen when the process starts (``--store`` / ``RAGSCOPE_STORE``), never on a page."""
+    return ws.store_description()
 
 
 # --- read-only views -----------------------------------------------------------------------------

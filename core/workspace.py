@@ -25,7 +25,7 @@ from core.embeddings import Embedder, local_embedder
 from core.errors import EmbedderMismatchError
 from core.settings import Settings, save_settings
 from core.storage.locking import LOCK_FILE, LOCK_INFO  # noqa: F401 - re-exported (tests, tools)
-from core.storage.ports import LLMCacheStore, RecordStore, VectorIndex
+from core.storage.ports import AnnotationStore, LLMCacheStore, RecordStore, VectorIndex
 from core.storage.registry import open_backend
 from core.storage.sqlite_backend import DB_FILE  # noqa: F401 - re-exported
 from core.storage.store import TreeNode
@@ -78,6 +78,7 @@ class Workspace:
         self._embedder = embedder
         self._vectors: Optional[VectorIndex] = None
         self._views: Optional[WorkspaceViews] = None
+        self._annotations: Optional[AnnotationStore] = None
         self.records  # open (and create) the database now: a damaged file fails here
         if check_embedder:  # False only for `repair --reembed`, which replaces the vectors
             self._check_embedder_name()
@@ -115,6 +116,13 @@ class Workspace:
     def open_llm_cache(self) -> LLMCacheStore:
         """A cache store for the LLM wrappers (``core.llm.cache``), on its own connection."""
         return self.backend.open_llm_cache()
+
+    @property
+    def annotations(self) -> AnnotationStore:
+        """The analyst annotations (their own short-lived connections: never in a unit of work)."""
+        if self._annotations is None:
+            self._annotations = self.backend.open_annotations()
+        return self._annotations
 
     def _check_embedder_name(self) -> None:
         recorded = self.records.get_meta("embedder_name")
@@ -180,6 +188,12 @@ class Workspace:
             self._views = None
         if old is not None:
             old.forget_embedded_system()
+
+    def store_description(self) -> str:
+        """Which store holds this workspace (backend, where; no password) and where its vectors are."""
+        vectors = (f"a ChromaDB server at {self.settings.chroma_url}" if self.settings.chroma_url
+                   else "ChromaDB in the workspace folder")
+        return f"{self.backend.name}: {self.backend.describe()}; vectors: {vectors}"
 
     def writer_active(self) -> bool:
         """True while a live process holds the write lock (a dead holder's marker is cleared)."""

@@ -8,7 +8,7 @@ tokens per stage after it."""
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -28,6 +28,9 @@ from ui.llm import session_llm, usage_frame, usage_totals
 from ui.upload_check import estimate_tokens, large_upload_notes
 from ui.escape import md
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 MAX_CALLS = 30  # uploads are indexed in at most this many calls (one per file when few): growth per document
 POLL_S = 1.0  # seconds between redraws of a running job's progress
 JOB_KEY = "doc_job"
@@ -36,7 +39,7 @@ UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)  # .streamlit/config.toml's
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def documents_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
+def documents_frame(path: str, generation: int, _ws: Workspace) -> pd.DataFrame:
     """The status table of a workspace, cached per (path, generation)."""
     columns = ["doc_id", "name", "status", "tokens", "chunks", "entities", "dropped", "error", "seconds", "updated"]
     frame = pd.DataFrame(api.documents_table(state.principal(), _ws))
@@ -60,7 +63,7 @@ def show_counters(target: Any, status: dict[str, Any]) -> None:
             col.metric(label, int(status[key]))
 
 
-def upload_calls(ws: Any, files: list[tuple[str, bytes]]) -> list[IndexCall]:
+def upload_calls(ws: Workspace, files: list[tuple[str, bytes]]) -> list[IndexCall]:
     """One indexing call per file (grouped when there are many), so the growth chart has a point per call.
     The calls run on the job's thread as this session's principal (taken here, on the page's thread)."""
     who = state.principal()
@@ -84,7 +87,7 @@ def sample_files() -> list[tuple[str, bytes]]:
     return [(p.name, p.read_bytes()) for p in api.sample_paths(state.principal())]
 
 
-def start_job(ws: Any, calls: list[IndexCall], what: str) -> None:
+def start_job(ws: Workspace, calls: list[IndexCall], what: str) -> None:
     """Start indexing on a background thread with the session's LLM (if any), then redraw the page."""
     llm = session_llm(ws, cancel_event=threading.Event())
     job = IndexJob(ws, calls, what, llm.chat, llm.cancel_event, points=st.session_state.get(growth_key(), []),
@@ -153,7 +156,7 @@ def _stash_paste() -> None:
     st.session_state["doc_paste_text"] = ""
 
 
-def input_section(ws: Any) -> None:
+def input_section(ws: Workspace) -> None:
     llm = session_llm(ws, build=False)
     if llm.note:
         st.warning(escape_markdown(llm.note))
@@ -233,7 +236,7 @@ def report_section() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def dropped_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
+def dropped_frame(path: str, generation: int, _ws: Workspace) -> pd.DataFrame:
     """Per document: how many extraction records the parser dropped, why, and an example."""
     names = {d.doc_id: d.name for d in api.documents(state.principal(), _ws)}
     rows = [{"document": names.get(doc_id, doc_id), "extractor": r.get("extractor", ""), "dropped": r["dropped"],
@@ -243,7 +246,7 @@ def dropped_frame(path: str, generation: int, _ws: Any) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["document", "extractor", "dropped", "reasons", "example"])
 
 
-def dropped_section(ws: Any) -> None:
+def dropped_section(ws: Workspace) -> None:
     """What the extraction parser had to ignore (malformed or copied records, cut replies), per document."""
     frame = dropped_frame(str(ws.path), state.generation(ws), ws)
     if frame.empty:
@@ -254,7 +257,7 @@ def dropped_section(ws: Any) -> None:
         st.dataframe(frame, hide_index=True, key="doc_dropped")
 
 
-def table_section(ws: Any, interactive: bool = True) -> None:
+def table_section(ws: Workspace, interactive: bool = True) -> None:
     frame = documents_frame(str(ws.path), state.generation(ws), ws)
     st.subheader("Document status")
     if frame.empty:
@@ -301,7 +304,7 @@ def table_section(ws: Any, interactive: bool = True) -> None:
         st.success(f"Deleted {deleted[0]} document(s).")
 
 
-def growth_section(ws: Any) -> None:
+def growth_section(ws: Workspace) -> None:
     points = st.session_state.get(growth_key(), [])
     show_counters(st.empty(), workspace_counts(ws))
     if len(points) >= 2:

@@ -198,6 +198,9 @@ def main() -> None:
     name = state.current_workspace_name()
     st.caption(f"Settings of workspace {escape_markdown(name)}. Defaults follow the LightRAG, E2GraphRAG and "
                "PathRAG papers.")
+    with show_errors("Reading the store"):
+        st.caption(f"Store (read-only: chosen by RAGSCOPE_STORE when the app starts): "
+                   f"{escape_markdown(api.store_description(state.principal(), state.workspace()))}")
     current = st.session_state.pop("settings_pending", None) or state.session_settings()
     values, slots = collect(current)
     candidate = None

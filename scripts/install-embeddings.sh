@@ -14,10 +14,10 @@
 #   bash scripts/install-embeddings.sh --check   exit 0 (printing the path) if ready, else 1 with the reason
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/venv-lib.sh
 PY="${PYTHON:-python}"
-VENV="${RAGSCOPE_INFINITY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/ragscope/infinity-emb-0.0.78}"
-LOG="$VENV.install.log"
-MARKER="$VENV/.ragscope-ready"
+venv_init install-embeddings "${RAGSCOPE_INFINITY_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/ragscope/infinity-emb-0.0.78}" \
+  install-embeddings.sh
 INFINITY="infinity-emb[server,torch]==0.0.78"
 TORCH="torch==2.13.0"
 
@@ -26,34 +26,9 @@ ready() {
     "$VENV/bin/python" -c "import infinity_emb, torch, fastapi, uvicorn" >/dev/null 2>&1
 }
 
-if ready; then
-  echo "$VENV"
-  exit 0
-fi
-if [ "${1:-}" = "--check" ]; then
-  if [ -f "$LOG" ]; then
-    echo "the Infinity environment at $VENV is not ready; its last build failed: $(grep -v 'is ignored: it is neither' "$LOG" | tail -n 3 | tr '\n' ' ')" >&2
-  else
-    echo "the Infinity environment at $VENV is not built (run bash scripts/install-embeddings.sh)" >&2
-  fi
-  exit 1
-fi
-started=$(date +%s)
-echo "install-embeddings: building $INFINITY in $VENV (own venv, ~1.4 GB, about 2 minutes)" >&2
-mkdir -p "$(dirname "$VENV")"
-rm -rf "$VENV"
-: > "$LOG"
-fail() {
-  echo "install-embeddings: FAILED ($1); last lines of $LOG:" >&2
-  grep -v 'is ignored: it is neither' "$LOG" | tail -n 15 >&2
-  exit 1
-}
-"$PY" -m venv "$VENV" >>"$LOG" 2>&1 || fail "python -m venv"
-PIP=("$VENV/bin/python" -m pip install --disable-pip-version-check --progress-bar off)
-"${PIP[@]}" "$TORCH" >>"$LOG" 2>&1 || fail "pip install $TORCH"
-"${PIP[@]}" "$INFINITY" "$TORCH" >>"$LOG" 2>&1 || fail "pip install $INFINITY"
-"$VENV/bin/python" -c "import infinity_emb, torch, fastapi, uvicorn; print('infinity', infinity_emb.__version__, 'torch', torch.__version__)" >>"$LOG" 2>&1 \
-  || fail "importing infinity_emb"
-touch "$MARKER"
-echo "install-embeddings: ready in $(( $(date +%s) - started ))s, $(du -sh "$VENV" 2>/dev/null | cut -f1) in $VENV" >&2
-echo "$VENV"
+venv_start "$VENV" Infinity "building $INFINITY in $VENV (own venv, ~1.4 GB, about 2 minutes)" "$@"
+venv_step "pip install $TORCH" "${VENV_PIP[@]}" "$TORCH"
+venv_step "pip install $INFINITY" "${VENV_PIP[@]}" "$INFINITY" "$TORCH"
+venv_step "importing infinity_emb" "$VENV/bin/python" -c \
+  "import infinity_emb, torch, fastapi, uvicorn; print('infinity', infinity_emb.__version__, 'torch', torch.__version__)"
+venv_done "$VENV"

@@ -3,6 +3,8 @@
 #
 #   scripts/start-postgres.sh [DIR]        start (installing Debian's postgresql when missing); prints the DSN
 #   scripts/start-postgres.sh stop [DIR]   stop the cluster and delete DIR
+#   scripts/start-postgres.sh restart [DIR]  restart the running cluster (same port and data; every
+#                                            client session is dropped: the reconnection test uses it)
 #
 # DIR defaults to $RAGSCOPE_PG_DIR or /tmp/ragscope-pg. The cluster trusts local connections (user
 # "postgres", no password), listens on 127.0.0.1 only, on a free port (or $RAGSCOPE_PG_PORT), and keeps
@@ -12,7 +14,7 @@
 set -euo pipefail
 
 action=start
-if [[ "${1:-}" == "stop" || "${1:-}" == "start" ]]; then
+if [[ "${1:-}" == "stop" || "${1:-}" == "start" || "${1:-}" == "restart" ]]; then
     action=$1
     shift
 fi
@@ -48,6 +50,16 @@ if [[ $action == stop ]]; then
     fi
     rm -rf "$DIR"
     echo "stopped; removed $DIR" >&2
+    exit 0
+fi
+
+if [[ $action == restart ]]; then
+    if ! BIN=$(find_bin) || [[ ! -f $DATA/postmaster.pid ]]; then
+        echo "error: no cluster runs in $DIR (start it first)" >&2
+        exit 1
+    fi
+    as_owner "$BIN/pg_ctl" -D "$DATA" restart -m fast -w -l "$DIR/server.log" >&2
+    cat "$DIR/dsn"
     exit 0
 fi
 

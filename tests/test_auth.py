@@ -40,6 +40,7 @@ API_ROLES = {
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,
     "import_lightrag_from_server": Role.admin, "server_import_dirs": Role.admin, "server_import_root": Role.admin,
+    "store_description": Role.admin,
 }
 
 

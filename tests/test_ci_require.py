@@ -3,9 +3,11 @@
 sets ``RAGSCOPE_REQUIRE=all`` when ``CI`` is set.
 
 The ``test.sh`` tests run the real script in a scratch copy of the repository layout: the requirement
-files are empty, every other install script that ``test.sh`` runs (browser, LLM, OIDC, LightRAG, …) is a stub that succeed or fail on demand, and the
-embeddings install is the real ``scripts/install-embeddings.sh`` pointed at a venv path that cannot be
-created (its parent is a regular file), which is how a broken install looks on a runner."""
+files are empty; the three installs that build a venv of their own (``install-embeddings.sh``,
+``install-oidc.sh``, ``install-lightrag.sh``, with their shared ``scripts/venv-lib.sh``) are the real
+scripts, each given a ready fake venv or, to break it, a venv path that cannot be created (its parent is
+a regular file: how a broken install looks on a runner); every other install step that ``test.sh`` runs
+(browser, LLM, …) is a stub that succeeds or fails on demand."""
 from __future__ import annotations
 
 import os
@@ -50,17 +52,22 @@ def test_required_servers_parses_the_list(monkeypatch):
     assert required_servers() == {"llm", "browser", "chroma"}
 
 
+VENV_SCRIPTS = {"install-embeddings.sh": "RAGSCOPE_INFINITY_VENV", "install-oidc.sh": "RAGSCOPE_OIDC_VENV",
+                "install-lightrag.sh": "RAGSCOPE_LIGHTRAG_VENV"}  # the real ones, and where each puts its venv
+INSTALL_STEPS = re.findall(r"^install bash scripts/(install-[a-z0-9-]+\.sh)",
+                           (ROOT / "scripts" / "test.sh").read_text(), flags=re.M)
+STUBBED = [n for n in INSTALL_STEPS if n not in VENV_SCRIPTS]
+
+
 def _sandbox(tmp_path: Path, failing: str = "") -> Path:
-    """A copy of the layout test.sh needs; the install script named ``failing`` exits 1."""
+    """A copy of the layout test.sh needs; the stubbed install script named ``failing`` exits 1."""
     root = tmp_path / "repo"
     (root / "scripts").mkdir(parents=True)
     (root / "tests").mkdir()
-    shutil.copy(ROOT / "scripts" / "test.sh", root / "scripts" / "test.sh")
-    shutil.copy(ROOT / "scripts" / "install-embeddings.sh", root / "scripts" / "install-embeddings.sh")
-    named = re.findall(r"^install bash scripts/(install-[a-z0-9-]+\.sh)", (ROOT / "scripts" / "test.sh").read_text(),
-                       flags=re.M)
-    assert "install-embeddings.sh" in named and len(named) >= 3  # every install step is stubbed but this one
-    for stub in [n for n in named if n != "install-embeddings.sh"]:
+    for name in ["test.sh", "venv-lib.sh", *VENV_SCRIPTS]:
+        shutil.copy(ROOT / "scripts" / name, root / "scripts" / name)
+    assert set(VENV_SCRIPTS) <= set(INSTALL_STEPS) and len(STUBBED) >= 2  # every other install step is stubbed
+    for stub in STUBBED:
         status = 1 if stub == failing else 0
         (root / "scripts" / stub).write_text(f"#!/usr/bin/env bash\necho {stub} stub >&2\nexit {status}\n")
     (root / "requirements.txt").write_text("")
@@ -69,44 +76,48 @@ def _sandbox(tmp_path: Path, failing: str = "") -> Path:
     return root
 
 
-def _run(root: Path, tmp_path: Path, ci: str | None, venv: Path, **extra: str) -> subprocess.CompletedProcess:
+def _run(root: Path, tmp_path: Path, ci: str | None, broken: str = "", **extra: str) -> subprocess.CompletedProcess:
+    """test.sh in the sandbox; every real venv script finds a ready venv but ``broken``, whose venv path
+    cannot be created."""
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "RAGSCOPE_REQUIRE", "PYTEST_ADDOPTS")}
-    env.update(MARKER=str(tmp_path / "marker"), RAGSCOPE_INFINITY_VENV=str(venv), **extra)
+    env.update(MARKER=str(tmp_path / "marker"), **extra)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the venv's parent folder should be")
+    for script, variable in VENV_SCRIPTS.items():
+        env[variable] = str(blocker / "venv" if script == broken else _ready_venv(tmp_path / script))
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(["bash", str(root / "scripts" / "test.sh"), "-q", "-p", "no:cacheprovider", "tests"],
                           cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
 
-def _ready_venv(tmp_path: Path) -> Path:
-    """A fake Infinity venv that install-embeddings.sh's readiness check accepts (its python is ours)."""
-    venv = tmp_path / "venv"
+def _ready_venv(folder: Path) -> Path:
+    """A fake venv that the readiness check of each real venv script accepts (its python says yes)."""
+    venv = folder / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / ".ragscope-ready").touch()
-    (venv / "bin" / "infinity_emb").write_text("#!/bin/sh\n")
-    (venv / "bin" / "infinity_emb").chmod(0o755)
-    fake_python = venv / "bin" / "python"
-    fake_python.write_text("#!/bin/sh\nexit 0\n")  # 'import infinity_emb, torch, ...' succeeds
-    fake_python.chmod(0o755)
+    for program, text in (("infinity_emb", "#!/bin/sh\n"), ("oidc-provider-mock", "#!/bin/sh\n"),
+                          ("python", "#!/bin/sh\nexit 0\n")):  # 'python -c "import …"' succeeds
+        (venv / "bin" / program).write_text(text)
+        (venv / "bin" / program).chmod(0o755)
     return venv
 
 
 @pytest.mark.slow
-def test_broken_embeddings_install_makes_the_run_red(tmp_path):
+@pytest.mark.parametrize("broken", sorted(VENV_SCRIPTS))
+def test_broken_venv_install_makes_the_run_red(tmp_path, broken):
     root = _sandbox(tmp_path)
-    blocker = tmp_path / "not-a-directory"
-    blocker.write_text("a file where the venv's parent folder should be")
-    result = _run(root, tmp_path, ci="true", venv=blocker / "infinity-venv")
+    result = _run(root, tmp_path, ci="true", broken=broken)
     assert result.returncode != 0, result.stderr
-    assert "install step failed: bash scripts/install-embeddings.sh" in result.stderr
+    assert f"install step failed: bash scripts/{broken}" in result.stderr
     assert not (tmp_path / "marker").exists(), "pytest ran although an install failed"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("failing", ["install-browser.sh", "install-llm.sh"])
+@pytest.mark.parametrize("failing", STUBBED)
 def test_any_failed_install_makes_the_run_red(tmp_path, failing):
     root = _sandbox(tmp_path, failing=failing)
-    result = _run(root, tmp_path, ci=None, venv=_ready_venv(tmp_path))
+    result = _run(root, tmp_path, ci=None)
     assert result.returncode != 0
     assert f"install step failed: bash scripts/{failing}" in result.stderr
     assert not (tmp_path / "marker").exists()
@@ -119,6 +130,6 @@ def test_any_failed_install_makes_the_run_red(tmp_path, failing):
 def test_ci_requires_every_server(tmp_path, ci, preset, expected):
     root = _sandbox(tmp_path)
     extra = {"RAGSCOPE_REQUIRE": preset} if preset is not None else {}
-    result = _run(root, tmp_path, ci=ci, venv=_ready_venv(tmp_path), **extra)
+    result = _run(root, tmp_path, ci=ci, **extra)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "marker").read_text() == expected

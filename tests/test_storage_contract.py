@@ -258,6 +258,56 @@ def test_annotations_round_trip(ws, other):
     assert delete_questions(other, [seen[0].qid]) == 1 and annotations(ws) == []
 
 
+def test_annotation_store_port(ws, other):
+    from core.storage.ports import AnnotationStore, AnnotationWriter
+
+    with ws.records.unit_of_work():
+        add_document(ws.records, "doc-a", ["One.", "Two."])
+        add_document(ws.records, "doc-b", ["Three."])
+    store, seen = ws.annotations, other.annotations
+    assert isinstance(store, AnnotationStore)
+    with pytest.raises(RuntimeError, match="abandoned"):
+        with store.edit() as edit:  # a failed edit writes nothing at all
+            assert isinstance(edit, AnnotationWriter)
+            edit.upsert_question("q1", "First?", "yes", 1.0)
+            edit.write_mark("q1", "doc-a-c0", "doc-a", True, "naive", 1.0)
+            raise RuntimeError("abandoned")
+    assert seen.questions() == []
+    with store.edit() as edit:
+        assert edit.chunk_docs(["doc-b-c0", "ghost", "doc-a-c1", "doc-b-c0"]) == {"doc-b-c0": "doc-b",
+                                                                                 "doc-a-c1": "doc-a"}
+        edit.upsert_question("q1", "First?", None, 1.0)
+        edit.write_mark("q1", "doc-a-c1", "doc-a", False, "local", 2.0)
+        edit.write_mark("q1", "doc-a-c0", "doc-a", True, "naive", 3.0)
+        edit.upsert_question("q2", "Second? 100% 'quoted'", "an answer ✓", 2.0)
+        edit.write_mark("q2", "doc-b-c0", "doc-b", True, "mix", 2.5)
+        edit.upsert_question("q3", "Left bare?", None, 3.0)
+        assert edit.prune() == 1  # q3: no mark, no answer
+    q1, q2 = seen.questions()
+    assert (q1.qid, q1.question, q1.answer, q2.question, q2.answer) == (
+        "q1", "First?", "", "Second? 100% 'quoted'", "an answer ✓")
+    assert [(m.chunk_id, m.relevant, m.mode) for m in q1.marks] == [("doc-a-c0", True, "naive"),
+                                                                    ("doc-a-c1", False, "local")]
+    assert [m.chunk_id for m in seen.questions("q2")[0].marks] == ["doc-b-c0"] and seen.questions("nope") == []
+    with store.edit() as edit:
+        edit.write_mark("q1", "doc-a-c1", "doc-a", True, "import", 4.0, keep_mode=True)  # flips, keeps its mode
+        edit.delete_mark("q1", "doc-a-c0")
+        edit.upsert_question("q2", "Second? 100% 'quoted'", "", 5.0)  # the answer is cleared
+    assert [(m.chunk_id, m.relevant, m.mode) for m in seen.questions("q1")[0].marks] == [("doc-a-c1", True, "local")]
+    assert seen.questions("q2")[0].answer == ""
+    with pytest.raises(RuntimeError):
+        with ws.records.unit_of_work():  # a deletion that fails keeps the document's marks
+            assert ws.records.drop_document_annotations("doc-b") == 1
+            raise RuntimeError("deletion fails")
+    assert len(seen.questions("q2")[0].marks) == 1
+    with ws.records.unit_of_work():
+        assert ws.records.drop_document_annotations("doc-b") == 1  # and q2, left bare, goes with it
+    assert [q.qid for q in seen.questions()] == ["q1"]
+    with store.edit() as edit:
+        assert edit.delete_question("q1") == 1 and edit.delete_question("q1") == 0
+    assert seen.questions() == [] and store.questions() == []
+
+
 def test_llm_cache_and_usage(ws, other):
     from core.storage.ports import CachedReply
 

@@ -16,8 +16,11 @@ import pytest
 
 from core.errors import SettingsError
 from core.storage import ports, registry
+from core.storage.annotations import SqlAnnotationStore, SqlAnnotationWriter
 from core.storage.graph_view import NetworkxGraphView
 from core.storage.llm_cache import SqliteLLMCache, cache_store
+from core.storage.postgres_backend import PostgresBackend
+from core.storage.postgres_llm_cache import PostgresLLMCache
 from core.storage.sqlite_backend import SqliteBackend
 from core.storage.store import Store
 from core.storage.vector_search import MatrixSearch
@@ -39,7 +42,9 @@ def _members(protocol: type) -> dict[str, inspect.Signature]:
 
 ADAPTERS = [(ports.RecordStore, Store), (ports.GraphView, NetworkxGraphView), (ports.VectorSearch, MatrixSearch),
             (ports.VectorIndex, VectorStore), (ports.LLMCacheStore, SqliteLLMCache),
-            (registry.StorageBackend, SqliteBackend)]
+            (registry.StorageBackend, SqliteBackend), (ports.AnnotationStore, SqlAnnotationStore),
+            (ports.AnnotationWriter, SqlAnnotationWriter), (ports.LLMCacheStore, PostgresLLMCache),
+            (registry.StorageBackend, PostgresBackend)]
 
 
 @pytest.mark.parametrize("protocol, adapter", ADAPTERS, ids=[a.__name__ for _, a in ADAPTERS])

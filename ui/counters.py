@@ -7,23 +7,26 @@ cached per workspace path and generation (it moves after every write), read thro
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from core import api
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 JOB_KEY = "doc_job"  # the Documents page's job in the session (pages/documents.py uses the same key)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
+def _status(path: str, generation: int, _ws: Workspace) -> dict[str, Any]:
     from ui import state
 
     return api.status(state.principal(), _ws)
 
 
-def running_job(ws: Any) -> Any:
+def running_job(ws: Workspace) -> Any:
     """This session's running indexing job on ``ws`` (None when there is none)."""
     job = st.session_state.get(JOB_KEY)
     if job is None or not getattr(job, "running", False):
@@ -32,7 +35,7 @@ def running_job(ws: Any) -> Any:
     return job if same and hasattr(job, "snapshot") else None
 
 
-def workspace_counts(ws: Any) -> dict[str, Any]:
+def workspace_counts(ws: Workspace) -> dict[str, Any]:
     """The counters of ``ws`` as this session shows them (see the module docstring)."""
     job = running_job(ws)
     if job is not None:

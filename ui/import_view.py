@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
@@ -22,6 +22,9 @@ from core.types import ProgressEvent
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.provenance import provenance_caption
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 STEPS = ["read", "nlp", "delete", "write", "tree", "embed", "import"]
 
@@ -78,7 +81,7 @@ def run_import(ws: Any, data: bytes, source_model: str) -> dict[str, Any]:
     return report.as_dict()
 
 
-def import_section(ws: Any) -> None:
+def import_section(ws: Workspace) -> None:
     """The expander with the zip upload, the import button and the last import's result."""
     provenance_caption(ws)
     with st.expander("Import a LightRAG index (zip of its working directory)", expanded=False):

@@ -250,7 +250,7 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
     return bars
 
 
-def models_to_load(ws: Any) -> bool:
+def models_to_load(ws: Workspace) -> bool:
     """Will this job still have to load the spaCy pipeline or the local embedding model (once per server
     process)? Then the page says so; once they are loaded it does not."""
     from core.embeddings import local_embedder_loaded

@@ -3,7 +3,7 @@ delete for admins), provider status, counts. Every action goes through ``core.ap
 principal, so the library refuses what the role may not do even if a control were reached."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
@@ -13,12 +13,15 @@ from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.escape import md
 
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
 _MESSAGE = "sidebar_message"
 LIVE_POLL_S = 1.0
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _cached_status(path: str, generation: int, _ws: Any) -> dict[str, Any]:
+def _cached_status(path: str, generation: int, _ws: Workspace) -> dict[str, Any]:
     """The workspace's counts, cached per workspace path and generation."""
     return api.status(state.principal(), _ws)
 
@@ -113,7 +116,7 @@ def provider_line(settings: Any, has_key: bool) -> str:
     return f"LLM: {model} @ {url}" + ("" if has_key else " — no API key in this session")
 
 
-def _counts(ws: Any, live: bool = False) -> None:
+def _counts(ws: Workspace, live: bool = False) -> None:
     from ui.counters import workspace_counts
 
     status = workspace_counts(ws)  # the same numbers as the Documents page at the same moment

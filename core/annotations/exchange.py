@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from core.evaluation.questions import question_records
 from core.storage.annotations import annotations as all_annotations
-from core.storage.annotations import (MAX_ANSWER_CHARS, chunk_docs, clean_question, connection, prune,
-                                      question_id, upsert_question, write_mark)
+from core.storage.annotations import MAX_ANSWER_CHARS, clean_question, question_id
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -126,8 +125,8 @@ def import_records(ws: Workspace, lines: Iterable[str], source: str = "annotatio
     parsed = parse_records(list(lines), source)
     report = ImportReport()
     now = time.time()
-    with connection(ws, write=True) as conn:
-        docs = chunk_docs(conn, [c for p in parsed for c in p.marks])
+    with ws.annotations.edit() as edit:
+        docs = edit.chunk_docs([c for p in parsed for c in p.marks])
         for p in parsed:
             missing = [c for c in p.marks if c not in docs]
             if missing:
@@ -139,12 +138,12 @@ def import_records(ws: Workspace, lines: Iterable[str], source: str = "annotatio
                                       "question not imported")
                 continue
             qid = question_id(p.question)
-            upsert_question(conn, qid, p.question, p.answer, now)
+            edit.upsert_question(qid, p.question, p.answer, now)
             for chunk_id, relevant in kept.items():
-                write_mark(conn, qid, chunk_id, docs[chunk_id], bool(relevant), "import", now, keep_mode=True)
+                edit.write_mark(qid, chunk_id, docs[chunk_id], bool(relevant), "import", now, keep_mode=True)
             report.questions += 1
             report.marks += len(kept)
-        prune(conn)
+        edit.prune()
     return report
 
 

@@ -81,4 +81,4 @@ class GraphRows:
     def drop_document_annotations(self, doc_id: str) -> int:
         from core.storage.annotations import drop_document_annotations
 
-        return drop_document_annotations(self.conn, doc_id)
+        return drop_document_annotations(self.conn, doc_id, (sqlite3.OperationalError,))

@@ -9,8 +9,8 @@ workspace's data, whatever backend holds it.
   meta and run log; it owns its transaction: ``with store.unit_of_work():`` commits the block as one
   unit or rolls all of it back.
 * ``LLMCacheStore`` — the LLM response cache and the per-stage usage rows.
-* the analyst annotations: ``core.storage.annotations`` (SQLite, a private short-lived connection per
-  call; a second backend provides the same functions).
+* ``AnnotationStore`` — the analyst annotations (``AnnotatedQuestion`` with its ``Mark`` records): reads
+  and one write transaction (``edit()``) of their own, never joined to the indexing unit of work.
 
 Records are plain dataclasses and tuples: no connection, cursor or row type of a backend leaves it.
 A backend registers a factory by name in ``core.storage.registry``; ``docs/storage.md`` says how.
@@ -264,6 +264,77 @@ class RecordStore(UnitOfWork, Protocol):
     def doc_roots(self) -> dict[str, tuple[str, Optional[str]]]: ...
     def set_doc_root(self, doc_id: str, root_id: str, corpus_parent: Optional[str]) -> None: ...
     def delete_doc_root(self, doc_id: str) -> None: ...
+
+
+@dataclass
+class Mark:
+    """One chunk judged for one question."""
+
+    chunk_id: str
+    doc_id: str
+    relevant: bool
+    mode: str = ""
+    created_at: float = 0.0
+
+
+@dataclass
+class AnnotatedQuestion:
+    """A question with its expected answer ('' when none) and its marks (relevant first, then by time)."""
+
+    qid: str
+    question: str
+    answer: str = ""
+    marks: list[Mark] = field(default_factory=list)
+    updated_at: float = 0.0
+
+    @property
+    def relevant(self) -> list[Mark]:
+        return [m for m in self.marks if m.relevant]
+
+    @property
+    def not_relevant(self) -> list[Mark]:
+        return [m for m in self.marks if not m.relevant]
+
+    @property
+    def gold_doc_ids(self) -> list[str]:
+        """Documents holding at least one chunk marked relevant, in marking order."""
+        return list(dict.fromkeys(m.doc_id for m in self.relevant))
+
+
+@runtime_checkable
+class AnnotationWriter(Protocol):
+    """The writes of one annotation transaction (``AnnotationStore.edit()``)."""
+
+    def chunk_docs(self, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """The document of each given chunk the workspace holds (unknown ids left out)."""
+
+    def upsert_question(self, qid: str, question: str, answer: Optional[str], now: float) -> None:
+        """Add the question or touch it; ``answer`` (when not None) replaces the expected answer."""
+
+    def write_mark(self, qid: str, chunk_id: str, doc_id: str, relevant: bool, mode: str, now: float,
+                   keep_mode: bool = False) -> None:
+        """Insert or update one mark (``keep_mode``: an existing mark keeps the mode it was made in)."""
+
+    def delete_mark(self, qid: str, chunk_id: str) -> None: ...
+
+    def delete_question(self, qid: str) -> int:
+        """Delete a question and its marks; 1 when it existed, else 0."""
+
+    def prune(self) -> int:
+        """Drop questions left with no mark and no expected answer; returns how many."""
+
+
+@runtime_checkable
+class AnnotationStore(Protocol):
+    """The analyst annotations of a workspace, on connections of their own: an annotation neither joins
+    nor waits for an indexing unit of work in progress (a document's deletion drops its marks in the
+    deletion's own unit of work: ``RecordStore.drop_document_annotations``)."""
+
+    def questions(self, qid: Optional[str] = None) -> list[AnnotatedQuestion]:
+        """Every annotated question, oldest first (only ``qid``'s when given)."""
+
+    def edit(self) -> AbstractContextManager[AnnotationWriter]:
+        """One write transaction: committed when the block ends, rolled back entirely when it raises."""
 
 
 @dataclass(frozen=True)

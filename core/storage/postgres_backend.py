@@ -21,13 +21,14 @@ import threading
 import time
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import psycopg
 
 from core.errors import WorkspaceBusyError
+from core.storage.annotations import SqlAnnotationStore
 from core.storage.postgres_connection import connect, connection_string, redacted
-from core.storage.postgres_dialect import PgConnection
+from core.storage.postgres_dialect import PgConnection, StoreConnectionError
 from core.storage.postgres_llm_cache import PostgresLLMCache
 from core.storage.store import Store
 from core.storage.vectors import VectorStore
@@ -35,16 +36,28 @@ from core.storage.vectors import VectorStore
 WRITER_LOCK = (0x52414753, 1)  # ('RAGS', 1): the workspace writer's advisory lock (per database)
 _HOLDER = ("SELECT a.pid, a.application_name, a.backend_start, a.client_addr FROM pg_locks l "
            "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-           "AND l.classid = %s AND l.objid = %s AND l.objsubid = 2 "
+           "AND l.classid = ? AND l.objid = ? AND l.objsubid = 2 "
            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
 
 
 class PostgresStore(Store):
-    """The record store on PostgreSQL: ``Store``'s methods over a ``PgConnection``."""
+    """The record store on PostgreSQL: ``Store``'s methods over a ``PgConnection``. ``writer_check`` runs
+    before each unit of work (the backend's: is this process's writer lock still held?)."""
 
-    def __init__(self, dsn: str, application_name: str = "ragscope") -> None:  # noqa: D107 - no super(): no file
+    def __init__(self, dsn: str, application_name: str = "ragscope",  # noqa: D107 - no super(): no file
+                 writer_check: Optional[Callable[[], None]] = None) -> None:
         self.dsn = dsn
         self.conn = connect(dsn, application_name)  # type: ignore[assignment]
+        self.writer_check = writer_check
+
+    @contextmanager
+    def unit_of_work(self) -> Iterator["Store"]:
+        if self.writer_check is not None:
+            self.writer_check()
+        with super().unit_of_work() as store:
+            yield store
+
+    transaction = unit_of_work
 
     @property
     def path(self) -> Path:  # type: ignore[override]  # the SQLite store's file: there is none here
@@ -72,9 +85,25 @@ class PostgresBackend:
         self.display = redacted(spec)
         self._probe: Optional[PgConnection] = None
         self._probe_lock = threading.Lock()
+        self._lock_conn: Optional[PgConnection] = None  # the session holding the writer lock, while held
 
     def open_records(self) -> PostgresStore:
-        return PostgresStore(self.dsn)
+        return PostgresStore(self.dsn, writer_check=self.check_writer_lock)
+
+    def check_writer_lock(self) -> None:
+        """While this process holds the writer lock: raise ``StoreConnectionError`` when the server dropped
+        the lock's session (a restart ends every session, and the lock with it; another writer may hold
+        it now), so that no unit of work goes out unlocked. Nothing to check when no lock is held."""
+        conn = self._lock_conn
+        if conn is None:
+            return
+        try:
+            conn.raw.execute("SELECT 1")
+        except psycopg.Error:
+            raise StoreConnectionError(
+                f"the PostgreSQL store {self.display} dropped this writer's session (the server restarted?) "
+                "and with it the writer lock: this run stops before writing anything more. Start it again "
+                "to resume where it stopped") from None
 
     def open_vectors(self, namespace: str) -> VectorStore:
         return VectorStore(self.folder / "chroma", namespace, self.settings.chroma_url)
@@ -82,23 +111,9 @@ class PostgresBackend:
     def open_llm_cache(self) -> PostgresLLMCache:
         return PostgresLLMCache(self.dsn)
 
-    @contextmanager
-    def annotation_connection(self, write: bool = False) -> Iterator[PgConnection]:
-        """A private connection for ``core.storage.annotations`` (one transaction when ``write``)."""
-        conn = connect(self.dsn, "ragscope annotations")
-        try:
-            if write:
-                conn.execute("BEGIN")
-                try:
-                    yield conn
-                except BaseException:
-                    conn.rollback()
-                    raise
-                conn.commit()
-            else:
-                yield conn
-        finally:
-            conn.close()
+    def open_annotations(self) -> SqlAnnotationStore:
+        """Annotations on a private connection per call (the schema is migrated when it connects)."""
+        return SqlAnnotationStore(lambda: connect(self.dsn, "ragscope annotations"))
 
     # --- the writer lock ---------------------------------------------------------------------
     def writer_lock(self, wait: bool = False, timeout_s: float = 3600.0) -> AbstractContextManager[None]:
@@ -113,9 +128,11 @@ class PostgresBackend:
                 if time.monotonic() >= deadline:
                     raise WorkspaceBusyError(self.busy_message(conn))
                 time.sleep(0.25)
+            self._lock_conn = conn
             try:
                 yield
             finally:
+                self._lock_conn = None
                 try:
                     conn.raw.execute("SELECT pg_advisory_unlock(%s, %s)", WRITER_LOCK)
                 except psycopg.Error:
@@ -126,17 +143,12 @@ class PostgresBackend:
     def holder(self, conn: Optional[PgConnection] = None) -> Optional[dict[str, Any]]:
         """Who holds the writer lock (server pid, application name, since, client address), None when free."""
         if conn is not None:
-            row = conn.raw.execute(_HOLDER, WRITER_LOCK).fetchone()
+            row = conn.execute(_HOLDER, WRITER_LOCK).fetchone()
         else:
             with self._probe_lock:  # one probe connection, reused (the app asks on every rerun)
                 if self._probe is None:
                     self._probe = connect(self.dsn, "ragscope lock probe")
-                try:
-                    row = self._probe.raw.execute(_HOLDER, WRITER_LOCK).fetchone()
-                except psycopg.Error:
-                    self._probe.close()
-                    self._probe = None
-                    raise
+                row = self._probe.execute(_HOLDER, WRITER_LOCK).fetchone()
         if row is None:
             return None
         return {"server_pid": row[0], "application": row[1], "since": row[2], "client": str(row[3] or "local")}
@@ -165,7 +177,7 @@ class PostgresBackend:
 
     def describe(self) -> str:
         """What Settings shows (read-only): the store without its password."""
-        return self.display
+        return f"the PostgreSQL database {self.display}"
 
 
 def _factory(folder: Path, settings: Any, spec: str) -> PostgresBackend:

@@ -18,20 +18,23 @@ statement once (cached):
 Transactions behave like Python's sqlite3 module: the connection is in autocommit mode and a
 transaction begins implicitly before the first INSERT/UPDATE/DELETE (or explicitly with BEGIN), so a
 reader never holds a transaction open and never sees another session's uncommitted rows
-(READ COMMITTED). Parameters are adapted the way sqlite3 stores them: ``bool`` as 0/1, numpy scalars as
+(READ COMMITTED). A connection the server dropped (restart) is opened again where no transaction is
+lost; inside one it raises ``StoreConnectionError`` (see ``PgConnection``). Parameters are adapted the way sqlite3 stores them: ``bool`` as 0/1, numpy scalars as
 Python numbers, and a NUL character (which PostgreSQL text cannot hold) as U+FFFD.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any, Iterable, Iterator, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
 
 import psycopg
 import psycopg.conninfo
 from psycopg import pq
 
+from core.errors import RAGScopeError
 from core.storage.postgres_schema import TABLES
+from core.types import ServiceUnavailable
 
 CONNECT_TIMEOUT_S = 10  # unless the URL says otherwise (libpq's default is to wait forever)
 _DML = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
@@ -146,18 +149,67 @@ class PgCursor:
         return iter(self._cursor.fetchall())
 
 
+class StoreConnectionError(RAGScopeError, ServiceUnavailable):
+    """The PostgreSQL server cannot be reached, or dropped the connection inside a unit of work (a server
+    restart, a network cut). The server rolled that unit of work back: nothing of it was written. Indexing
+    stops as on a lost embeddings server (the batch's documents stay pending: run it again to resume)."""
+
+
+def _where(dsn: str) -> str:
+    """host:port/database of a DSN (never its password)."""
+    given = psycopg.conninfo.conninfo_to_dict(dsn)
+    return f"{given.get('host') or 'localhost'}:{given.get('port') or 5432}/{given.get('dbname') or ''}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
 class PgConnection:
-    """A psycopg connection that reads like a ``sqlite3.Connection`` to the shared SQL."""
+    """A psycopg connection that reads like a ``sqlite3.Connection`` to the shared SQL.
+
+    When the server drops the connection (it restarted) a statement outside a transaction — a read, a
+    ``BEGIN``, the first write of an implicit transaction — runs again on a new connection. Inside a
+    transaction the loss raises ``StoreConnectionError`` and the connection refuses every statement
+    until ``rollback()``: the server has rolled the transaction back, and the rest of the caller's unit
+    of work must not go out on its own on a new connection."""
 
     def __init__(self, dsn: str, application_name: str = "ragscope") -> None:
         self.dsn = dsn
-        given = psycopg.conninfo.conninfo_to_dict(dsn)
+        self.application_name = application_name
+        self._lost = False  # the connection broke inside a transaction: refuse until rollback()
+        self.reconnects = 0
+        self.raw = self._open()
+
+    def _open(self) -> psycopg.Connection:
+        given = psycopg.conninfo.conninfo_to_dict(self.dsn)
         timeout = given.get("connect_timeout", CONNECT_TIMEOUT_S)  # the URL's own wins
-        self.raw = psycopg.connect(dsn, autocommit=True, application_name=application_name,
-                                   connect_timeout=int(timeout or CONNECT_TIMEOUT_S))
+        return psycopg.connect(self.dsn, autocommit=True, application_name=self.application_name,
+                               connect_timeout=int(timeout or CONNECT_TIMEOUT_S))
+
+    def _dropped(self) -> bool:
+        return bool(self.raw.broken or self.raw.closed)
+
+    def _reconnect(self) -> None:
+        try:
+            fresh = self._open()
+        except psycopg.OperationalError as exc:
+            raise StoreConnectionError(
+                f"the PostgreSQL store {_where(self.dsn)} cannot be reached ({_one_line(exc)}); check that the "
+                "server runs (it may be restarting: try again in a moment)") from None
+        try:
+            self.raw.close()
+        except psycopg.Error:
+            pass
+        self.raw = fresh
+        self.reconnects += 1
 
     @property
     def in_transaction(self) -> bool:
+        if self._lost:
+            return True
+        if self._dropped():
+            return False
         return self.raw.info.transaction_status != pq.TransactionStatus.IDLE
 
     def _begin_if_writing(self, sql: str) -> bool:
@@ -167,47 +219,72 @@ class PgConnection:
             return True
         return False
 
-    def execute(self, sql: str, params: Any = None) -> PgCursor:
-        with_params = params is not None
-        text = translate(sql, with_params)
+    def _attempt(self, text: str, run: Callable[[psycopg.Cursor], Any]) -> PgCursor:
         began = self._begin_if_writing(text)
         cursor = self.raw.cursor()
         try:
-            cursor.execute(text, _params(params))
+            run(cursor)
         except psycopg.Error:
-            if began:  # a statement that opened its own transaction leaves none behind when it fails
-                self.rollback()
+            if began and not self._dropped():  # a statement that opened its own transaction leaves none behind
+                self.raw.execute("ROLLBACK")
             raise
         return PgCursor(cursor)
 
+    def _run(self, text: str, run: Callable[[psycopg.Cursor], Any]) -> PgCursor:
+        if self._lost:
+            raise StoreConnectionError(f"the connection to the PostgreSQL store {_where(self.dsn)} was lost inside "
+                                       "this unit of work: roll it back before writing again")
+        if self._dropped():
+            self._reconnect()
+        outside = not self.in_transaction
+        try:
+            return self._attempt(text, run)
+        except psycopg.OperationalError as exc:
+            if not self._dropped():
+                raise
+            if outside:  # nothing of a transaction is lost: the same statement on a new connection
+                self._reconnect()
+                return self._attempt(text, run)
+            self._lost = True
+            outcome = ("whether the commit reached the server is unknown: read the store before retrying"
+                       if text == "COMMIT" else "the server rolled the unit of work back: nothing of it was written")
+            raise StoreConnectionError(f"the connection to the PostgreSQL store {_where(self.dsn)} was lost during a "
+                                       f"write ({_one_line(exc)}); {outcome}. Run it again "
+                                       "(indexing resumes where it stopped)") from None
+
+    def execute(self, sql: str, params: Any = None) -> PgCursor:
+        text = translate(sql, params is not None)
+        args = _params(params)
+        return self._run(text, lambda cursor: cursor.execute(text, args))
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> PgCursor:
         batch = [_params(r) or [] for r in rows]
-        cursor = self.raw.cursor()
         if not batch:
-            return PgCursor(cursor)
+            return PgCursor(self.raw.cursor())
         text = translate(sql, True)
-        began = self._begin_if_writing(text)
-        try:
-            cursor.executemany(text, batch)
-        except psycopg.Error:
-            if began:
-                self.rollback()
-            raise
-        return PgCursor(cursor)
+        return self._run(text, lambda cursor: cursor.executemany(text, batch))
 
     def executescript(self, script: str) -> None:
         """Run ``;``-separated DDL (idempotent statements only; no literals containing ``;``)."""
         for statement in (s.strip() for s in script.split(";")):
             if statement:
-                self.raw.execute(translate(statement, False))
+                self.execute(statement)
 
     def commit(self) -> None:
         if self.in_transaction:
-            self.raw.execute("COMMIT")
+            self._run("COMMIT", lambda cursor: cursor.execute("COMMIT"))
 
     def rollback(self) -> None:
-        if self.in_transaction:
+        """Abandon the transaction (after a lost connection: the server already did; the next statement
+        connects again)."""
+        self._lost = False
+        if self._dropped() or self.raw.info.transaction_status == pq.TransactionStatus.IDLE:
+            return
+        try:
             self.raw.execute("ROLLBACK")
+        except psycopg.OperationalError:
+            if not self._dropped():
+                raise
 
     def close(self) -> None:
         self.raw.close()

@@ -2,10 +2,10 @@
 
 A backend turns a workspace folder and its settings into the ports of ``core.storage.ports``: a
 record store per reader/writer (``open_records``: a new connection or session each call), the
-vector index, the LLM cache store, and the writer lock. ``"sqlite"`` (the SQLite file + embedded or
-server ChromaDB of ``core.storage.sqlite_backend``) is registered here; another backend registers
-its factory with ``register_backend`` and is chosen by name or by a URL whose scheme is that name
-(``postgresql://…`` → ``"postgresql"``). ``docs/storage.md`` walks through adding one.
+vector index, the LLM cache store, the annotation store, and the writer lock. ``"sqlite"`` (the
+SQLite file + embedded or server ChromaDB of ``core.storage.sqlite_backend``) is registered here;
+another backend registers its factory with ``register_backend`` and is chosen by name or by a URL
+whose scheme is that name (``postgresql://…`` → ``"postgresql"``). ``docs/storage.md`` walks through adding one.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from core.errors import SettingsError
-from core.storage.ports import LLMCacheStore, RecordStore, VectorIndex
+from core.storage.ports import AnnotationStore, LLMCacheStore, RecordStore, VectorIndex
 
 DEFAULT_BACKEND = "sqlite"
 _ALIASES = {"postgres": "postgresql", "sqlite3": "sqlite"}
@@ -32,12 +32,18 @@ class StorageBackend(Protocol):
 
     def open_llm_cache(self) -> LLMCacheStore: ...
 
+    def open_annotations(self) -> AnnotationStore:
+        """The analyst annotations (private connections: never inside the writer's unit of work)."""
+
     def writer_lock(self, wait: bool, timeout_s: float) -> AbstractContextManager[None]:
         """Exclusive writer access; raises ``core.errors.WorkspaceBusyError`` when held elsewhere."""
 
     def writer_active(self) -> bool: ...
 
     def clear_stale_lock(self) -> bool: ...
+
+    def describe(self) -> str:
+        """Where the records are, for people (no password): Settings shows it read-only."""
 
 
 BackendFactory = Callable[[Path, Any, str], StorageBackend]  # (folder, settings, spec) -> backend
