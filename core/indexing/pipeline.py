@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from core.indexing.batch import BatchIndexer
 from core.indexing.common import (Extractor, IndexReport, SpacyExtractor, check_cancel, content_hash,
@@ -173,7 +173,7 @@ def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
 
 
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
-                   progress: ProgressCallback, done: int, total: int, summarizers: tuple = (None, None),
+                   progress: ProgressCallback, done: int, total: int, summarizers: tuple[Any, Any] = (None, None),
                    prepared=None, cancel: Optional[threading.Event] = None) -> int:
     indexer = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
     try:

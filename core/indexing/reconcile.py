@@ -7,6 +7,7 @@ an embedded store's counts from its file (``core.storage.chroma_counts``) withou
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
@@ -23,7 +24,7 @@ def quick_counts(ws: Workspace, collections: list[str]) -> Optional[dict[str, in
     namespace = ws.records.get_meta("namespace")
     if getattr(backend, "name", "") != "sqlite" or ws.settings.chroma_url or not namespace:
         return None
-    return embedded_counts(backend.folder / "chroma", namespace, collections)
+    return embedded_counts(Path(ws.path) / "chroma", namespace, collections)  # the backend's folder is the workspace's
 
 
 def reconcile(ws: Workspace, quick: bool = False) -> dict[str, dict[str, int]]:
