@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = ["generation", "doc_names", "tree_index", "mention_index", "knowledge_graph", "mention_graph",
            "documents_table", "dropped_records", "writer_active", "refresh_vectors",
-           "evaluate", "run_judge", "estimate_judge_cost"]
+           "evaluate", "run_judge", "estimate_judge_cost", "warm_up", "load_embedder"]
 
 
 # --- the generation and the views built per generation ---------------------------------------------
@@ -121,3 +121,19 @@ def estimate_judge_cost(principal: Principal, ws: Workspace, questions: Sequence
     from core.judge.runner import estimate_cost
 
     return estimate_cost(ws, questions, modes, chat, **options)
+
+
+# --- models ------------------------------------------------------------------------------------------
+@requires(Role.viewer)
+def warm_up(principal: Principal, ws: Optional[Workspace] = None) -> Any:
+    """Load the models (and ``ws``'s read views) in a daemon thread once per process and generation
+    (``core.warmup.start_warmup``); returns the thread, or None when that warm-up already started."""
+    from core.warmup import start_warmup
+
+    return start_warmup(ws)
+
+
+@requires(Role.viewer)
+def load_embedder(principal: Principal, ws: Workspace) -> None:
+    """Load ``ws``'s embedding model now (an indexing job shows this as its own step)."""
+    ws.embedder  # noqa: B018 - the property loads the model

@@ -166,7 +166,7 @@ class IndexJob:
             if what == "language":
                 load_nlp()
             else:
-                self.ws.embedder  # noqa: B018 - the property loads the model
+                api.load_embedder(self.principal, self.ws)
         if todo:
             self.progress(ProgressEvent("load", len(todo), len(todo), "models loaded"))
 

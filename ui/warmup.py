@@ -9,12 +9,11 @@ log = logging.getLogger(__name__)
 
 def warm_in_background() -> None:
     """Warm the models once per process and the current workspace once per generation; never raises."""
-    from core.warmup import start_warmup
+    from core import api
+    from ui import state
 
-    start_warmup()
+    api.warm_up(state.principal())
     try:
-        from ui import state
-
-        start_warmup(state.workspace())
+        api.warm_up(state.principal(), state.workspace())
     except Exception:  # noqa: BLE001 - no workspace yet, or it cannot be opened: the pages say why
         log.debug("workspace warm-up skipped", exc_info=True)
