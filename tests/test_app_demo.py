@@ -269,7 +269,10 @@ def test_evaluate_page_shows_gold_ranks_by_name(data_dir):
     assert not at.exception, [e.value for e in at.exception]
     table = next(d.value for d in at.dataframe if "document" in d.value.columns and "question" in d.value.columns)
     assert table["document"].str.endswith(".md").all()
-    assert table["question"].str.len().min() > 10 and table["naive"].dtype.kind == "f"
+    assert table["question"].str.len().min() > 10
+    ranks = table["naive"].tolist()  # a gold rank, or "—" where the mode did not retrieve that document
+    assert all(r == "—" or (float(r) >= 1 and float(r) == int(float(r))) for r in ranks), ranks
+    assert any(r != "—" for r in ranks), ranks
 
 
 # --- truthful counters, uploader limit, sample button, settings labels, tree labels ------------
