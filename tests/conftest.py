@@ -31,6 +31,39 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "smollm2-135m"
 
 
+@pytest.fixture(autouse=True)
+def apptest_leaves_pages_folder_mode_like_a_server(monkeypatch):
+    """Make an AppTest keep Streamlit's old pages-folder mode off once a run left it, as a server process
+    does. AppTest resets ``PagesManager.uses_pages_directory`` before EVERY run, so with app.py (which has a
+    ``pages/`` folder) every run after ``switch_page`` ran the page alone, ``ui.auth_gate.through_app``
+    reran it through app.py, and that ``st.rerun`` dropped the click of a button read by its return value
+    (Inspect's Run, Settings' Save). A server sets the flag once per process and ``st.navigation`` /
+    ``through_app`` turn it off for good, so only a session's first run can be in that mode, before any
+    widget exists. The first run of each AppTest still starts in the mode, like a fresh server."""
+    from streamlit.runtime.pages_manager import PagesManager
+    from streamlit.testing.v1 import app_test
+
+    class LeftPagesFolderMode(PagesManager):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            PagesManager.uses_pages_directory = False
+
+    real_run = app_test.AppTest._run
+
+    def run(self, *args, **kwargs):
+        if getattr(self, "_left_pages_folder_mode", False):
+            with monkeypatch.context() as patch:
+                patch.setattr(app_test, "PagesManager", LeftPagesFolderMode)
+                result = real_run(self, *args, **kwargs)
+        else:
+            result = real_run(self, *args, **kwargs)
+        if PagesManager.uses_pages_directory is False:
+            self._left_pages_folder_mode = True
+        return result
+
+    monkeypatch.setattr(app_test.AppTest, "_run", run)
+
+
 def required_servers() -> frozenset[str]:
     """The names in ``RAGSCOPE_REQUIRE`` (comma-separated, case-insensitive; ``all`` names every one)."""
     raw = os.environ.get("RAGSCOPE_REQUIRE", "")
