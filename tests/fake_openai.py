@@ -10,6 +10,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
 
+class JsonHandler(BaseHTTPRequestHandler):
+    """A quiet HTTP/1.1 handler with one JSON reply helper (the fake servers of the tests subclass it)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, payload: Any, extra: Optional[dict[str, str]] = None) -> None:
+        data = json.dumps(payload).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (extra or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    _json = _send
+
+
 class FakeOpenAI:
     """``chat`` = how chat completions are answered: "ok" (streamed "Hello world"), "slow" (a piece
     every ``piece_delay_s``, ``pieces`` of them), "stall" (nothing for ``stall_s``), "stall_after_text"
@@ -34,26 +55,11 @@ class FakeOpenAI:
         self.lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def _record(self, body: Any) -> None:
                 with fake.lock:
                     fake.requests.append({"method": self.command, "path": self.path,
                                           "auth": self.headers.get("Authorization", ""), "body": body})
-
-            def _json(self, status: int, payload: Any, extra: Optional[dict[str, str]] = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in (extra or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
 
             def do_GET(self) -> None:
                 self._record(None)

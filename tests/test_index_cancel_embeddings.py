@@ -9,11 +9,12 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from conftest import SAMPLES
+from fake_openai import JsonHandler
 
 DIM = 8
 
@@ -26,21 +27,7 @@ class OverloadedServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def _send(self, status: int, payload: dict, extra: dict | None = None) -> None:
-                body = json.dumps(payload).encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                for key, value in (extra or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(body)
+        class Handler(JsonHandler):
 
             def do_GET(self) -> None:
                 self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
