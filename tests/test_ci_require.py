@@ -133,3 +133,52 @@ def test_ci_requires_every_server(tmp_path, ci, preset, expected):
     result = _run(root, tmp_path, ci=ci, **extra)
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "marker").read_text() == expected
+
+
+# --- the real LLM install script, broken from outside ---------------------------------------------
+# ``scripts/install-llm.sh`` runs its python as ``$PYTHON`` (default ``python``). Pointing PYTHON at a
+# program that fails every call makes the real script fail the way a runner without a compiler or without
+# the package index does: its import checks fail, then its pip install fails. Nothing is installed and no
+# real venv is touched; the steps before it (requirements, browser) are the empty files and stubs above.
+SWALLOWING_INSTALL = 'install() {\n  "$@" || echo "test.sh: install step failed: $* (ignored)" >&2\n}\n'
+
+
+def _broken_python(tmp_path: Path) -> Path:
+    fake = tmp_path / "bin" / "broken-python"
+    fake.parent.mkdir(parents=True, exist_ok=True)
+    fake.write_text("#!/bin/sh\necho \"broken-python: $*: no such module\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def _sandbox_with_real_llm_install(tmp_path: Path, test_sh: str | None = None) -> Path:
+    root = _sandbox(tmp_path)
+    shutil.copy(ROOT / "scripts" / "install-llm.sh", root / "scripts" / "install-llm.sh")
+    if test_sh is not None:
+        (root / "scripts" / "test.sh").write_text(test_sh)
+    return root
+
+
+def test_the_real_llm_install_failing_makes_the_run_red(tmp_path):
+    root = _sandbox_with_real_llm_install(tmp_path)
+    result = _run(root, tmp_path, ci=None, PYTHON=str(_broken_python(tmp_path)))
+    assert result.returncode != 0, result.stderr
+    assert "install-llm: building llama-cpp-python" in result.stderr  # the real script ran and tried pip
+    assert "test.sh: install step failed: bash scripts/install-llm.sh" in result.stderr
+    assert "installs done" not in result.stderr
+    assert not (tmp_path / "marker").exists(), "pytest ran although the LLM install failed"
+
+
+@pytest.mark.slow
+def test_the_check_above_catches_an_install_step_that_swallows_failures(tmp_path):
+    """The same broken LLM install under a test.sh whose ``install()`` only prints the failure (what
+    ``|| echo`` did before): the run goes on to pytest and exits 0, so every assertion of the test above
+    would fail on it."""
+    real = (ROOT / "scripts" / "test.sh").read_text()
+    swallowing, count = re.subn(r"^install\(\) \{\n.*?^\}\n", SWALLOWING_INSTALL, real, flags=re.M | re.S)
+    assert count == 1, "test.sh no longer defines install() the way this test rewrites it"
+    root = _sandbox_with_real_llm_install(tmp_path, swallowing)
+    result = _run(root, tmp_path, ci=None, PYTHON=str(_broken_python(tmp_path)))
+    assert result.returncode == 0, result.stderr
+    assert "install-llm: building llama-cpp-python" in result.stderr
+    assert (tmp_path / "marker").exists()
