@@ -34,4 +34,12 @@ install bash scripts/install-oidc.sh >/dev/null  # OIDC provider for the sign-in
 # fixtures' regeneration and the LightRAG-vs-RAGScope tests.
 install bash scripts/install-lightrag.sh >/dev/null
 echo "test.sh: installs done; RAGSCOPE_REQUIRE=${RAGSCOPE_REQUIRE:-<unset: missing servers skip>}" >&2
-python -m pytest "$@"
+# Two workers (pytest-xdist) on the two cores CI has; RAGSCOPE_TEST_WORKERS=0 runs serially. --dist loadgroup
+# with the groups of tests/conftest.py::xdist_groups: every test file stays on one worker, and the files
+# sharing the llama.cpp server, PostgreSQL or Chromium share one, so no server starts twice.
+WORKERS="${RAGSCOPE_TEST_WORKERS:-2}"
+if [ "$WORKERS" = "0" ]; then
+  python -m pytest "$@"
+else
+  python -m pytest -n "$WORKERS" --dist loadgroup "$@"
+fi

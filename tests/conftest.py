@@ -31,6 +31,51 @@ MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_NAME = "smollm2-135m"
 
 
+
+# --- running in parallel (pytest-xdist; scripts/test.sh runs ``-n 2 --dist loadgroup``) -------------------
+SERVER_FIXTURES = {"llm_server": "llm", "postgres_server": "postgres"}  # session servers, by fixture
+SERVER_MARKS = ("llm", "browser")  # tests carrying these marks need that server (Chromium: one at a time)
+
+
+def xdist_groups(items: list) -> dict[str, str]:
+    """The worker group of every test file: a file whose tests use a session server (the llama.cpp
+    server, PostgreSQL) or Chromium shares one group with every other file using it, so each server starts
+    once and browser tests never run two at a time; any other file is a group of its own, so its module
+    fixtures (a Streamlit server, Infinity, an indexed corpus) are built once."""
+    servers: dict[str, set[str]] = {}
+    for item in items:
+        found = servers.setdefault(item.nodeid.split("::")[0], set())
+        found.update(g for f, g in SERVER_FIXTURES.items() if f in getattr(item, "fixturenames", ()))
+        found.update(m for m in SERVER_MARKS if item.get_closest_marker(m))
+    parent = {name: name for name in servers}  # union-find over files joined by a shared server
+    for name in {s for found in servers.values() for s in found}:
+        parent[name] = name
+
+    def root(name: str) -> str:
+        while parent[name] != name:
+            name = parent[name]
+        return name
+
+    for path, found in servers.items():
+        for server in found:
+            parent[root(path)] = root(server)
+    members: dict[str, set[str]] = {}
+    for path, found in servers.items():
+        members.setdefault(root(path), set()).update(found)
+    return {path: "+".join(sorted(members[root(path)])) or path for path in servers}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` give every test its file's group (``xdist_groups``). Runs in each worker
+    (where pytest-xdist sets ``option.loadgroup``; its own ``dist`` option reads "no" there) before
+    pytest-xdist turns the marks into the node-id suffixes its scheduler groups by."""
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not getattr(config.option, "loadgroup", False):
+        return
+    groups = xdist_groups(items)
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))
+
 @pytest.fixture(autouse=True)
 def apptest_leaves_pages_folder_mode_like_a_server(monkeypatch):
     """Make an AppTest keep Streamlit's old pages-folder mode off once a run left it, as a server process

@@ -15,6 +15,7 @@ from core.retrieval.lightrag_search import link_names_of
 from core.retrieval.state import QuestionState
 from core.retrieval.strategies import Strategies, strategies_for
 from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
+from core.retrieval.csv_cells import csv_table  # noqa: F401  (re-exported: the LightRAG context tables)
 from core.settings import Settings
 from core.storage.ports import GraphView, VectorHit
 from core.tokens import count_tokens
@@ -174,13 +175,3 @@ def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str]) 
     result.context_tokens = count_tokens(context_text)
     result.evidence_chunk_ids = list(dict.fromkeys(c for c in evidence if c))
     return result
-
-
-def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    """The compact table format LightRAG places in its context (one record per line)."""
-    def cell(value: Any) -> str:
-        text = str(value).replace("\n", " ").replace('"', "'")
-        return f'"{text}"' if ("," in text or " " in text) else text
-    lines = [",".join(header)]
-    lines.extend(",".join(cell(v) for v in row) for row in rows)
-    return "\n".join(lines)

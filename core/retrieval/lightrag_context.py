@@ -21,6 +21,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 import networkx as nx
 
 from core.retrieval.base import csv_table
+from core.retrieval.csv_cells import record_line
 from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
 from core.storage.ports import node_pair
@@ -256,12 +257,12 @@ def relation_row(relation: RelationHit, index: int) -> tuple[Any, ...]:
 @lru_cache(maxsize=16384)
 def csv_line(cells: tuple[Any, ...]) -> str:
     """One record line exactly as ``csv_table`` writes it (memoised: rows recur across questions)."""
-    return csv_table((), [cells]).split("\n", 1)[1]
+    return record_line(cells)
 
 
 def _table(header: Sequence[str], lines: Iterable[str]) -> str:
     """Same layout as ``csv_table``: the header line, then one line per record."""
-    return "\n".join([",".join(header), *lines])
+    return "\n".join([record_line(header), *lines])
 
 
 def render_context(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
