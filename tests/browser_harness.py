@@ -8,7 +8,10 @@ Debian Chromium through Playwright.
   environment, waits for ``/_stcore/health``, yields its URL and stops it (optionally failing on a
   ``Traceback`` in its log); ``launcher`` replaces ``python -m streamlit`` (e.g. a script that installs
   a test hook in the server process first);
-* ``chromium()`` launches the browser; ``idle`` / ``open_page`` wait for the app as the tests do.
+* ``served(command, ready_url, log)`` runs any server until its URL answers and stops it afterwards;
+* ``chromium()`` launches the browser; ``idle`` / ``open_page`` wait for the app as the tests do;
+  ``upload_and_index`` indexes files through Documents; ``run_sample_evaluation`` runs the Evaluate
+  page on the first sample questions.
 """
 from __future__ import annotations
 
@@ -87,6 +90,20 @@ def app_env(data: Path, extra: Optional[Mapping[str, str]] = None) -> dict[str, 
 
 
 @contextmanager
+def served(command: Sequence[str], ready_url: str, log: Path, cwd: Optional[Path] = None,
+           env: Optional[Mapping[str, str]] = None) -> Iterator[subprocess.Popen]:
+    """Run ``command`` (output to ``log``) until the block ends; entered once ``ready_url`` answers."""
+    with open(log, "w") as out:
+        proc = subprocess.Popen(list(command), cwd=cwd, env=None if env is None else dict(env), stdout=out,
+                                stderr=subprocess.STDOUT)
+    try:
+        wait_http(ready_url, proc, log)
+        yield proc
+    finally:
+        stop(proc)
+
+
+@contextmanager
 def streamlit_app(data: Path, log_dir: Path, env: Optional[Mapping[str, str]] = None, args: Sequence[str] = (),
                   launcher: Optional[Sequence[str]] = None, fail_on_traceback: bool = True,
                   port: Optional[int] = None) -> Iterator[str]:
@@ -98,14 +115,9 @@ def streamlit_app(data: Path, log_dir: Path, env: Optional[Mapping[str, str]] = 
     log = log_dir / "streamlit.log"
     command = [*(launcher or [sys.executable, "-m", "streamlit"]), "run", "app.py", "--server.port", str(port),
                "--server.address", "127.0.0.1", "--server.headless", "true", *args]
-    with open(log, "w") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, env=app_env(data, env), stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(url + "/_stcore/health", proc, log)
+    with served(command, url + "/_stcore/health", log, cwd=ROOT, env=app_env(data, env)):
         yield url
-    finally:
-        stop(proc)
     if fail_on_traceback:
         tail = log.read_text(errors="replace")[-4000:]
         assert "Traceback" not in tail, tail
@@ -136,3 +148,26 @@ def open_page(tab: Any, title: str, heading: str) -> None:
     tab.locator('[data-testid="stSidebarNav"]').get_by_text(title, exact=True).click()
     tab.get_by_role("heading", name=heading).first.wait_for(timeout=120_000)
     tab.wait_for_timeout(300)
+
+
+def run_sample_evaluation(tab: Any, questions: int, timeout_ms: int) -> None:
+    """Open Evaluate, run the first ``questions`` sample questions in every mode and wait for the tables."""
+    open_page(tab, "Evaluate", "Evaluate")
+    limit = tab.get_by_label("Questions to run (0 = all)")
+    limit.fill(str(questions))
+    limit.press("Enter")
+    idle(tab)
+    tab.get_by_role("button", name="Run evaluation").click()
+    tab.get_by_text("Per question: where each mode ranked the gold documents").wait_for(timeout=timeout_ms)
+    idle(tab)
+
+
+def upload_and_index(tab: Any, files: Sequence[Path], timeout_ms: int) -> None:
+    """On Documents: upload ``files``, press "Index uploaded files" and wait until they are indexed."""
+    open_page(tab, "Documents", "Documents")
+    tab.locator('[data-testid="stFileUploader"] input[type="file"][multiple]').set_input_files([str(f) for f in files])
+    tab.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
+                          "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
+    tab.get_by_role("button", name="Index uploaded files").click()
+    tab.get_by_text(f"Indexed {len(files)} document(s)").first.wait_for(timeout=timeout_ms)
+    idle(tab)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from browser_harness import ARTIFACTS, chromium, idle, open_page, require_browser, streamlit_app
+from browser_harness import (ARTIFACTS, chromium, idle, open_page, require_browser, run_sample_evaluation,
+                             streamlit_app, upload_and_index)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -283,14 +284,8 @@ def test_inspect_path_and_tree_and_export_the_subgraph(page, browser, tmp_path):
 
 
 def test_evaluate_the_sample_questions(page):
-    open_page(page, "Evaluate", "Evaluate")
-    limit = page.get_by_label("Questions to run (0 = all)")
-    limit.fill("6")  # the first six sample questions, every mode: enough to read the tables, cheap on 2 cores
-    limit.press("Enter")
-    idle(page)
-    page.get_by_role("button", name="Run evaluation").click()
-    page.get_by_text("Per question: where each mode ranked the gold documents").wait_for(timeout=INDEX_TIMEOUT_MS)
-    idle(page)
+    # the first six sample questions, every mode: enough to read the tables, cheap on 2 cores
+    run_sample_evaluation(page, 6, INDEX_TIMEOUT_MS)
     page.wait_for_timeout(1000)
     shot(page, "10-evaluate.png")
     assert page.get_by_text("6 questions", exact=True).count() == 1
@@ -299,13 +294,7 @@ def test_evaluate_the_sample_questions(page):
 def test_hostile_document_never_runs_script(page, tmp_path):
     hostile = tmp_path / "hostile-note.txt"
     hostile.write_text(XSS_TEXT, encoding="utf-8")
-    open_page(page, "Documents", "Documents")
-    page.locator('[data-testid="stFileUploader"] input[type="file"][multiple]').set_input_files([str(hostile)])
-    page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
-                           "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
-    page.get_by_role("button", name="Index uploaded files").click()
-    page.get_by_text("Indexed 1 document(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
-    idle(page)
+    upload_and_index(page, [hostile], INDEX_TIMEOUT_MS)
     open_page(page, "Knowledge graph", "Knowledge graph")
     search = page.get_by_label("Search an entity")
     search.fill("Orla")

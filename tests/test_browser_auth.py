@@ -19,14 +19,13 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from conftest import require_or_skip
 
-from browser_harness import ARTIFACTS, chromium, free_port, require_browser, stop, streamlit_app, wait_http
+from browser_harness import ARTIFACTS, chromium, free_port, require_browser, served, streamlit_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -44,15 +43,10 @@ def oidc(tmp_path_factory):
         require_or_skip("oidc", f"the OIDC provider is not installed at {OIDC_VENV}: run bash scripts/install-oidc.sh")
     port = free_port()
     log = tmp_path_factory.mktemp("oidc_log") / "oidc.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen([str(binary), "--host", "127.0.0.1", "--port", str(port)], stdout=out,
-                                stderr=subprocess.STDOUT)
     issuer = f"http://127.0.0.1:{port}"
-    try:
-        wait_http(issuer + "/.well-known/openid-configuration", proc, log)
+    with served([str(binary), "--host", "127.0.0.1", "--port", str(port)],
+                issuer + "/.well-known/openid-configuration", log):
         yield issuer
-    finally:
-        stop(proc)
 
 
 @pytest.fixture(scope="module")

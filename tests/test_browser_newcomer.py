@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from browser_harness import run_sample_evaluation, upload_and_index
 from test_browser import (ARTIFACTS, INDEX_TIMEOUT_MS, browser, expect, idle, open_page,  # noqa: F401
                           server, shot)
 
@@ -194,14 +195,7 @@ def test_3_two_hop_headline_bolds_the_successor_or_nothing(page):
     from core.retrieval.registry import modes
 
     all_modes = modes()
-    open_page(page, "Documents", "Documents")
-    uploader = page.locator('[data-testid="stFileUploader"] input[type="file"][multiple]')
-    uploader.set_input_files([str(ARTICLE)])
-    page.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
-                           "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
-    page.get_by_role("button", name="Index uploaded files").click()
-    page.get_by_text("Indexed 1 document(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
-    idle(page)
+    upload_and_index(page, [ARTICLE], INDEX_TIMEOUT_MS)
     open_page(page, "Compare", "Compare retrieval modes")
     page.get_by_label("Question", exact=True).fill(TWO_HOP)
     page.get_by_label("Question", exact=True).press("Tab")
@@ -237,14 +231,7 @@ def overflowing_tables(tab) -> list[dict]:
 
 @pytest.mark.timeout(2400)
 def test_5_evaluate_tables_say_what_they_count_over(page):
-    open_page(page, "Evaluate", "Evaluate")
-    limit = page.get_by_label("Questions to run (0 = all)")
-    limit.fill("6")
-    limit.press("Enter")
-    idle(page)
-    page.get_by_role("button", name="Run evaluation").click()
-    page.get_by_text("Per question: where each mode ranked the gold documents").wait_for(timeout=INDEX_TIMEOUT_MS)
-    idle(page)
+    run_sample_evaluation(page, 6, INDEX_TIMEOUT_MS)
     page.wait_for_timeout(1500)
     main = page.locator('[data-testid="stMain"]')
     expect(main.get_by_text(re.compile(r"over the \d+ of 6 questions that have gold documents \(\d+ gold documents"))) \
