@@ -327,3 +327,15 @@ class HashEmbedder:
         vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim) + 1.0
         return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
+
+def documents_page(workspace_name: str):
+    """An AppTest of app.py on the Documents page of ``workspace_name`` (checked to have raised nothing)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.session_state["workspace_name"] = workspace_name
+    at.run()
+    at.switch_page("pages/documents.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -8,8 +8,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
+from conftest import documents_page
 from core.importers.lightrag import import_lightrag
 from core.importers.lightrag.archive import UnsafeArchiveError, unpack_zip
 from core.workspace import Workspace
@@ -87,12 +87,7 @@ def test_documents_page_offers_the_import_and_shows_provenance(tmp_path, monkeyp
     ws = Workspace(data / "imported")
     import_lightrag(ws, FIXTURE, source_model="<b>model</b>")
     ws.close()
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-    at.session_state["workspace_name"] = "imported"
-    at.run()
-    at.switch_page("pages/documents.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = documents_page("imported")
     assert at.button(key="lightrag_import").disabled  # no zip chosen yet
     captions = [c.value for c in at.caption]
     assert any("imported from LightRAG" in c and "\\<b\\>model\\<" in c for c in captions), captions

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import HashEmbedder
+from conftest import HashEmbedder, documents_page
 from core import api
 from core.auth import LOCAL_ADMIN, Principal, Role
 from core.errors import PermissionDeniedError
@@ -94,13 +94,7 @@ def test_documents_page_offers_server_directories_only_when_allowed(allowed, tmp
     monkeypatch.setattr("core.auth.read_secrets", lambda paths=None: {})
 
     def page() -> AppTest:
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
-        at.session_state["workspace_name"] = "fresh"
-        at.run()
-        at.switch_page("pages/documents.py")
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
-        return at
+        return documents_page("fresh")
 
     at = page()
     assert at.button(key="lightrag_import") is not None
