@@ -8,6 +8,8 @@ evaluate); ``refresh_vectors`` changes no data (it reopens the process's own vec
 
 * the generation and the views built per generation: ``generation``, ``doc_names``, ``tree_index``,
   ``mention_index``, ``knowledge_graph``, ``mention_graph``;
+* the Knowledge graph page, read a few rows at a time (``core.graph_page``): ``graph_summary``,
+  ``graph_selection``, ``graph_node``, ``graph_edge``, ``mention_chunks``;
 * document tables: ``documents_table``, ``dropped_records`` (``graph_provenance`` is in ``core.api_views``);
 * other writers: ``writer_active``, ``refresh_vectors``;
 * runs: ``evaluate``, ``run_judge``, ``estimate_judge_cost``.
@@ -24,9 +26,11 @@ from core.workspace import Workspace
 if TYPE_CHECKING:
     import networkx as nx
 
+    from core.graph_page import EdgeDetail, GraphSelection, GraphSummary, NodeDetail
     from core.storage.store import TreeNode
 
 __all__ = ["generation", "doc_names", "tree_index", "mention_index", "knowledge_graph", "mention_graph",
+           "graph_summary", "graph_selection", "graph_node", "graph_edge", "mention_chunks",
            "documents_table", "dropped_records", "writer_active", "refresh_vectors",
            "evaluate", "run_judge", "estimate_judge_cost", "warm_up", "load_embedder"]
 
@@ -66,6 +70,49 @@ def knowledge_graph(principal: Principal, ws: Workspace) -> "nx.Graph":
 def mention_graph(principal: Principal, ws: Workspace) -> "nx.Graph":
     """The E2GraphRAG mention graph (entities that co-occur in a sentence)."""
     return ws.mention_graph()
+
+
+# --- the Knowledge graph page (indexed reads; the whole graph is never built) ------------------------
+@requires(Role.viewer)
+def graph_summary(principal: Principal, ws: Workspace, mention: bool = False) -> "GraphSummary":
+    """The node count and the type filter's choices of the knowledge graph (or the mention graph)."""
+    from core.graph_page import summary
+
+    return summary(ws, mention)
+
+
+@requires(Role.viewer)
+def graph_selection(principal: Principal, ws: Workspace, mention: bool = False, search: str = "", depth: int = 1,
+                    types: Sequence[str] = (), min_degree: int = 0, max_nodes: int = 60) -> "GraphSelection":
+    """The view to draw: type filter, the ``depth``-hop neighbourhood of the search's matches, the minimum
+    degree, then the best ``max_nodes`` (matches, hops, degree); the drawn nodes and their edges."""
+    from core.graph_page import select
+
+    return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
+
+
+@requires(Role.viewer)
+def graph_node(principal: Principal, ws: Workspace, mention: bool, key: str) -> Optional["NodeDetail"]:
+    """One node with its degree and neighbours (and, a term, its chunks); None when there is none."""
+    from core.graph_page import node_detail
+
+    return node_detail(ws, mention, key)
+
+
+@requires(Role.viewer)
+def graph_edge(principal: Principal, ws: Workspace, mention: bool, a: str, b: str) -> Optional["EdgeDetail"]:
+    """The edge between two nodes (attributes and endpoint names); None when there is none."""
+    from core.graph_page import edge_detail
+
+    return edge_detail(ws, mention, a, b)
+
+
+@requires(Role.viewer)
+def mention_chunks(principal: Principal, ws: Workspace, terms: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Term -> {chunk id: mentions} for the given terms (a few rows of ``mention_index``)."""
+    from core.graph_page import chunk_counts
+
+    return chunk_counts(ws, list(terms))
 
 
 # --- document tables -------------------------------------------------------------------------------

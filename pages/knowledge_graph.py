@@ -7,9 +7,8 @@ neighbourhood), labels only where they fit, edge thickness = weight; "Show all n
 budget. Document text is untrusted: it is escaped in the graph and shown as plain text here."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import networkx as nx
 import pandas as pd
 import streamlit as st
 
@@ -21,78 +20,28 @@ from core import api
 from ui import provenance, state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
-from ui.graph_view import MAX_LAYOUT_NODES, graph_html, legend_html, legend_items
+from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, draw_view
+from ui.graph_view import MAX_LAYOUT_NODES, legend_html
 from ui.prose import prose_html
 
 if TYPE_CHECKING:
+    from core.graph_page import EdgeDetail, GraphSummary, NodeDetail
     from core.workspace import Workspace
 
-HEIGHT = 650
-MAX_CHUNKS_SHOWN = 8
-DEFAULT_NODES = 60  # the default view's node budget (most connected first)
 GRAPH_KEY = "kg_graph"
 EDGE_KEY = "kg_edge"
 
 
-def _graph(ws: "Workspace", mention: bool) -> nx.Graph:
-    return api.mention_graph(state.principal(), ws) if mention else api.knowledge_graph(state.principal(), ws)
-
-
-def _kind_attr(mention: bool) -> str:
-    """Node attribute holding the category: entity type, or the mention label (NE label / NOUN / PROPN)."""
-    return "label" if mention else "type"
-
-
-def _name(graph: nx.Graph, node: Hashable) -> str:
-    return str(graph.nodes[node].get("name") or node)
-
-
-def select_view(graph: nx.Graph, kind_attr: str, search: str, depth: int, types: tuple[str, ...],
-                min_degree: int, max_nodes: int) -> tuple[list[Hashable], list[Hashable], int]:
-    """Choose the nodes to draw: (nodes shown, search matches, nodes eligible before truncation).
-
-    Type filter first; then the neighbourhood (within ``depth`` hops) of the entities whose name
-    contains ``search``; then the minimum degree (matches are always kept); then the best
-    ``max_nodes`` by (match, distance to a match, degree)."""
-    if types:
-        wanted = set(types)
-        graph = graph.subgraph([n for n, d in graph.nodes(data=True) if str(d.get(kind_attr) or "") in wanted])
-    query = search.strip().lower()
-    matches: list[Hashable] = []
-    distance: dict[Hashable, int] = {}
-    if query:
-        matches = [n for n in graph.nodes if query in _name(graph, n).lower() or query in str(n).lower()]
-        for seed in matches:
-            for node, hops in nx.single_source_shortest_path_length(graph, seed, cutoff=depth).items():
-                distance[node] = min(distance.get(node, hops), hops)
-        candidates = list(distance)
-    else:
-        candidates = list(graph.nodes)
-    degree = dict(graph.degree())
-    match_set = set(matches)
-    eligible = [n for n in candidates if n in match_set or degree.get(n, 0) >= min_degree]
-    eligible.sort(key=lambda n: (n not in match_set, distance.get(n, 0), -degree.get(n, 0), str(n)))
-    return eligible[:max_nodes], matches, len(eligible)
-
-
 @st.cache_data(show_spinner="Laying out the graph…", max_entries=8)
 def view_html(path: str, generation: int, mention: bool, search: str, depth: int, types: tuple[str, ...],
-              min_degree: int, max_nodes: int, size_by_degree: bool, _ws: "Workspace"
-              ) -> tuple[str, int, int, list[str], list[tuple[str, str]]]:
-    """(html, nodes shown, nodes eligible, shown node ids, legend), cached per workspace generation."""
-    graph = _graph(_ws, mention)
-    kind = _kind_attr(mention)
-    nodes, matches, eligible = select_view(graph, kind, search, depth, types, min_degree, max_nodes)
-    view = graph.subgraph(nodes)
-    page = graph_html(view, height_px=HEIGHT, color_by=kind, size_by_degree=size_by_degree,
-                      highlight_nodes=set(matches) & set(nodes) or None, label_attr="name",
-                      physics=False)  # the Python layout is final: stable, and labels stay where they fit
-    return page, len(nodes), eligible, [str(n) for n in nodes], legend_items(view, kind)
+              min_degree: int, max_nodes: int, size_by_degree: bool, _ws: "Workspace") -> DrawnView:
+    """The drawn view (``ui.graph_page.draw_view``: read from storage, not the whole graph), cached per
+    workspace generation."""
+    return draw_view(state.principal(), _ws, mention, search, depth, types, min_degree, max_nodes, size_by_degree)
 
 
-def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
-    kind = _kind_attr(mention)
-    kinds = sorted({str(d.get(kind) or "") for _, d in graph.nodes(data=True)} - {""})
+def controls(summary: "GraphSummary", mention: bool) -> dict[str, Any]:
+    kinds = list(summary.kinds)
     cols = st.columns([3, 1, 1, 1])
     search = cols[0].text_input("Search an entity" if not mention else "Search a term", key="kg_search",
                                 placeholder="part of a name, e.g. harbour")
@@ -111,9 +60,9 @@ def controls(graph: nx.Graph, mention: bool) -> dict[str, Any]:
                                 help="Empty = all types.")
     size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree")
     cols[2].checkbox("Show all nodes", key="kg_show_all",
-                     help=f"Draw every node that passes the filters ({graph.number_of_nodes()} in all), up to "
+                     help=f"Draw every node that passes the filters ({summary.nodes} in all), up to "
                           f"{MAX_LAYOUT_NODES:,}; labels are still drawn only where they fit (hover a node for its name).")
-    budget = min(graph.number_of_nodes(), MAX_LAYOUT_NODES) if show_all else int(max_nodes)
+    budget = min(summary.nodes, MAX_LAYOUT_NODES) if show_all else int(max_nodes)
     return {"search": search or "", "depth": int(depth), "max_nodes": max(budget, 1), "min_degree": int(min_degree),
             "types": tuple(t for t in types if t in kinds), "size_by_degree": bool(size_by_degree),
             "show_all": bool(show_all)}
@@ -148,19 +97,17 @@ RELATION_COLUMNS = {
 }
 
 
-def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
-    data = graph.nodes[node]
-    st.text(f"Entity: {_name(graph, node)}")
-    st.text(f"Type: {data.get('type') or '—'}   Degree: {graph.degree(node)}")
-    if origin := provenance.entity_origin(ws, str(node)):  # imported graphs: where this entity came from
+def entity_panel(ws: "Workspace", detail: "NodeDetail") -> None:
+    data = detail.attributes
+    st.text(f"Entity: {data.get('name') or detail.key}")
+    st.text(f"Type: {data.get('type') or '—'}   Degree: {detail.degree}")
+    if origin := provenance.entity_origin(ws, detail.key):  # imported graphs: where this entity came from
         st.caption(origin)
     st.caption("Profile (description)")
     st.html(prose_html(data.get("description") or "", empty="(no description)"))
-    rows = []
-    for other in graph.neighbors(node):
-        edge = graph.edges[node, other]
-        rows.append({"related entity": _name(graph, other), "keywords": ", ".join(map(str, edge.get("keywords") or [])),
-                     "weight": edge.get("weight"), "description": edge.get("description") or ""})
+    rows = [{"related entity": name, "keywords": ", ".join(map(str, edge.get("keywords") or [])),
+             "weight": edge.get("weight"), "description": edge.get("description") or ""}
+            for _, name, edge in detail.neighbours]
     st.caption(f"Relations ({len(rows)})")
     if rows:
         frame = pd.DataFrame(rows).sort_values("weight", ascending=False)
@@ -169,36 +116,35 @@ def entity_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
 
 
-def term_panel(ws: "Workspace", graph: nx.Graph, node: Hashable) -> None:
-    data = graph.nodes[node]
-    st.text(f"Term: {node}")
-    st.text(f"Label: {data.get('label') or '—'}   Degree: {graph.degree(node)}")
-    rows = sorted(({"co-occurring term": str(other), "sentences together": graph.edges[node, other].get("weight", 1)}
-                   for other in graph.neighbors(node)), key=lambda r: -float(r["sentences together"]))
+def term_panel(ws: "Workspace", detail: "NodeDetail") -> None:
+    st.text(f"Term: {detail.key}")
+    st.text(f"Label: {detail.attributes.get('label') or '—'}   Degree: {detail.degree}")
+    rows = sorted(({"co-occurring term": other, "sentences together": edge.get("weight", 1)}
+                   for other, _, edge in detail.neighbours), key=lambda r: -float(r["sentences together"]))
     st.caption(f"Co-occurring terms ({len(rows)})")
     if rows:
         st.dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
                      height=min(400, 38 + 35 * len(rows)))
-    counts = api.mention_index(state.principal(), ws).get(str(node), {})
+    counts = detail.chunk_counts
     ranked = sorted(counts, key=lambda c: -counts[c])
     show_chunks(ws, ranked, counts)
 
 
-def relation_panel(ws: "Workspace", graph: nx.Graph, a: Hashable, b: Hashable, mention: bool) -> None:
+def relation_panel(ws: "Workspace", edge: "EdgeDetail", mention: bool) -> None:
     """A clicked edge: both endpoints, keywords, weight, description and source chunks."""
-    data = graph.edges[a, b]
-    st.text(f"{'Co-occurrence' if mention else 'Relation'}: {_name(graph, a)} — {_name(graph, b)}")
+    data = edge.attributes
+    st.text(f"{'Co-occurrence' if mention else 'Relation'}: {edge.name_a} — {edge.name_b}")
     if mention:
         st.text(f"Sentences together: {data.get('weight', 1)}")
-        index = api.mention_index(state.principal(), ws)
-        first, second = index.get(str(a), {}), index.get(str(b), {})
+        index = api.mention_chunks(state.principal(), ws, [edge.a, edge.b])
+        first, second = index.get(edge.a, {}), index.get(edge.b, {})
         shared = sorted(set(first) & set(second), key=lambda c: -(first[c] + second[c]))
         st.caption(f"Chunks mentioning both ({len(shared)})")
         show_chunks(ws, shared)
         return
     keywords = ", ".join(map(str, data.get("keywords") or []))
     st.text(f"Keywords: {keywords or '—'}   Weight: {data.get('weight', '—')}")
-    if origin := provenance.relation_origin(ws, str(a), str(b)):
+    if origin := provenance.relation_origin(ws, edge.a, edge.b):
         st.caption(origin)
     st.caption("Description")
     st.html(prose_html(data.get("description") or "", empty="(no description)"))
@@ -214,12 +160,11 @@ def _on_entity_pick() -> None:
     st.session_state.pop(EDGE_KEY, None)
 
 
-def sync_selection(graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+def sync_selection(mention: bool, shown: list[str]) -> None:
     """A new view selects its best node (a search match or the best-connected one); the same view
     keeps the entity chosen by a click or the dropdown. Runs before the graph is drawn, so the
     drawing marks the selection too."""
-    by_id = {str(n) for n in graph.nodes}
-    options = [s for s in shown if s in by_id]
+    options = list(shown)
     if not options:
         return
     signature = (mention, tuple(shown[:5]))
@@ -230,34 +175,35 @@ def sync_selection(graph: nx.Graph, mention: bool, shown: list[str]) -> None:
     st.session_state["kg_view_signature"] = signature
 
 
-def side_panel(ws: "Workspace", graph: nx.Graph, mention: bool, shown: list[str]) -> None:
+def side_panel(ws: "Workspace", view: DrawnView, mention: bool) -> None:
     st.subheader("Details")
-    if not shown:
+    if not view.ids:
         st.caption("Nothing to show.")
         return
-    by_id = {str(n): n for n in graph.nodes}
-    options = [s for s in shown if s in by_id]
-    options.sort(key=lambda s: _name(graph, by_id[s]).lower())
-    if not options:
-        return
-    sync_selection(graph, mention, shown)
+    options = sorted(view.ids, key=lambda s: view.names.get(s, s).lower())
+    sync_selection(mention, view.ids)
     st.caption("Click a node or an edge in the graph, or pick one here.")
     chosen = st.selectbox("Term" if mention else "Entity", options, key="kg_entity", on_change=_on_entity_pick,
-                          format_func=lambda s: _name(graph, by_id[s])[:80] if s in by_id else s)
-    edge = st.session_state.get(EDGE_KEY)
-    if edge and edge[0] in by_id and edge[1] in by_id and graph.has_edge(by_id[edge[0]], by_id[edge[1]]):
-        relation_panel(ws, graph, by_id[edge[0]], by_id[edge[1]], mention)
+                          format_func=lambda s: view.names.get(s, s)[:80])
+    clicked = st.session_state.get(EDGE_KEY)
+    edge = api.graph_edge(state.principal(), ws, mention, str(clicked[0]), str(clicked[1])) if clicked else None
+    if edge is not None:
+        relation_panel(ws, edge, mention)
         return
-    if chosen is None:
+    detail = api.graph_node(state.principal(), ws, mention, chosen) if chosen is not None else None
+    if detail is None:
         return
-    (term_panel if mention else entity_panel)(ws, graph, by_id[chosen])
+    (term_panel if mention else entity_panel)(ws, detail)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: "Workspace") -> bytes:
+def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: "Workspace", _principal: Any) -> bytes:
+    """The whole graph as GraphML or JSON: built when a download button is clicked (not on open)."""
+    principal = _principal
     from core.export import graph_bytes
 
-    return graph_bytes(_graph(_ws, mention), fmt)
+    graph = api.mention_graph(principal, _ws) if mention else api.knowledge_graph(principal, _ws)
+    return graph_bytes(graph, fmt)
 
 
 def export_section(ws: "Workspace") -> None:
@@ -266,9 +212,13 @@ def export_section(ws: "Workspace") -> None:
         st.caption("GraphML opens in Gephi, Cytoscape or yEd (list attributes joined with “; ”); JSON is "
                    "networkx node-link data with every attribute.")
         cols = st.columns(4)
+        principal, generation = state.principal(), state.generation(ws)
         for i, (mention, fmt) in enumerate([(False, "graphml"), (False, "json"), (True, "graphml"), (True, "json")]):
             what = "mention graph" if mention else "knowledge graph"
-            data = export_bytes(str(ws.path), state.generation(ws), mention, fmt, ws)
+
+            def data(mention: bool = mention, fmt: str = fmt) -> bytes:  # deferred: runs on the click
+                return export_bytes(str(ws.path), generation, mention, fmt, ws, principal)
+
             cols[i].download_button(
                 f"{what.capitalize()} ({'GraphML' if fmt == 'graphml' else 'JSON'})", data,
                 file_name=f"{ws.path.name}-{what.replace(' ', '-')}.{fmt}",
@@ -283,17 +233,17 @@ def main() -> None:
     mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention",
                         help="Co-occurrence of named entities and nouns in the same sentence (weights = count).")
     provenance.provenance_caption(ws)
-    graph = _graph(ws, mention)
-    if graph.number_of_nodes() == 0:
+    summary = api.graph_summary(state.principal(), ws, mention)
+    if summary.nodes == 0:
         st.info("The graph is empty: index documents on the Documents page first.")
         return
-    params = controls(graph, mention)
-    html_page, shown, eligible, shown_ids, legend = view_html(
-        str(ws.path), state.generation(ws), mention, params["search"], params["depth"], params["types"],
-        params["min_degree"], params["max_nodes"], params["size_by_degree"], ws)
-    if params["search"].strip() and not shown_ids:
+    params = controls(summary, mention)
+    view = view_html(str(ws.path), state.generation(ws), mention, params["search"], params["depth"], params["types"],
+                     params["min_degree"], params["max_nodes"], params["size_by_degree"], ws)
+    shown, eligible = view.shown, view.eligible
+    if params["search"].strip() and not view.ids:
         st.warning(f"No {'term' if mention else 'entity'} matches: {escape_markdown(params['search'])}")
-    total = graph.number_of_nodes()
+    total = summary.nodes
     how = ("search matches and their neighbours first, then the best-connected" if params["search"].strip()
            else "the best-connected first")
     if shown < eligible and params["show_all"]:
@@ -309,14 +259,14 @@ def main() -> None:
                    f"for its name, click it for details. Edge thickness = weight; drag to move, scroll to zoom.")
     left, right = st.columns([3, 1])
     with left:
-        if legend:
-            st.html(legend_html(legend[:16]))
+        if view.legend:
+            st.html(legend_html(view.legend[:16]))
         if shown:
-            sync_selection(graph, mention, shown_ids)
-            clickable_graph(html_page, HEIGHT, key=GRAPH_KEY, selected=st.session_state.get("kg_entity"),
+            sync_selection(mention, view.ids)
+            clickable_graph(view.html, HEIGHT, key=GRAPH_KEY, selected=st.session_state.get("kg_entity"),
                             on_select=_on_graph_click)
     with right:
-        side_panel(ws, graph, mention, shown_ids)
+        side_panel(ws, view, mention)
     export_section(ws)
 
 

@@ -33,7 +33,8 @@ API_ROLES = {
     "dropped_records": Role.viewer, "graph_provenance": Role.viewer, "writer_active": Role.viewer,
     "refresh_vectors": Role.viewer, "evaluate": Role.viewer, "run_judge": Role.viewer,
     "estimate_judge_cost": Role.viewer, "graph_part_origins": Role.viewer, "warm_up": Role.viewer,
-    "load_embedder": Role.viewer,
+    "load_embedder": Role.viewer, "graph_summary": Role.viewer, "graph_selection": Role.viewer,
+    "graph_node": Role.viewer, "graph_edge": Role.viewer, "mention_chunks": Role.viewer,
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
     "index_text": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,

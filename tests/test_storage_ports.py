@@ -17,6 +17,7 @@ import pytest
 from core.errors import SettingsError
 from core.storage import ports, registry
 from core.storage.annotations import SqlAnnotationStore, SqlAnnotationWriter
+from core.storage.graph_overview import KnowledgeGraphReader, MentionGraphReader
 from core.storage.graph_view import NetworkxGraphView
 from core.storage.llm_cache import SqliteLLMCache, cache_store
 from core.storage.postgres_backend import PostgresBackend
@@ -44,7 +45,8 @@ ADAPTERS = [(ports.RecordStore, Store), (ports.GraphView, NetworkxGraphView), (p
             (ports.VectorIndex, VectorStore), (ports.LLMCacheStore, SqliteLLMCache),
             (registry.StorageBackend, SqliteBackend), (ports.AnnotationStore, SqlAnnotationStore),
             (ports.AnnotationWriter, SqlAnnotationWriter), (ports.LLMCacheStore, PostgresLLMCache),
-            (registry.StorageBackend, PostgresBackend)]
+            (registry.StorageBackend, PostgresBackend), (ports.GraphOverview, KnowledgeGraphReader),
+            (ports.GraphOverview, MentionGraphReader)]
 
 
 @pytest.mark.parametrize("protocol, adapter", ADAPTERS, ids=[a.__name__ for _, a in ADAPTERS])

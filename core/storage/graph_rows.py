@@ -9,9 +9,10 @@ from typing import Any, Iterable, cast
 import networkx as nx
 
 from core.storage import graph_store
+from core.storage.graph_overview import graph_reader
 from core.storage.graph_store import EntityFragment, RelationFragment
 from core.storage.graph_view import NetworkxGraphView
-from core.storage.ports import Pair
+from core.storage.ports import GraphOverview, Pair
 
 
 class GraphRows:
@@ -77,6 +78,9 @@ class GraphRows:
 
     def load_mention_index(self) -> dict[str, dict[str, int]]:
         return graph_store.load_mention_index(self.conn)
+
+    def graph_overview(self, mention: bool) -> GraphOverview:
+        return graph_reader(self.conn, mention)
 
     def drop_document_annotations(self, doc_id: str) -> int:
         from core.storage.annotations import drop_document_annotations

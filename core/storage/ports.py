@@ -3,6 +3,8 @@ workspace's data, whatever backend holds it.
 
 * ``GraphView`` — the merged knowledge graph, read-only: typed ``EntityRecord`` / ``RelationRecord``,
   neighbours, degree, adjacency and the relation of a node pair.
+* ``GraphOverview`` — either graph read a few rows at a time (the Knowledge graph page: degrees, the rows
+  of the nodes drawn, one node's neighbours), never loaded whole.
 * ``VectorIndex`` — the vector collections ("chunks", "entities", "relations", "tree"): upsert,
   delete, top-k and the cosines of given keys (``VectorSearch`` is its read-only part).
 * ``RecordStore`` — documents, chunks, sentences, graph fragments, merged rows, the summary tree,
@@ -115,6 +117,40 @@ class GraphView(Protocol):
 
     def entities_with_word(self, word: str) -> frozenset[str]:
         """The entity keys containing ``word`` as one of their words."""
+
+
+@runtime_checkable
+class GraphOverview(Protocol):
+    """The knowledge graph or the mention graph of the committed generation, read with indexed queries
+    (``core.storage.graph_overview``); attributes as on the networkx graph of ``load_graph_view`` /
+    ``load_mention_graph``."""
+
+    kind_attr: str  # the node attribute holding the category ("type" / "label")
+
+    def node_keys(self) -> list[str]: ...  # every node that has a row, in key order
+
+    def kinds(self) -> dict[str, str]: ...  # node key -> its category (the nodes that have a row)
+
+    def degrees(self) -> dict[str, int]: ...  # the degree of every node with an edge
+
+    def edge_keys(self) -> Iterable[Pair]: ...
+
+    def neighbour_keys(self, keys: Iterable[str]) -> dict[str, set[str]]: ...
+
+    def node_attributes(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]: ...
+
+    def edges_among(self, keys: Iterable[str]) -> list[tuple[str, str, dict[str, Any]]]: ...
+
+    def neighbours(self, key: str) -> list[tuple[str, dict[str, Any]]]:
+        """(neighbour, edge attributes), by neighbour key."""
+
+    def edge(self, a: str, b: str) -> Optional[dict[str, Any]]: ...
+
+    def name_candidates(self, query: str) -> list[tuple[str, str]]:
+        """(key, display name) of every node whose name or key may contain ``query`` (a superset)."""
+
+    def chunk_counts(self, terms: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Mention graph: term -> {chunk id: mentions}; the knowledge graph has none ({})."""
 
 
 @dataclass
@@ -256,6 +292,7 @@ class RecordStore(UnitOfWork, Protocol):
     def load_graph_view(self) -> GraphView: ...
     def load_mention_graph(self) -> Any: ...
     def load_mention_index(self) -> dict[str, dict[str, int]]: ...
+    def graph_overview(self, mention: bool) -> GraphOverview: ...
     # summary tree
     def tree_nodes(self, scope: Optional[str] = None, doc_id: Optional[str] = None) -> list[Any]: ...
     def upsert_tree_node(self, node: Any) -> None: ...

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from core.errors import CorruptWorkspaceError
 
-SCHEMA_VERSION = 3  # 3: annotation tables
+SCHEMA_VERSION = 4  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges
 
 # Analyst annotations (core.annotations): questions with an optional expected answer, and chunks marked
 # relevant / not relevant for them. Created with the schema and again, idempotently, before annotations are used.
@@ -104,6 +104,7 @@ CREATE TABLE IF NOT EXISTS relations (
     vector_id TEXT NOT NULL,
     PRIMARY KEY (source_key, target_key)
 );
+CREATE INDEX IF NOT EXISTS relations_target ON relations(target_key);  -- a node's relations, its degree
 -- E2GraphRAG mention graph: per-chunk counts and aggregated co-occurrence edges
 CREATE TABLE IF NOT EXISTS mentions (
     term TEXT NOT NULL,
@@ -126,6 +127,7 @@ CREATE TABLE IF NOT EXISTS mention_edges (
     weight INTEGER NOT NULL,
     PRIMARY KEY (a, b)
 );
+CREATE INDEX IF NOT EXISTS mention_edges_b ON mention_edges(b);
 -- sentences of each chunk (markup removed) with their typed mentions, for offline answers
 CREATE TABLE IF NOT EXISTS sentences (
     chunk_id TEXT NOT NULL,
