@@ -3,6 +3,7 @@
     python benchmarks/million_tokens.py [--sizes 100000 1000000] [--root /tmp/ragscope-million] [--questions 30]
     python benchmarks/million_tokens.py corpus --tokens 1000000 --out FILE.jsonl   # the corpus only
     python benchmarks/million_tokens.py measure --tokens N --root DIR              # one size (own process)
+    python benchmarks/million_tokens.py remeasure --tokens N --root DIR            # re-time a built ws-N
 
 The corpus. Every ``corpus.jsonl`` under ``../shared/data`` (about half a million cl100k tokens), its
 documents in one order fixed by ``random.Random(20261201)``; then renamed copies of the same documents
@@ -22,10 +23,15 @@ Each size runs in its own process (``measure``), so the peak memory (``ru_maxrss
 * workspace size on disk (``du`` of the folder: SQLite + ChromaDB);
 * retrieval latency per mode: median and p95 over ``--questions`` questions (the shared question files
   in turn), a fresh ``QueryContext`` per call (query embedding included, no cache carried over);
-* the Knowledge graph page's open time: what ``pages/knowledge_graph.py`` does on open, timed from the
-  library on a freshly opened workspace — the merged graph as networkx (``ws.knowledge_graph()``), the
-  type list, the default view (the 60 best-connected nodes, as the page's ``select_view`` without a search)
-  and its HTML (``ui.graph_view.graph_html`` with the Python layout). Median of 3 fresh opens + the first.
+* the Knowledge graph page's open time: the page's own data path, ``ui.graph_page.open_default``, on a
+  freshly opened workspace — counts and type choices, the default view (the 60 best-connected nodes, read
+  from storage) laid out as HTML, the selected node's details and first chunks. Wall and CPU time; the first
+  open and the median of 3 more; the mention graph's open likewise.
+
+``remeasure`` re-runs only those two timings (the same functions and questions) on an already built
+``ROOT/ws-N``, without re-indexing, and writes ``ROOT/result-N-remeasure.json`` (with the code's commit and
+the load average before and after), so both sizes can be re-timed with the final code on a quiet machine.
+It opens the workspace for writing (a workspace of an older schema gets its new indexes on that open).
 """
 from __future__ import annotations
 
@@ -169,26 +175,86 @@ class RssSampler:
         return max(self.peak_mb, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 
 
-def graph_page_open(path: Path) -> float:
-    """Seconds for what the Knowledge graph page does on open, on a freshly opened workspace."""
-    from ui.graph_view import graph_html, legend_items
+def graph_page_open(path: Path, mention: bool = False) -> tuple[float, float]:
+    """(wall s, CPU s) of what the Knowledge graph page does on open, on a freshly opened workspace: the
+    page's own data path, ``ui.graph_page.open_default`` (counts and type choices, the default view read
+    from storage and laid out as HTML, the selected node's details and its first source chunks)."""
+    from ui.graph_page import open_default
 
+    from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     ws = Workspace(path)
     try:
-        graph = ws.knowledge_graph()
-        sorted({str(d.get("type") or "") for _, d in graph.nodes(data=True)} - {""})  # the type filter's choices
-        degree = dict(graph.degree())
-        nodes = sorted(graph.nodes, key=lambda n: (-degree.get(n, 0), str(n)))[:60]  # select_view, no search
-        view = graph.subgraph(nodes)
-        graph_html(view, height_px=650, color_by="type", size_by_degree=True, highlight_nodes=None,
-                   label_attr="name", physics=False)
-        legend_items(view, "type")
-        return time.perf_counter() - started
+        opened = open_default(LOCAL_ADMIN, ws, mention)
+        assert opened["view"] is None or opened["view"].shown > 0
+        return time.perf_counter() - started, time.process_time() - cpu
     finally:
         ws.close()
+
+
+def open_and_retrieval(folder: Path, n_questions: int) -> dict:
+    """The graph page's open (3 fresh opens after a first; the mention graph's too) and the retrieval
+    latency per mode (``n_questions`` questions, a fresh ``QueryContext`` per call), wall and CPU."""
+    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import modes, retrieve
+    from core.workspace import Workspace
+
+    out: dict = {}
+    for label, mention in (("graph_page_open", False), ("mention_graph_open", True)):
+        opens = [graph_page_open(folder, mention) for _ in range(4)]
+        out[f"{label}_s"] = {"first": round(opens[0][0], 3), "median": round(median([w for w, _ in opens[1:]]), 3)}
+        out[f"{label}_cpu_s"] = {"first": round(opens[0][1], 3), "median": round(median([c for _, c in opens[1:]]), 3)}
+        print(f"  {label}: first {out[label + '_s']['first']} s (CPU {out[label + '_cpu_s']['first']} s), "
+              f"median {out[label + '_s']['median']} s (CPU {out[label + '_cpu_s']['median']} s)", flush=True)
+    ws = Workspace(folder)
+    asked = questions(n_questions)
+    warm = QueryContext(ws, "warm-up question about a place")
+    table = {}
+    for mode in modes():
+        retrieve(warm, mode)  # graph views, matrices and indexes built once per generation
+        samples, cpu_samples = [], []
+        for question in asked:
+            ctx = QueryContext(ws, question)
+            t, c = time.perf_counter(), time.process_time()
+            retrieve(ctx, mode)
+            samples.append((time.perf_counter() - t) * 1000)
+            cpu_samples.append((time.process_time() - c) * 1000)
+        table[mode] = {"p50_ms": round(median(samples), 1), "p95_ms": round(p95(samples), 1),
+                       "cpu_p50_ms": round(median(cpu_samples), 1), "n": len(samples)}
+        print(f"  {mode:<7} median {table[mode]['p50_ms']:8.1f} ms  p95 {table[mode]['p95_ms']:8.1f} ms  "
+              f"CPU median {table[mode]['cpu_p50_ms']:8.1f} ms", flush=True)
+    ws.close()
+    out["retrieval_ms"] = table
+    return out
+
+
+def code_commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return done.stdout.strip() or "unknown"
+
+
+def remeasure(tokens: int, root: Path, n_questions: int) -> dict:
+    """Re-run only the graph page's open and the retrieval latency on an already built ``ROOT/ws-N`` (no
+    re-indexing; the same code and questions as ``measure``); writes ``ROOT/result-N-remeasure.json``."""
+    folder = root / f"ws-{tokens}"
+    if not (folder / "ragscope.sqlite3").exists():
+        raise SystemExit(f"{folder} holds no workspace: run `measure --tokens {tokens} --root {root}` first")
+    sampler = RssSampler()
+    load_before = os.getloadavg()
+    result: dict = {"target_tokens": tokens, "code": code_commit(), "load_avg_before": [round(x, 1) for x in load_before]}
+    from core.workspace import Workspace
+
+    ws = Workspace(folder)
+    status = ws.status()
+    ws.close()
+    result.update({k: status[k] for k in ("documents", "chunks", "entities", "relations", "mention_edges")})
+    result.update(open_and_retrieval(folder, n_questions))
+    result["peak_rss_mb"] = round(sampler.stop())
+    result["load_avg_after"] = [round(x, 1) for x in os.getloadavg()]
+    (root / f"result-{tokens}-remeasure.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return result
 
 
 def measure(tokens: int, root: Path, n_questions: int) -> dict:
@@ -196,8 +262,6 @@ def measure(tokens: int, root: Path, n_questions: int) -> dict:
     from core.extraction.nlp import load_nlp
     from core.indexing.pipeline import IndexReport, process_pending, register_documents
     from core.loaders import load_path
-    from core.retrieval.base import QueryContext
-    from core.retrieval.registry import modes, retrieve
     from core.workspace import Workspace
 
     sampler = RssSampler()
@@ -241,25 +305,8 @@ def measure(tokens: int, root: Path, n_questions: int) -> dict:
                     "disk_mb": round(disk_mb(folder), 1)}
     print(json.dumps({k: result[k] for k in ("corpus_tokens", "index_s", "disk_mb")}), flush=True)
 
-    opens = [graph_page_open(folder) for _ in range(3)]
-    result["graph_page_open_s"] = {"first": round(opens[0], 3), "median": round(median(opens), 3)}
-
-    ws = Workspace(folder)
-    asked = questions(n_questions)
-    warm = QueryContext(ws, "warm-up question about a place")
-    table = {}
-    for mode in modes():
-        retrieve(warm, mode)  # graph views, matrices and indexes built once per generation
-        samples = []
-        for question in asked:
-            ctx = QueryContext(ws, question)
-            t = time.perf_counter()
-            retrieve(ctx, mode)
-            samples.append((time.perf_counter() - t) * 1000)
-        table[mode] = {"p50_ms": round(median(samples), 1), "p95_ms": round(p95(samples), 1), "n": len(samples)}
-        print(f"  {mode:<7} median {table[mode]['p50_ms']:8.1f} ms  p95 {table[mode]['p95_ms']:8.1f} ms", flush=True)
-    ws.close()
-    result["retrieval_ms"] = table
+    result.update(open_and_retrieval(folder, n_questions))
+    result["code"] = code_commit()
     result["peak_rss_mb"] = round(sampler.stop())
     (root / f"result-{tokens}.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result
@@ -276,6 +323,10 @@ def main() -> None:
     m.add_argument("--tokens", type=int, required=True)
     m.add_argument("--root", required=True)
     m.add_argument("--questions", type=int, default=30)
+    r = sub.add_parser("remeasure", help="graph page open + retrieval latency on an already built ROOT/ws-N")
+    r.add_argument("--tokens", type=int, required=True)
+    r.add_argument("--root", required=True)
+    r.add_argument("--questions", type=int, default=30)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--root", default="/tmp/ragscope-million")
     parser.add_argument("--questions", type=int, default=30)
@@ -285,6 +336,9 @@ def main() -> None:
         return
     if args.command == "measure":
         measure(args.tokens, Path(args.root), args.questions)
+        return
+    if args.command == "remeasure":
+        remeasure(args.tokens, Path(args.root), args.questions)
         return
     root = Path(args.root)
     root.mkdir(parents=True, exist_ok=True)
