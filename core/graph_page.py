@@ -115,7 +115,7 @@ def _load_keys(reader: "GraphOverview", types: tuple[str, ...]) -> _Keys:
                 degree[a] += 1
                 degree[b] += 1
         return _Keys(sorted(wanted), dict(degree), [])
-    rows = reader.node_keys()
+    rows = list(kinds)  # every node with a row (kinds has one entry per node row)
     degrees = reader.degrees()
     known = set(rows)
     orphans = sorted(k for k in degrees if k not in known)
