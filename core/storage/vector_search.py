@@ -66,6 +66,9 @@ class MatrixSearch:
         matrix = self._matrix(collection)
         if len(matrix) == 0 or k <= 0:
             return []
+        if matrix.coarse is not None:  # a large collection: two-stage top-k (core.storage.coarse_search)
+            found, values = matrix.coarse.top_rows(vector, k)
+            return [(self._key(collection, matrix, row), float(v)) for row, v in zip(found.tolist(), values)]
         scores = matrix.vectors @ np.asarray(vector, dtype=np.float32)
         k = min(k, len(scores))
         best = np.argpartition(-scores, k - 1)[:k]

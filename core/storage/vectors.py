@@ -12,6 +12,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from core.embeddings import chunk_of_window
+from core.storage.coarse_search import CoarseIndex, wants_coarse
 from core.storage.ports import VectorHit  # noqa: F401 - also re-exported here
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
@@ -36,6 +37,7 @@ class VectorMatrix:
         self.rows_of_chunk: dict[str, list[int]] = {}
         for i, chunk_id in enumerate(self.chunk_of_row):
             self.rows_of_chunk.setdefault(chunk_id, []).append(i)
+        self.coarse = CoarseIndex(vectors) if wants_coarse(len(ids)) else None  # large: two-stage top-k
 
     def chunk_cosines(self, vector: np.ndarray, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Each known chunk's best window cosine to ``vector`` (chunks without vectors are left out)."""
@@ -54,6 +56,10 @@ class VectorMatrix:
         nano-vectordb); unlike ChromaDB's HNSW search it is deterministic and never misses a vector."""
         if k <= 0 or not len(self.ids):
             return []
+        if self.coarse is not None:  # a large collection: candidates from a projection (core.storage.coarse_search)
+            found, values = self.coarse.top_rows(vector, k)
+            hits = [VectorHit(self.ids[r], float(v), dict(self.metadatas[r])) for r, v in zip(found.tolist(), values)]
+            return sorted(hits, key=lambda h: (-h.score, h.id))
         scores = self.vectors @ np.asarray(vector, dtype=np.float32)
         k = min(k, len(scores))
         rows = np.argpartition(-scores, k - 1)[:k]
