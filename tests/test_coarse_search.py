@@ -77,3 +77,25 @@ def test_small_collections_stay_exact_and_large_ones_go_two_stage(monkeypatch):
     keys = MatrixSearch(lambda name: large).ranked_keys("entities", query, 5)
     assert calls == [5, 5] and hits[0].id == "e00007" and keys[0][0] == "k00007"
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+
+
+def _top_chunks_by_full_sort(matrix: VectorMatrix, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+    """The former top_chunks: walk the stable sort of every window."""
+    scores = matrix.vectors @ query
+    best: dict[str, float] = {}
+    for row in np.argsort(-scores, kind="stable").tolist():
+        best.setdefault(matrix.chunk_of_row[row], float(scores[row]))
+        if len(best) >= k:
+            break
+    return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@pytest.mark.parametrize("windows_per_chunk", [1, 3, 40])
+def test_top_chunks_reads_only_the_best_windows_and_equals_the_full_sort(windows_per_chunk):
+    base = clustered(900, dims=32, seed=windows_per_chunk)
+    vectors = np.vstack([base, base[:200]])  # exact ties between windows of different chunks
+    ids = [f"c{i // windows_per_chunk:04d}#w{i % windows_per_chunk}" for i in range(len(vectors))]
+    matrix = VectorMatrix(ids, vectors, [{"chunk_id": i.split("#")[0]} for i in ids])
+    for i, k in ((3, 1), (50, 5), (120, 20), (7, 200)):
+        got = [(h.id, h.score) for h in matrix.top_chunks(vectors[i], k)]
+        assert got == _top_chunks_by_full_sort(matrix, vectors[i], k)

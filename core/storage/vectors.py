@@ -71,14 +71,24 @@ class VectorMatrix:
         if k <= 0 or not len(self.ids):
             return []
         scores = self.vectors @ np.asarray(vector, dtype=np.float32)
-        best: dict[str, VectorHit] = {}
-        for row in np.argsort(-scores, kind="stable").tolist():
-            chunk_id = self.chunk_of_row[row]
-            if chunk_id not in best:
-                best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(self.metadatas[row]))
-                if len(best) >= k:
-                    break
-        return sorted(best.values(), key=lambda h: (-h.score, h.id))
+        n, want = len(scores), WINDOW_OVERFETCH * k
+        while True:  # the best rows in (score desc, row) order: a prefix of the stable sort of every row
+            if want < n:
+                cut = np.partition(scores, n - want)[n - want]
+                rows = np.flatnonzero(scores >= cut)  # every row tied at the cut too
+                rows = rows[np.lexsort((rows, -scores[rows]))]
+            else:
+                rows = np.argsort(-scores, kind="stable")
+            best: dict[str, VectorHit] = {}
+            for row in rows.tolist():
+                chunk_id = self.chunk_of_row[row]
+                if chunk_id not in best:
+                    best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(self.metadatas[row]))
+                    if len(best) >= k:
+                        break
+            if len(best) >= k or want >= n:
+                return sorted(best.values(), key=lambda h: (-h.score, h.id))
+            want *= 4  # too few distinct chunks among the best rows: look further
 
     def by_meta(self, *fields: str) -> dict[Any, int]:
         """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
