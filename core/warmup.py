@@ -38,7 +38,9 @@ def warm_models(embedder_too: bool = True) -> None:
     if embedder_too:
         from core.embeddings import local_embedder
 
-        local_embedder().embed([WARM_QUESTION])
+        embedder = local_embedder()
+        embedder.embed([WARM_QUESTION])
+        embedder.embed_queries([WARM_QUESTION, "Warm", "warm, up"])  # the packed query path of the graph modes
 
 
 def warm_workspace(ws: "Workspace") -> None:
