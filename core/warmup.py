@@ -65,6 +65,9 @@ def warm_workspace(ws: "Workspace") -> None:
     from core.retrieval.lightrag_retrieval import graph_row_costs
 
     views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
+    from core.retrieval.token_counts import context_counter
+
+    context_counter(ws)  # the exact context counts' segment table, once per generation
     if ws.settings.embedder != "openai":  # a remote server is not called just to warm up
         ws.embedder.embed([WARM_QUESTION])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -182,9 +182,12 @@ def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
     return out
 
 
-def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str]) -> RetrievalResult:
-    """Set the rendered context, its token count and the ordered, de-duplicated evidence chunk ids."""
+def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str],
+           counter: Optional[Callable[[str], int]] = None) -> RetrievalResult:
+    """Set the rendered context, its token count (``counter``, exact: default ``count_tokens``; the
+    modes pass the generation's ``core.retrieval.token_counts`` counter) and the ordered,
+    de-duplicated evidence chunk ids."""
     result.context_text = context_text
-    result.context_tokens = count_tokens(context_text)
+    result.context_tokens = (counter or count_tokens)(context_text)
     result.evidence_chunk_ids = list(dict.fromkeys(c for c in evidence if c))
     return result

@@ -16,6 +16,7 @@ from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              row_cost_table, select_chunks)
+from core.retrieval.token_counts import context_counter
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
@@ -55,9 +56,10 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     s = ctx.settings
     with clock.stage("context"):
         chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
+        count = context_counter(ctx.ws).count  # exact counts from the generation's segment table
         fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
                             max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens,
-                            row_costs=ctx.ws.views.derived(graph_row_costs))
+                            row_costs=ctx.ws.views.derived(graph_row_costs), counter=count)
         t = fit.tokens
         result.log("budgets", "budgets", entities=len(fit.entities), entities_before=len(gathered.entities),
                    entity_tokens=t["entities"], max_entity_tokens=s.max_entity_tokens,
@@ -69,7 +71,7 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
             # finish() counts the context's tokens; using it as the counter avoids counting twice.
             context, _, dropped = render_within(
                 fit, s.max_total_tokens,
-                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks]).context_tokens)
+                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks], count).context_tokens)
             if dropped:
                 result.log("budgets", "trailing_dropped", dropped=dropped, max_total_tokens=s.max_total_tokens)
         else:
