@@ -15,17 +15,12 @@ from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_
                                             trace_hits, vector_hits)
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
-                                             row_cost_table, select_chunks)
-from core.retrieval.token_counts import context_counter
+                                             select_chunks)
+from core.retrieval.token_counts import context_counter, graph_row_costs  # noqa: F401  (re-exported)
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
                    "max_relation_tokens", "max_total_tokens"]
-
-
-def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
-    """The generation's entity and relation row costs (built once per generation by ``views.derived``)."""
-    return row_cost_table(ws.views.graph)
 
 
 def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str,

@@ -17,7 +17,7 @@ segment numbered 1 costs; the table stores rows numbered 1.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from core.tokens import encoding
 
@@ -77,12 +77,18 @@ def count_segments(texts: Iterable[str]) -> dict[str, int]:
     return {key: len(encode(key)) for key in wanted}
 
 
+def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
+    """The generation's entity and relation row costs (built once per generation by ``views.derived``)."""
+    from core.retrieval.lightrag_context import row_cost_table
+
+    return row_cost_table(ws.views.graph)
+
+
 def segment_counts(ws: "Workspace") -> SegmentCounts:
     """The segment table of one workspace generation: every chunk text's segments, and every entity
     and relation row of the LightRAG tables (numbered 1, with its line break; their costs are the
     generation's row costs, already counted for the budgets)."""
     from core.retrieval.base import csv_table
-    from core.retrieval.lightrag_retrieval import graph_row_costs
 
     records = ws.records
     chunks = records.chunks_by_id(records.all_chunk_ids())
