@@ -37,10 +37,24 @@ class CountingEmbedder:
         self.calls = 0
         self.texts = 0
         self.ms = 0.0
+        if not hasattr(inner, "embed_queries"):
+            self.embed_queries = None  # type: ignore[assignment]  # as the inner embedder: batches of ``embed``
 
     def embed(self, texts: Any) -> Any:
         started = time.perf_counter()
         out = self._inner.embed(texts)
+        self.ms += (time.perf_counter() - started) * 1000
+        self.calls += 1
+        self.texts += len(texts)
+        return out
+
+    def embed_queries(self, texts: Any) -> Any:
+        """The inner embedder's packed query call (counted as one call), or ``embed``."""
+        packed = getattr(self._inner, "embed_queries", None)
+        if packed is None:
+            return self.embed(texts)
+        started = time.perf_counter()
+        out = packed(texts)
         self.ms += (time.perf_counter() - started) * 1000
         self.calls += 1
         self.texts += len(texts)

@@ -129,7 +129,7 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
     # mix, path) and the extractive answers (question entities) need them
     from core.answers.inputs import question_names
 
-    ctx.prefetch([question] + question_names(ws, question, ctx.strategies.seeds))
+    ctx.prefetch([question] + question_names(ws, question, ctx.strategies.seeds, ctx))
     def one(mode: str) -> RetrievalResult:
         result = retrieve(ctx, mode)
         if with_answers:

@@ -38,7 +38,9 @@ def warm_models(embedder_too: bool = True) -> None:
     if embedder_too:
         from core.embeddings import local_embedder
 
-        local_embedder().embed([WARM_QUESTION])
+        embedder = local_embedder()
+        embedder.embed([WARM_QUESTION])
+        embedder.embed_queries([WARM_QUESTION, "Warm", "warm, up"])  # the packed query path of the graph modes
 
 
 def warm_workspace(ws: "Workspace") -> None:
@@ -63,6 +65,9 @@ def warm_workspace(ws: "Workspace") -> None:
     from core.retrieval.lightrag_retrieval import graph_row_costs
 
     views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
+    from core.retrieval.token_counts import context_counter
+
+    context_counter(ws)  # the exact context counts' segment table, once per generation
     if ws.settings.embedder != "openai":  # a remote server is not called just to warm up
         ws.embedder.embed([WARM_QUESTION])
 

@@ -32,14 +32,21 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 
-def question_names(ws: "Workspace", question: str, seeds: Optional["SeedSelection"] = None) -> list[str]:
+def question_names(ws: "Workspace", question: str, seeds: Optional["SeedSelection"] = None,
+                   ctx: Optional["QueryContext"] = None) -> list[str]:
     """The names of the question that entity linking looks up offline, by the seed strategy
     (``core.retrieval.strategies``; default RAGScope's): the graph's own names found verbatim in it,
-    then its name spans (as ``core.retrieval.lightrag_retrieval.link_names_of``)."""
+    then its name spans (as ``core.retrieval.lightrag_search.link_names_of``, whose result for this
+    question ``ctx`` already holds when it links offline with the same strategy)."""
     from core.extraction.query_terms import name_spans
+    from core.retrieval.lightrag_search import link_names_of
     from core.retrieval.strategies import RAGSCOPE
 
-    return (seeds or RAGSCOPE.seeds).names(ws, question, name_spans(question))
+    strategy = seeds or RAGSCOPE.seeds
+    if (ctx is not None and getattr(ctx, "question", None) == question and ctx.strategies.seeds is strategy
+            and getattr(ctx.keyword_extractor, "name", "") == "spacy"):
+        return link_names_of(ctx)  # the same names, worked out once per query context
+    return strategy.names(ws, question, name_spans(question))
 
 
 def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryContext"] = None) -> set[str]:
@@ -55,7 +62,7 @@ def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryCon
     link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
     s = link_ctx.settings
     strategy = strategies_for(s).seeds
-    names = question_names(ws, question, strategy)
+    names = question_names(ws, question, strategy, link_ctx)
     shared = getattr(link_ctx, "state", None) or QuestionState(question)
     if strategy.shares_mode_seeds and names and shared.seed_names == names and shared.seeds is not None:
         seeds = shared.seeds  # a mode already linked exactly these names this way: the same result
@@ -166,7 +173,8 @@ class AnswerInputs:
     def score(self, sentence: Sentence, role: str, rank: int, label: str, exclude: Iterable[str] = ()) -> Pick:
         """``score_sentence`` with the similarity of what the sentence states to the question."""
         similarity = self.relation_similarity(sentence)
-        return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude))
+        return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude),
+                              self._memo.sentence_parts)
 
     def closest_chunks(self, chunk_ids: Iterable[str], limit: int, first: Iterable[str] = ()) -> list[str]:
         """Up to ``limit`` of ``chunk_ids``: those also in ``first`` (the mode's own chunks) in that

@@ -150,6 +150,8 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 def stem(word: str) -> str:
     """A crude stem: an inflection suffix dropped, then the first five letters; enough to meet
     "appointed"/"appointment", "founded"/"founder", "join"/"joined"."""
+    if len(word) >= 8:
+        return word[:5]  # a suffix of at most three letters leaves the first five as they are
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]

@@ -120,13 +120,22 @@ def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:
 
 
 def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: str, rank: int = 0,
-                   label: Optional[str] = None, similarity: float = 0.0, exclude: frozenset[str] = frozenset()
-                   ) -> Pick:
+                   label: Optional[str] = None, similarity: float = 0.0, exclude: frozenset[str] = frozenset(),
+                   memo: Optional[dict[Any, Any]] = None) -> Pick:
     """Score one sentence in a role (see the module docstring). ``exclude``: entities that cannot be
-    the answer here (the bridge entity a sentence is about: the question asks about it, not for it)."""
-    lex, lex_names = lexical(frame, sentence)
+    the answer here (the bridge entity a sentence is about: the question asks about it, not for it).
+    ``memo``: the question's store of the parts that depend only on the question, the sentence and
+    ``exclude`` (its lexical shares and typed mentions), so the modes of one comparison that meet the
+    same sentence score those once."""
+    key = (id(frame), id(sentence), exclude)
+    parts = memo.get(key) if memo is not None else None
+    if parts is None:
+        parts = (frame, sentence, lexical(frame, sentence), typed_mentions(frame, sentence, graph, exclude))
+        if memo is not None:
+            memo[key] = parts  # holds the frame and the sentence: their ids stay theirs while the memo lives
+    (lex, lex_names), (type_score, shared) = parts[2], parts[3]
+    surfaces = list(shared)
     names_question = bool(sentence.keys & frame.entity_keys)
-    type_score, surfaces = typed_mentions(frame, sentence, graph, exclude)
     near = names_question or lex + lex_names > 0 or role in ("bridge", "about", "edge")
     focus = len(frame.focus & sentence.stems) / len(frame.focus) if frame.focus else 0.0
     entity = QUESTION_ENTITY_MULTI if frame.multi_hop else QUESTION_ENTITY

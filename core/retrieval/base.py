@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -104,23 +104,36 @@ class QueryContext:
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed the query strings a mode will need in as few calls as possible: the question alone
         stays one string (naive, tree), anything else is embedded with every string of
-        ``query_texts`` in batches of ``QUERY_BATCH`` (the embedder's one-thread fp32 query path)."""
+        ``query_texts``, in one packed call where the embedder has one (``embed_queries``: no padding,
+        the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server)."""
         wanted = [t for t in dict.fromkeys(texts) if t]
         if any(t != self.question for t in wanted):
             wanted = list(dict.fromkeys(wanted + self.query_texts()))
         missing = [t for t in wanted if t not in self._embeddings]
+        if not missing:
+            return
+        embedder = self.ws.embedder
+        packed = getattr(embedder, "embed_queries", None)
+        if packed is not None:
+            for text, vector in zip(missing, packed(missing)):
+                self._embeddings[text] = vector
+            return
         for start in range(0, len(missing), QUERY_BATCH):
             batch = missing[start : start + QUERY_BATCH]
-            for text, vector in zip(batch, self.ws.embedder.embed(batch)):
+            for text, vector in zip(batch, embedder.embed(batch)):
                 self._embeddings[text] = vector
 
     def query_texts(self) -> list[str]:
         """Every string a mode of this question may embed: the question, the names entity linking
-        looks up one by one and joined (the papers' joined search), and each keyword level joined."""
+        looks up one by one and joined (the papers' joined search), and each keyword level joined.
+        RAGScope's strategies search the low-level keywords only when the question has no name
+        (they stand in for the names), so with names that string is left out; the papers' keep it."""
         if self._query_texts is None:
             low, high = self.keywords()
             names = link_names_of(self)
-            texts = [self.question, *names, ", ".join(names), ", ".join(high), ", ".join(low)]
+            texts = [self.question, *names, ", ".join(names), ", ".join(high)]
+            if self.strategies.paper or not names:
+                texts.append(", ".join(low))
             self._query_texts = [t for t in dict.fromkeys(texts) if t]
         return self._query_texts
 
@@ -169,9 +182,12 @@ def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
     return out
 
 
-def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str]) -> RetrievalResult:
-    """Set the rendered context, its token count and the ordered, de-duplicated evidence chunk ids."""
+def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str],
+           counter: Optional[Callable[[str], int]] = None) -> RetrievalResult:
+    """Set the rendered context, its token count (``counter``, exact: default ``count_tokens``; the
+    modes pass the generation's ``core.retrieval.token_counts`` counter) and the ordered,
+    de-duplicated evidence chunk ids."""
     result.context_text = context_text
-    result.context_tokens = count_tokens(context_text)
+    result.context_tokens = (counter or count_tokens)(context_text)
     result.evidence_chunk_ids = list(dict.fromkeys(c for c in evidence if c))
     return result

@@ -83,12 +83,17 @@ def dictionary_names(ws: Workspace, question: str) -> list[str]:
     words = list(_WORD.finditer(question))
     taken = [False] * len(words)
     found: list[tuple[int, str]] = []
+    # words with a capital letter, counted up to each word: a span has one iff its words do (a capital
+    # letter is a word character, so none sits between the words)
+    capitals = [0]
+    for word in words:
+        capitals.append(capitals[-1] + (not word.group().islower() and any(ch.isupper() for ch in word.group())))
     for size in range(min(MAX_NAME_WORDS, len(words)), 0, -1):
         for i in range(len(words) - size + 1):
-            if any(taken[i : i + size]):
+            if capitals[i + size] == capitals[i] or any(taken[i : i + size]):
                 continue
             surface = question[words[i].start() : words[i + size - 1].end()]
-            if not any(ch.isupper() for ch in surface) or (size == 1 and (i == 0 or not surface[:1].isupper())):
+            if size == 1 and (i == 0 or not surface[:1].isupper()):
                 continue
             if words[i].group().islower() and words[i].group() in _LEADING_SKIP:
                 continue  # "the Velmora Coastal Railway": the name starts after the article

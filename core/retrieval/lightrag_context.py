@@ -317,27 +317,29 @@ def relation_cost(relation: RelationHit, table: RowCosts | None = None) -> int:
     return found if found is not None else text_tokens(csv_line(cells) + "\n")
 
 
-def chunk_cost(chunk: ChunkHit) -> int:
+def chunk_cost(chunk: ChunkHit, counter: Callable[[str], int] = text_tokens) -> int:
     """Tokens a chunk's Sources block adds (the block and the blank line after it)."""
-    return text_tokens(source_block(chunk, 1) + "\n\n")
+    return counter(source_block(chunk, 1) + "\n\n")
 
 
 def apply_budgets(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
                   chunks: Sequence[ChunkHit], *, max_entity_tokens: int, max_relation_tokens: int,
-                  max_total_tokens: int, row_costs: RowCosts | None = None) -> Budgeted:
+                  max_total_tokens: int, row_costs: RowCosts | None = None,
+                  counter: Callable[[str], int] = text_tokens) -> Budgeted:
     """Keep the longest prefixes that fit: entity rows in ``max_entity_tokens``, relation rows in
     ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the section
     headers and the two tables are counted. Costs are per rendered row (cl100k pre-tokenisation never
     merges across a line break followed by text, so they add up; only the section edges may differ by a
     token or two); ``render_within`` enforces the total exactly. ``row_costs``: the graph's
-    precomputed row costs (``row_cost_table``); rows not in it are counted."""
+    precomputed row costs (``row_cost_table``); rows not in it are counted. ``counter``: the exact
+    count of a chunk's block (``core.retrieval.token_counts``)."""
     skeleton = text_tokens(render_context([], [], []))
     room = max(0, max_total_tokens - skeleton)
     kept_e, used_e = prefix_within(entities, lambda e: entity_cost(e, row_costs), min(max_entity_tokens, room))
     room -= used_e
     kept_r, used_r = prefix_within(relations, lambda r: relation_cost(r, row_costs), min(max_relation_tokens, room))
     room -= used_r
-    kept_c, used_c = prefix_within(chunks, chunk_cost, room)
+    kept_c, used_c = prefix_within(chunks, lambda c: chunk_cost(c, counter), room)
     return Budgeted(kept_e, kept_r, kept_c, {"entities": used_e, "relations": used_r, "chunks": used_c,
                                              "headers": skeleton})
 

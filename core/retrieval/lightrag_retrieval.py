@@ -15,16 +15,12 @@ from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_
                                             trace_hits, vector_hits)
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
-                                             row_cost_table, select_chunks)
+                                             select_chunks)
+from core.retrieval.token_counts import context_counter, graph_row_costs  # noqa: F401  (re-exported)
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
                    "max_relation_tokens", "max_total_tokens"]
-
-
-def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
-    """The generation's entity and relation row costs (built once per generation by ``views.derived``)."""
-    return row_cost_table(ws.views.graph)
 
 
 def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[str, Sequence[str]]], via: str,
@@ -55,9 +51,10 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     s = ctx.settings
     with clock.stage("context"):
         chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
+        count = context_counter(ctx.ws).count  # exact counts from the generation's segment table
         fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
                             max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens,
-                            row_costs=ctx.ws.views.derived(graph_row_costs))
+                            row_costs=ctx.ws.views.derived(graph_row_costs), counter=count)
         t = fit.tokens
         result.log("budgets", "budgets", entities=len(fit.entities), entities_before=len(gathered.entities),
                    entity_tokens=t["entities"], max_entity_tokens=s.max_entity_tokens,
@@ -69,7 +66,7 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
             # finish() counts the context's tokens; using it as the counter avoids counting twice.
             context, _, dropped = render_within(
                 fit, s.max_total_tokens,
-                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks]).context_tokens)
+                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks], count).context_tokens)
             if dropped:
                 result.log("budgets", "trailing_dropped", dropped=dropped, max_total_tokens=s.max_total_tokens)
         else:

@@ -78,9 +78,8 @@ def vector_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, le
     if not terms:
         return None
     with clock.stage("embed_query"):
-        # both keyword levels and the question (used to rank chunks) in one call: hybrid and mix
-        # need all three, and a batch of three costs little more than one
-        ctx.prefetch([", ".join(terms)] + [", ".join(level_terms) for level_terms in ctx.keywords()] + [ctx.question])
+        # with the question (used to rank chunks) and every other query string in one call
+        ctx.prefetch([", ".join(terms), ctx.question])
         vector = ctx.embed(", ".join(terms))
     with clock.stage("vector_search"):
         hits = ctx.search(collection, vector, ctx.settings.lightrag_top_k)
@@ -154,7 +153,7 @@ def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) 
     low, _ = ctx.keywords()
     seeds = seeds_for(ctx, result, clock, low or terms)
     with clock.stage("embed_query"):
-        ctx.prefetch([", ".join(terms)] + [", ".join(level) for level in ctx.keywords()] + [ctx.question])
+        ctx.prefetch([", ".join(terms), ctx.question])
         vector = ctx.embed(", ".join(terms))
     with clock.stage("vector_search"):
         key = ", ".join(terms)

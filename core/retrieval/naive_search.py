@@ -4,7 +4,7 @@ from __future__ import annotations
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import prefix_within, sources_text
 from core.retrieval.funnel import set_funnel
-from core.tokens import count_tokens
+from core.retrieval.token_counts import context_counter
 from core.types import ChunkHit, RetrievalResult
 
 
@@ -23,10 +23,11 @@ class NaiveRetriever:
             records = [ChunkHit.make(h.id, h.score, f"cosine {h.score:.3f} to the question") for h in hits]
             records = fill_chunk_texts(ctx.ws, records)
             set_funnel(result, [r.chunk_id for r in records])
-            records, _ = prefix_within(records, lambda c: count_tokens(c.text), ctx.settings.max_total_tokens)
+            count = context_counter(ctx.ws).count  # exact, from the generation's segment table
+            records, _ = prefix_within(records, lambda c: count(c.text), ctx.settings.max_total_tokens)
             result.chunks = records
             exact = ctx.settings.vector_search != "approximate"  # exact: the in-memory matrix, no store round trip
             total = ctx.ws.views.vectors.size("chunks") if exact else ctx.ws.vectors.count("chunks")
             result.log("vector_search", "dense_chunks", k=ctx.settings.naive_top_k, total=total, kept=len(records))
-            finish(result, sources_text(records), [c.chunk_id for c in records])
+            finish(result, sources_text(records), [c.chunk_id for c in records], count)
         return result

@@ -32,6 +32,7 @@ from core.retrieval.context_blocks import add_keyword_usage, fit_to_budget, pref
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.strategies import STRICT_SETTING
+from core.retrieval.token_counts import context_counter
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, PathEdge, PathHit, RelationHit, RetrievalResult
@@ -250,11 +251,13 @@ Evidence = Callable[[list[Any], list[ChunkHit]], list[str]]
 
 
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
-                   blocks: list[Any], sources: list[ChunkHit]) -> tuple[list[Any], list[ChunkHit]]:
+                   blocks: list[Any], sources: list[ChunkHit], count: Callable[[str], int]
+                   ) -> tuple[list[Any], list[ChunkHit]]:
     """Render and count exactly; while over budget drop the last source, then the last block."""
     blocks, sources = list(blocks), list(sources)
     fit_to_budget((sources, blocks),
-                  lambda: finish(result, render(blocks, sources), evidence(blocks, sources)).context_tokens, budget)
+                  lambda: finish(result, render(blocks, sources), evidence(blocks, sources), count).context_tokens,
+                  budget)
     return blocks, sources
 
 
@@ -290,7 +293,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
-    blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates)
+    blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates, context_counter(ctx.ws).count)
     result.chunks = sources
     if len(blocks) < len(result.paths):
         result.log("budgets", "paths_dropped", budget=budget, dropped=len(result.paths) - len(blocks))
@@ -326,7 +329,7 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
-    blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates)
+    blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates, context_counter(ctx.ws).count)
     result.chunks = sources
     if len(blocks) < len(retrieved) or len(sources) < len(chosen):
         result.log("budgets", "node_context_cut", budget=budget, entities=len(retrieved) - len(blocks),

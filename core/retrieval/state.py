@@ -31,6 +31,7 @@ class AnswerState:
     pair_cosines: dict[Pair, float] = field(default_factory=dict)
     entity_cosines: dict[str, float] = field(default_factory=dict)
     relations: dict[str, Any] = field(default_factory=dict)  # question text -> its parsed relation (answers.support)
+    sentence_parts: dict[Any, Any] = field(default_factory=dict)  # a sentence's mode-independent scores (scoring)
 
 
 @dataclass

@@ -38,6 +38,7 @@ from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.strategies import STRICT_SETTING
+from core.retrieval.token_counts import context_counter
 from core.retrieval.tree_terms import question_term_counts  # noqa: F401  (RAGScope's tie-break)
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.storage.ports import GraphView
@@ -331,8 +332,9 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     weights = _leaf_weights(ctx, present)
     strict = not ctx.strategies.evidence.leaves_tail
     tie = ctx.strategies.evidence.tie_break(ctx)
+    count = context_counter(ctx.ws).count  # exact, from the generation's segment table
     fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
-                                          _evidence(kept, weights, strict, tie)).context_tokens, budget)
+                                          _evidence(kept, weights, strict, tie), count).context_tokens, budget)
     if len(kept) < len(chosen.items):
         result.log("budgets", "items_dropped", budget=budget, dropped=len(chosen.items) - len(kept),
                    total=len(chosen.items))

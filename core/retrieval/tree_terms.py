@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.extraction.query_terms import labelled_query_entities, name_spans
 from core.retrieval.entity_linking import dictionary_names, link_names
+from core.retrieval.lightrag_search import link_names_of
 
 if TYPE_CHECKING:
     from core.retrieval.base import QueryContext
@@ -50,7 +51,10 @@ def named_query_terms(ctx: QueryContext, graph: Any) -> tuple[list[str], list[st
     Museum of Art"). Also returns the nouns left out."""
     labelled = labelled_query_entities(ctx.question, ctx.settings.entity_types)
     s = ctx.settings
-    names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
+    if not ctx.strategies.paper and getattr(ctx.keyword_extractor, "name", "") == "spacy":
+        names = link_names_of(ctx)  # the same list (RAGScope's names, offline), once per query context
+    else:
+        names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
     seeds = link_names(ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff, vectors=False)
     terms = [seed.key for seed in seeds if seed.key in graph]
     terms += [term for term, label in labelled if label not in ("NOUN", "PROPN") and term in graph]

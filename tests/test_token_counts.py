@@ -1,0 +1,63 @@
+"""The contexts' exact token counts from segment tables (core.retrieval.token_counts) equal a direct
+cl100k count of the whole text, whatever the text, and the table is what is read."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from core.retrieval.token_counts import SegmentCounts, count_segments, segments
+from core.tokens import count_tokens
+
+PIECES = ["\n", "\n\n", " ", "  ", "\t", "\r\n", ".", ",", '"', "'s", "’", "(", ")", "[1]", "12,", "999,", "1000,",
+          "Velmora", " Coast", "harbour", "école", "東京", "42", "2024", "-----Sources-----", "```csv", "x\u00a0y",
+          " \n", "\n ", ":\n", "!!\n\n", "id,entity,type", "\u2028"]
+
+
+def _random_text(rng: random.Random) -> str:
+    return "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 60)))
+
+
+def test_segments_join_back_and_cut_only_before_non_space() -> None:
+    text = "a\n b\nc\n\nd \n"
+    parts = segments(text)
+    assert "".join(parts) == text
+    assert parts == ["a\n b\n", "c\n\n", "d \n"]
+    assert segments("") == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_counts_are_additive_over_segments(seed: int) -> None:
+    """cl100k never merges across a cut: the sum over segments is the direct count (random texts built
+    from line breaks, spaces, punctuation, numbers, non-Latin letters)."""
+    rng = random.Random(seed)
+    for _ in range(150):
+        text = _random_text(rng)
+        assert sum(count_tokens(s) for s in segments(text)) == count_tokens(text), repr(text)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_table_counts_equal_direct_counts(seed: int) -> None:
+    """A table built from some texts counts any text made of them (and of unknown pieces) exactly."""
+    rng = random.Random(100 + seed)
+    known = [_random_text(rng) for _ in range(30)]
+    counts = SegmentCounts(count_segments(known))
+    for _ in range(150):
+        text = "".join(rng.choice(known + [_random_text(rng)]) for _ in range(rng.randint(0, 6)))
+        assert counts.count(text) == count_tokens(text), repr(text)
+
+
+def test_rows_numbered_up_to_999_cost_what_row_1_costs() -> None:
+    row = '1,"Velmora Marine Institute",ORGANIZATION,"A research institute, founded 1911",7\n'
+    table = SegmentCounts({row: count_tokens(row)})
+    for number in (1, 2, 12, 99, 100, 999, 1000, 12345):
+        text = f"id,entity\n{number}{row[1:]}```\n"
+        assert table.count(text) == count_tokens(text)
+
+
+def test_the_table_is_read_not_recounted() -> None:
+    """A known segment's count comes from the table (a wrong entry shows through), unknown ones are encoded."""
+    counts = SegmentCounts({"Velmora harbour\n": 1000})
+    assert counts.count("Velmora harbour\nLighthouse") == 1000 + count_tokens("Lighthouse")
+    assert counts.count("Lighthouse") == count_tokens("Lighthouse")
+    assert counts.count("") == 0
