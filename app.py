@@ -7,6 +7,9 @@ in the navigation (Settings: admins only), and the library refuses their actions
 """
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any, Callable
+
 import core  # noqa: F401 - first: sets the process environment (core.config) before streamlit starts
 import streamlit as st
 
@@ -22,10 +25,26 @@ PAGES = [
 ]
 
 
+def _redirect(page: Any) -> Callable[[], None]:
+    def go() -> None:
+        st.switch_page(page)
+    return go
+
+
 def app_pages(admin: bool = True) -> list:
-    """st.Page objects of the pages a role may open (Documents is the default page)."""
-    return [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)
-            if admin or path not in ADMIN_PAGES]
+    """st.Page objects of the pages a role may open (Documents is the default page), and for each a
+    hidden page at its capitalised and upper-case URL ("/Compare", "/COMPARE") that switches to it:
+    Streamlit matches URL paths exactly and showed "Page not found" for a capitalised page name typed
+    from the navigation's title. Public API only (``st.Page`` with a callable, ``st.switch_page``)."""
+    pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)
+             if admin or path not in ADMIN_PAGES]
+    twins = []
+    for page, (path, _, _) in zip(pages, [p for p in PAGES if admin or p[0] not in ADMIN_PAGES]):
+        stem = Path(path).stem
+        variants = {stem[:1].upper() + stem[1:], stem.upper()} - {stem}
+        twins += [st.Page(_redirect(page), title=page.title, url_path=variant, visibility="hidden")
+                  for variant in sorted(variants)]
+    return pages + twins
 
 
 st.set_page_config(page_title="RAGScope", layout="wide")

@@ -158,9 +158,15 @@ class MiniLMEmbedder:
         return self._model(features)["sentence_embedding"].float().numpy()
 
 
+_LOAD_LOCK = threading.Lock()  # one load at a time: lru_cache alone lets two threads both build a model
+
+
 def local_embedder(batch_size: int = 16) -> MiniLMEmbedder:
-    """Process-wide MiniLM instance per batch size (loading takes a few seconds)."""
-    return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
+    """Process-wide MiniLM instance per batch size (loading takes a few seconds). Thread-safe: the
+    app's warm-up thread and an indexing job asking at the same moment share one load (they loaded
+    two models before, the job's taking ~14 s on a busy machine)."""
+    with _LOAD_LOCK:
+        return _cached_local_embedder(int(batch_size))  # one cache key whether or not the size was passed
 
 
 def local_embedder_loaded() -> bool:

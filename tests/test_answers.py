@@ -244,6 +244,23 @@ def test_empty_result_is_a_labelled_extractive_answer(sample_ws):
 
 
 # --- end to end ---------------------------------------------------------------------------------
+def test_a_connection_question_leads_with_the_link_not_the_relation_word(sample_ws):
+    """"How is A connected to B?": the graph modes lead with the flood article's sentence on the
+    lighthouse keeper's warning (names the lighthouse, in the article named after the flood), not with
+    "Local speech retains many words *connected* with boats" (the relation word, before) nor path's
+    railway line that "*connects* with the main line"."""
+    from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
+
+    question = "How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?"
+    results = run_modes(LOCAL_ADMIN, sample_ws, question, "all")
+    firsts = {mode: r.answer.text.split("\n")[0] for mode, r in results.items()}
+    assert not any("connect" in line.split("[")[0] for line in firsts.values()), firsts
+    linked = [m for m, line in firsts.items() if "Ruth Harland" in line and "07-great-velmora-flood.md" in line]
+    assert {"local", "global", "hybrid", "mix", "path"} <= set(linked), firsts
+    assert all("Kestrel Point Lighthouse" in line for line in firsts.values()), firsts  # naive: on topic too
+
+
 def test_sample_corpus_answers_are_mode_specific_cited_and_fast(sample_ws):
     from core.api import run_modes
     from core.auth import LOCAL_ADMIN

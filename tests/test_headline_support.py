@@ -87,3 +87,37 @@ def test_wrong_bold_counts_bolded_spans_that_are_not_the_gold_answer():
     assert right_bold("founded in **1887**", "1887") == 1.0
     assert wrong_bold("**Brook**", "Dr. Ada Brook", ["Ada Brook"]) == 0.0  # part of the gold name counts
     assert wrong_bold("**x**", None) is None and wrong_bold(None, "x") is None
+
+
+MERIDIAN = ("Meridian Tidal Power, founded in 2006 by the engineer Clara Whitfield and the oceanographer Peter "
+            "Okafor, built the Hollow Bay Tidal Project, whose six seabed turbines began supplying electricity in 2016.")
+MERIDIAN_MENTIONS = [("ORG", "Meridian Tidal Power"), ("DATE", "2006"), ("PERSON", "Clara Whitfield"),
+                     ("PERSON", "Peter Okafor"), ("FAC", "Hollow Bay Tidal Project"), ("CARDINAL", "six"),
+                     ("DATE", "2016")]
+
+
+def test_a_sentence_stating_both_hops_keeps_the_answer_the_bridge_cannot_be():
+    """Sample question 15: the sentence names where the question starts (Peter Okafor) and states the
+    second hop too; a count cannot be the bridge (a company), so "six" stays bolded."""
+    question = "How many turbines make up the power station developed by the company that Peter Okafor co-founded?"
+    assert surfaces(question, pick(MERIDIAN, ["six"], MERIDIAN_MENTIONS)) == ["six"]
+
+
+def test_a_date_of_the_start_entity_is_still_not_the_answer():
+    """Sample question 10: "founded in 2006" is Meridian's founding (the entity the question starts
+    from), not the cooperative's: no bold, although a year cannot be the bridge (a town) either."""
+    question = ("In what year was the cooperative founded whose chairman organised the evacuation by boat, during "
+                "the 1957 flood, of the town where Meridian Tidal Power is headquartered?")
+    assert surfaces(question, pick(MERIDIAN, ["2006"], MERIDIAN_MENTIONS)) == []
+
+
+def test_the_relation_word_of_a_connection_question_is_not_a_term():
+    from core.answers.question import connection_words
+
+    question = "How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?"
+    frame = make_frame(question, ["kestrel point lighthouse", "great velmora flood"])
+    assert frame.connection and "conne" not in frame.terms and "conne" not in frame.focus
+    assert connection_words("What is the relationship between the railway and the flood?") == {"relat"}
+    assert connection_words("How are the railway and the flood related?") == {"relat"}
+    assert not make_frame("Who founded the company connected to the railway?").connection
+    assert "conne" in make_frame("Who founded the company connected to the railway?").terms

@@ -286,3 +286,38 @@ def test_the_models_load_as_a_step_of_their_own_before_the_first_document(monkey
     assert events[3][0] == "index"
     bars = progress_bars(job.snapshot())
     assert bars[0] == ("load", 1.0, "Load models (2/2) models loaded")
+
+
+def test_the_status_table_and_the_counters_come_from_one_snapshot(tmp_path):
+    """A hostile upload registers failed documents while the job's counters were recorded earlier: the
+    page's table, its counters and the sidebar all draw from the job's snapshot, so they agree (a table
+    read on its own said 2 failed while the counters said 1)."""
+    from core import api
+    from core.auth import LOCAL_ADMIN
+    from core.workspace import Workspace
+
+    ws = Workspace(tmp_path / "w")
+    registered, release = threading.Event(), threading.Event()
+
+    def call(progress, *, report: IndexReport, llm, cancel) -> IndexReport:
+        api.index_uploads(LOCAL_ADMIN, ws, [("bad.pdf", b"not a pdf at all"), ("bad.docx", b"not a docx")],
+                          report=report)  # no progress callback: nothing re-reads the counters
+        registered.set()
+        release.wait(30)
+        progress(ProgressEvent("index", 1, 1, "done"))  # the job re-reads counters and rows together
+        return report
+
+    def failed(snap) -> tuple[int, int]:
+        return int(snap["status"]["failed"]), sum(r["status"] == "failed" for r in snap["documents"])
+
+    job = IndexJob(ws, [call], "2 file(s)").start()
+    try:
+        assert registered.wait(60)
+        assert api.status(LOCAL_ADMIN, ws)["failed"] == 2  # the database is ahead of the snapshot here
+        assert failed(job.snapshot()) == (0, 0)
+        release.set()
+        assert job.join(60) and job.state == "done", job.error_traceback
+        assert failed(job.snapshot()) == (2, 2)
+    finally:
+        release.set()
+        ws.close()

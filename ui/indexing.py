@@ -85,6 +85,8 @@ class IndexJob:
         self._call_done = 0
         self._points = list(points or [])
         self._status: dict[str, Any] = {}
+        self._documents: Optional[list[dict[str, Any]]] = None  # the status table's rows, read with the status
+        self._generation: Optional[int] = None  # the workspace generation those rows were read at
         self._status_at = 0.0
         self._thread = threading.Thread(target=self._run, name="ragscope-index", daemon=True)
         self.started_at = 0.0
@@ -124,6 +126,7 @@ class IndexJob:
             return {"state": self.state, "events": dict(self._events), "n_calls": len(self.calls),
                     "calls_finished": self._calls_finished, "docs_before": self._docs_before,
                     "call_done": self._call_done, "status": dict(self._status), "points": list(self._points),
+                    "documents": self._documents, "generation": self._generation,
                     "usage": self.llm.snapshot() if self.llm is not None else {},
                     "cancelling": self.cancel_event.is_set(), "seconds": time.perf_counter() - self.started_at}
 
@@ -140,11 +143,21 @@ class IndexJob:
             self._record_status()
 
     def _record_status(self) -> None:
+        """Re-read the counters and, when the workspace changed since, the status table's rows: the
+        page's counters, its table and the sidebar all draw from this one snapshot while the job runs
+        (a table read on its own said 2 failed while the counters, read earlier, said 1)."""
         self._status_at = time.perf_counter()
         status = api.status(self.principal, self.ws)
+        documents = self._documents
+        generation = self._generation
+        if hasattr(self.ws, "records"):  # a real workspace (test doubles have only status())
+            generation = api.generation(self.principal, self.ws)
+            if generation != self._generation or documents is None:
+                documents = api.documents_table(self.principal, self.ws)
         point = snapshot_point(status)
         with self._lock:
             self._status = status
+            self._documents, self._generation = documents, generation
             if not self._points or self._points[-1] != point:
                 self._points.append(point)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import numpy as np
 
-from core.answers.question import QuestionFrame, make_frame, stem
+from core.answers.question import QuestionFrame, make_frame, sentence_stems, stem
 from core.answers.scoring import Pick, score_sentence
 from core.answers.sentences import Sentence, SentenceBank, sentence_bank
 from core.retrieval.state import AnswerState, QuestionState, state_for
@@ -174,7 +174,26 @@ class AnswerInputs:
         """``score_sentence`` with the similarity of what the sentence states to the question."""
         similarity = self.relation_similarity(sentence)
         return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude),
-                              self._memo.sentence_parts)
+                              memo=self._memo.sentence_parts, link=self.link(sentence))
+
+    def link(self, sentence: Sentence) -> float:
+        """For a question asking how its entities are connected: 1.0 when the sentence names two of
+        them, 0.5 when it names one in a document named after another (the flood article's sentence on
+        the lighthouse keeper's warning), else 0."""
+        question = self.frame.entity_keys
+        if not self.frame.connection or len(question) < 2:
+            return 0.0
+        named = sentence.keys & question
+        if len(named) >= 2:
+            return 1.0
+        if not named:
+            return 0.0
+        document = sentence_stems(sentence.cite.rsplit(", chunk", 1)[0].replace("-", " ").replace("_", " "))
+        for key in question - named:
+            name = sentence_stems(self.graph.name(key) if key in self.graph else key)
+            if name and name <= document:
+                return 0.5
+        return 0.0
 
     def closest_chunks(self, chunk_ids: Iterable[str], limit: int, first: Iterable[str] = ()) -> list[str]:
         """Up to ``limit`` of ``chunk_ids``: those also in ``first`` (the mode's own chunks) in that

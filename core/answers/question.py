@@ -63,13 +63,30 @@ STOP = frozenset(
     "has have had are not no but if so such can could would should will may might one ones name named many much "
     "long old same other another most more".split())
 FOCUS = 3.0  # weight multiplier of the focus terms (the words right after the question word)
+# "How is A connected to B?", "What is the relationship between A and B?": the relation word says what
+# form of answer is wanted (the link between the names), it is not a word the answer sentence shares
+# ("Local speech retains many words *connected* with boats" led every mode's answer to such a question)
+_RELATION_WORD = (r"(connect(?:s|ed|ion|ions)?|relat(?:ed|ion|ions|ionship)|link(?:s|ed)?|tie(?:s|d)?|"
+                  r"associat(?:ed|ion))")
+_CONNECTION = re.compile(
+    rf"^\s*(?:(?:how|what|in what way)\b.*?\b{_RELATION_WORD}\b\s*(?:(?:to|with|between|and)\b|\?\s*$)"
+    rf"|what\s+{_RELATION_WORD}\b)", re.IGNORECASE)
 
 
 def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text or "")]
 
 
-def _noun_types(word: str) -> Optional[tuple[str, ...]]:
+def connection_words(question: str) -> frozenset[str]:
+    """Stems of the relation word of a question asking how two things are linked ("How is A
+    *connected* to B?", "What is the *relationship* between A and B?"): not terms of its answer."""
+    found = _CONNECTION.search(question or "")
+    word = found and (found.group(1) or found.group(2))
+    return frozenset({stem(word.lower())}) if word else frozenset()
+
+
+def noun_types(word: str) -> Optional[tuple[str, ...]]:
+    """The entity types a noun names ("company" → ORG, "cities" → places), None when it names none."""
     if word in _NOUN_TYPES:
         return _NOUN_TYPES[word]
     if word.endswith("ies") and word[:-3] + "y" in _NOUN_TYPES:
@@ -117,7 +134,7 @@ def _types_at(words: list[str], i: int) -> Optional[tuple[str, ...]]:
             continue
         if w in _WH or w in _PREPOSITIONS or w in _COPULA or w in _DO:
             break
-        types = _noun_types(w)
+        types = noun_types(w)
         if types is None and found is not None:
             break  # the noun phrase ended ("which explorer accurately mapped …")
         found = types or found
@@ -191,7 +208,9 @@ def focus_terms(question: str) -> set[str]:
             continue  # "which company" is the answer; "the company founded by X" describes the bridge
         picked.append(child)
         picked += [g for g in child.children if g.dep_ in ("amod", "compound") and g.pos_ in ("NOUN", "ADJ", "VERB")]
-    return {stem(w) for t in picked for w in _words(t.text) if w not in STOP and w not in _WH}
+    form = connection_words(question)
+    return {key for t in picked for w in _words(t.text) if w not in STOP and w not in _WH
+            and (key := stem(w)) not in form}
 
 
 def is_multi_hop(question: str) -> bool:
@@ -209,10 +228,11 @@ def question_terms(question: str, idf: Optional[Callable[[str], float]] = None) 
     """Content-word stems of the question with weights (1 + 0.5 if capitalised + 0.5 if long, times
     ``idf(stem)`` when given), the focus terms (``focus_terms``) weighing ``FOCUS`` times more."""
     focus = focus_terms(question)
+    form = connection_words(question)
     terms: dict[str, float] = {}
     for raw in _WORD.findall(question or ""):
         word = raw.lower()
-        if word in STOP or word in _WH or len(word) < 3 and not word.isdigit():
+        if word in STOP or word in _WH or len(word) < 3 and not word.isdigit() or stem(word) in form:
             continue
         weight = 1.0 + (0.5 if raw[:1].isupper() else 0.0) + (0.5 if len(word) >= 8 else 0.0)
         key = stem(word)
@@ -238,6 +258,7 @@ class QuestionFrame:
     multi_hop: bool = False  # the question reaches its answer through another entity (``is_multi_hop``)
     entity_keys: frozenset[str] = frozenset()  # question entities (knowledge-graph keys)
     plain: str = ""  # the question lower-cased with single spaces, to skip answers it already names
+    connection: bool = False  # "How is A connected to B?": the answer is what links its entities
 
     @property
     def wanted(self) -> frozenset[str]:
@@ -257,4 +278,4 @@ def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Cal
     plain = " ".join(_words(question))
     names = frozenset(stem(w) for name in name_spans(question) for w in _words(name))
     return QuestionFrame(question, answer_types(question), question_terms(question, idf), frozenset(focus_terms(question)),
-                         names, is_multi_hop(question), frozenset(entity_keys), plain)
+                         names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)))

@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 from core.retrieval.state import QuestionState
 from core.storage.graph_view import as_graph_view
-from core.answers.question import QuestionFrame, sentence_stems, stem
+from core.answers.question import QuestionFrame, noun_types, sentence_stems, stem
 from core.answers.scoring import Pick
 
 _YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
@@ -122,6 +122,76 @@ def bridge_names(question: str) -> list[frozenset[str]]:
             names.append(frozenset(stem(t.lower_) for t in run))
             run = []
     return names
+
+
+def bridge_types(question: str) -> Optional[frozenset[str]]:
+    """The entity types the bridge of a multi-hop question can have, read from the nouns its innermost
+    clauses describe ("the *company* that Peter Okafor co-founded" → ORG); None when a clause's noun
+    says nothing of a type ("the *one* that …") or there is no such clause."""
+    if not (question or "").strip():
+        return None
+    doc = _parse(question)
+    clauses = [t for t in doc if t.dep_ in ("relcl", "acl")]
+    kinds: set[str] = set()
+    for clause in clauses:
+        span = {t.i for t in clause.subtree}
+        if any(other.i != clause.i and other.i in span for other in clauses):
+            continue  # not innermost
+        found = noun_types(clause.head.lower_)
+        if found is None:
+            return None
+        kinds |= set(found)
+    return frozenset(kinds) if kinds else None
+
+
+def may_be_the_bridge(frame: QuestionFrame, kinds: Optional[frozenset[str]]) -> bool:
+    """Can the question's wanted answer type also be its bridge's ("Which airport …" through "the
+    city where …": both places)? When the types are disjoint ("How many turbines …" through "the
+    company that …"), a sentence stating the first hop may state the answer too, and its bold stands."""
+    if kinds is None or not frame.groups:
+        return True
+    return bool(set(frame.groups[0]) & kinds)
+
+
+def main_clause_terms(question: str) -> frozenset[str]:
+    """Stems of the question's own words for its answer: common words (not names, not numbers) outside
+    the clauses that describe the bridge ("How many *turbines* make up the power station developed by
+    …": turbines, make, power, station)."""
+    doc = _parse(question)
+    inside = {t.i for c in doc if c.dep_ in ("relcl", "acl") for t in c.subtree}
+    return frozenset(stem(t.lower_) for t in doc if t.i not in inside and t.is_alpha and not t.is_stop
+                     and t.pos_ not in ("PROPN", "NUM") and t.lower_ not in _WH)
+
+
+def _clause_of(doc: Any, text: str, surface: str) -> Any:
+    at = text.lower().find(surface.lower())
+    token = next((t for t in doc if t.idx <= at < t.idx + len(t.text)), None) if at >= 0 else None
+    return None if token is None else (token, _own_verb(token))
+
+
+def second_hop_clause(text: str, surface: str, terms: frozenset[str]) -> bool:
+    """Does the clause holding ``surface`` share a word with the question's main clause ("whose *six*
+    seabed turbines began …" for "How many turbines …")? Then it states the second hop, not only the first."""
+    found = _clause_of(_parse(text), text, surface)
+    if found is None:
+        return False
+    return bool(terms & {stem(t.lower_) for t in found[1].subtree})
+
+
+def about_the_start(text: str, surface: str, names: list[frozenset[str]]) -> bool:
+    """Does the clause that holds ``surface`` speak of the entity the multi-hop question starts from:
+    the name is an argument of that clause's verb or the noun the clause hangs on ("Meridian Tidal
+    Power, *founded in 2006* …": 2006 is Meridian's, for a question about the cooperative)? Not so
+    for "… built the Hollow Bay Tidal Project, whose *six* seabed turbines …" (the project's)."""
+    found = _clause_of(_parse(text), text, surface)
+    if found is None:
+        return True  # unknown: the first-hop rule stands
+    verb = found[1]
+    near: list[Any] = [c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass", "dobj", "agent")]
+    if verb.dep_ in ("acl", "relcl"):
+        near.append(verb.head)
+    said = frozenset(stem(t.lower_) for n in near for t in _np(n) if t.pos_ == "PROPN")
+    return any(name and name <= said for name in names)
 
 
 def states_the_bridge(text: str, names: list[frozenset[str]]) -> bool:
@@ -218,10 +288,16 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     text = pick.sentence.text
     bridge_key = ("bridge_names", frame.text)
     if frame.multi_hop and bridge_key not in store:
-        store[bridge_key] = bridge_names(frame.text)
+        store[bridge_key] = (bridge_names(frame.text), bridge_types(frame.text), main_clause_terms(frame.text))
     # unless the question's verb is there to check, a sentence naming where a multi-hop question starts
-    # states the first hop: what it names is the bridge, not the answer
-    first_hop = frame.multi_hop and states_the_bridge(text, store[bridge_key])
+    # states the first hop: what it names is the bridge, not the answer; unless the sentence states
+    # the second hop too: the bridge cannot have the answer's type, the bold's clause is not about the
+    # start entity and shares a word with the question's main clause ("whose six seabed turbines" in
+    # the sentence naming Peter Okafor's company, for "How many turbines …")
+    first_hop = frame.multi_hop and states_the_bridge(text, store[bridge_key][0]) and not (
+        not may_be_the_bridge(frame, store[bridge_key][1])
+        and not about_the_start(text, typed[0], store[bridge_key][0])
+        and second_hop_clause(text, typed[0], store[bridge_key][2]))
     if relation is None:
         return [] if first_hop else typed
     doc = _parse(text)
