@@ -214,9 +214,19 @@ def test_a_reader_never_sees_a_failing_batch_and_cannot_delete_during_it(app, br
 
         sidebar = reader.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("New / delete workspace").click()
-        sidebar.get_by_text("Yes, delete workspace batch and its index").click()
-        idle(reader)
-        sidebar.get_by_role("button", name="Delete workspace").click()
+        confirm = sidebar.get_by_role("checkbox", name="Yes, delete workspace batch and its index")
+        delete = sidebar.get_by_role("button", name="Delete workspace")
+        for _ in range(3):  # on a loaded machine a rerun can swallow the tick: tick again until Delete is enabled
+            if not confirm.is_checked():
+                sidebar.get_by_text("Yes, delete workspace batch and its index").click()
+            idle(reader)
+            try:
+                delete.wait_for(state="visible", timeout=30_000)
+                reader.wait_for_function("b => !b.disabled", arg=delete.element_handle(), timeout=30_000)
+                break
+            except Exception:  # noqa: BLE001 - playwright's TimeoutError: try the tick once more
+                continue
+        delete.click()
         refusal = sidebar.get_by_text("Workspace batch was not deleted")
         refusal.wait_for(timeout=120_000)
         message = refusal.inner_text()
