@@ -111,7 +111,7 @@ def test_counters_are_recorded_during_a_long_first_document(monkeypatch):
 
     job = IndexJob(ws, [call], "1 file")
     job.start()
-    assert job.join(30) and job.state == "done", job.error_traceback
+    assert job.join(300) and job.state == "done", job.error_traceback  # a wait: returns when done
     assert seen == [5]
 
 
@@ -153,7 +153,7 @@ def test_own_job_does_not_raise_the_changed_outside_notice(tmp_path):
             return report
 
         job = IndexJob(ws, [call], "probe").start()
-        assert job.join(30) and job.state == "done", job.error_traceback
+        assert job.join(300) and job.state == "done", job.error_traceback  # a wait: returns when done
         assert ws.generation() == before + 1
         assert state.follow_generation(ws) is None  # this process wrote it: no notice
         with ws.writer():  # a write this process's jobs did not make (as the CLI's would look)
