@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from conftest import SAMPLES
+
 from core.indexing.profiles import merge_entity, merge_relation
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
@@ -103,3 +105,33 @@ def test_merged_descriptions_do_not_repeat_a_sentence_of_overlapping_chunks():
     assert without_repeated_sentences(["Dr. Smith came.", "Dr. Jones left."]) == ["Dr. Smith came.", "Dr. Jones left."]
     twice = "The Van Deusen families descend from Abraham. The Van Deusen families descend from Abraham."
     assert without_repeated_sentences([twice]) == ["The Van Deusen families descend from Abraham."]
+
+
+def test_extractive_summary_leaves_out_headings_unless_nothing_else():
+    # a heading joined to the next sentence by a space would read "The Velmora Coast The Velmora Coast is …"
+    sentences = ["The Velmora Coast", "The Velmora Coast is a coastal region.", "Geography",
+                 "The River Anwen rises in the Harrow Hills."]
+
+    def embed(texts):
+        return np.eye(len(texts))
+
+    assert extractive_summary(sentences, embed, max_tokens=300) == \
+        "The Velmora Coast is a coastal region. The River Anwen rises in the Harrow Hills."
+    assert extractive_summary(sentences, embed, max_tokens=12) in (
+        "The Velmora Coast is a coastal region.", "The River Anwen rises in the Harrow Hills.")
+    assert extractive_summary(["Geography"], embed) == "Geography"  # only a heading: it is the summary
+
+
+def test_sample_corpus_summaries_hold_no_heading_lines(sample_ws):
+    # the sample articles are Markdown with '#'/'##' headings, which the parse keeps as sentences of their own;
+    # cut at the parsed sentences, no summary node may hold one ("Geography The mainland part …")
+    from core.extraction.markup import is_title
+    from core.indexing.summarize import split_known
+    from core.indexing.tree import load_rows
+
+    rows = load_rows(sample_ws.records, sample_ws.records.all_chunk_ids())
+    known = [s for sentences in rows.values() for s in sentences]
+    headings = {s for s in known if is_title(s)}
+    summaries = [n for n in sample_ws.tree_index().values() if n.level > 0]
+    assert len(headings) > 20 and len(summaries) > 5
+    assert [(n.node_id, s) for n in summaries for s in split_known(n.text, known) if s in headings] == []

