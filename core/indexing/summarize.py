@@ -4,12 +4,14 @@
   similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
   LexRank) or of the embedder's vectors; the most
   central sentences are kept in their original order up to a token budget. Used for summary-tree
-  nodes. Title lines (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") are left out:
-  joined to the next sentence they read as one run-on sentence, and they state nothing. TF-IDF is the default because embedding every sentence of the corpus costs more than the
-  rest of offline indexing together (measured; see the README's benchmark section).
+  nodes. A title line (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") is followed by a
+  blank line instead of a space, so the summary shows it as a heading rather than "The Velmora Coast The
+  Velmora Coast is …" (the embedders and TF-IDF read any whitespace alike; leaving titles out was measured
+  and lost answers: a title often is the answer). TF-IDF is the default because embedding every sentence of
+  the corpus costs more than the rest of offline indexing together (measured; see the README's benchmark section).
 * Sentences: the summary tree reads the sentences spaCy found in the chunks at extraction time (the
   ``sentences`` rows); ``split_known`` recovers them from a summary's text (a summary is its
-  sentences joined by spaces), and ``unparsed_sentences`` — a punctuation regex over the plain text —
+  sentences joined by whitespace), and ``unparsed_sentences`` — a punctuation regex over the plain text —
   splits only text no parse covers ("Dr. Smith" becomes two sentences there): an LLM's summary, a
   corpus-level summary, a chunk of a workspace indexed before sentence rows existed.
 * ``merge_fragments`` — cheap lexical centrality over description fragments, used to cap merged
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import networkx as nx
 import numpy as np
@@ -111,8 +113,20 @@ def lexrank_scores(vectors: np.ndarray, damping: float = 0.85) -> np.ndarray:
     return np.array([ranks[i] for i in range(n)])
 
 
-def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int) -> str:
-    """Keep the highest-scoring sentences within the budget, in their original order."""
+def join_sentences(sentences: Sequence[str]) -> str:
+    """Sentences joined by spaces, except that a title line is followed by a blank line (a heading of its
+    own, never glued onto the next sentence)."""
+    out: list[str] = []
+    for i, sentence in enumerate(sentences):
+        if i:
+            out.append("\n\n" if is_title(sentences[i - 1]) else " ")
+        out.append(sentence)
+    return "".join(out)
+
+
+def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int,
+                   join: Callable[[Sequence[str]], str] = " ".join) -> str:
+    """Keep the highest-scoring sentences within the budget, in their original order, joined by ``join``."""
     order = sorted(range(len(sentences)), key=lambda i: (-float(scores[i]), i))
     chosen: list[int] = []
     used = 0
@@ -124,22 +138,19 @@ def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int
         used += cost
         if used >= max_tokens:
             break
-    return " ".join(sentences[i] for i in sorted(chosen))
+    return join([sentences[i] for i in sorted(chosen)])
 
 
 def extractive_summary(sentences: Iterable[str], embed, max_tokens: int = 300) -> str:
-    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces; title
-    lines left out unless there is nothing else); ``embed(list[str]) -> unit vectors``."""
+    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces), joined
+    by ``join_sentences``; ``embed(list[str]) -> unit vectors``."""
     unique = list(dict.fromkeys(piece for sentence in sentences for piece in _cut_long(sentence)))
-    # a heading states no fact and, joined to the next sentence by a space, reads as one run-on sentence
-    # ("The Velmora Coast The Velmora Coast is a coastal region…"): summaries are made of the other sentences
-    unique = [s for s in unique if not is_title(s)] or unique
     if not unique:
         return ""
     if sum(count_tokens(s) for s in unique) <= max_tokens:
-        return " ".join(unique)
+        return join_sentences(unique)
     vectors = embed(unique)
-    return select_central(unique, lexrank_scores(vectors), max_tokens)
+    return select_central(unique, lexrank_scores(vectors), max_tokens, join=join_sentences)
 
 
 def merge_fragments(fragments: Sequence[str], max_fragments: int, max_tokens: int, summary_tokens: int) -> str:
