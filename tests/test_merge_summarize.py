@@ -116,7 +116,7 @@ def test_extractive_summary_never_glues_a_heading_onto_a_sentence():
         return np.eye(len(texts))
 
     assert extractive_summary(sentences, embed, max_tokens=300) == (
-        "The Velmora Coast\n\nThe Velmora Coast is a coastal region. Geography\n\n"
+        "The Velmora Coast\n\nThe Velmora Coast is a coastal region.\n\nGeography\n\n"
         "The River Anwen rises in the Harrow Hills.")
     short = extractive_summary(sentences, embed, max_tokens=12)
     assert short.count("\n\n") >= 1 and "Coast The" not in short and "Geography The" not in short
@@ -126,19 +126,20 @@ def test_extractive_summary_never_glues_a_heading_onto_a_sentence():
 
 def test_sample_corpus_summaries_never_glue_a_heading(sample_ws):
     # the sample articles are Markdown with '#'/'##' headings, which the parse keeps as sentences of their own;
-    # cut at the parsed sentences, every heading a summary node holds is followed by a blank line or ends it
+    # cut at the parsed sentences, every heading a summary node holds stands between blank lines (or text edges)
     from core.extraction.markup import is_title
     from core.indexing.tree import load_rows
 
     rows = load_rows(sample_ws.records, sample_ws.records.all_chunk_ids())
     known = [s for sentences in rows.values() for s in sentences]
     summaries = [n for n in sample_ws.tree_index().values() if n.level > 0]
-    followers = []  # what follows each heading in a summary text
+    around = []  # what stands before and after each heading in a summary text
     for node in summaries:
         position = 0
         for sentence in split_known(node.text, known):
-            position = node.text.index(sentence, position) + len(sentence)
+            start = node.text.index(sentence, position)
+            position = start + len(sentence)
             if is_title(sentence):
-                followers.append(node.text[position:position + 2])
-    assert len(summaries) > 5 and len(followers) > 5  # the sample corpus's summaries do hold headings
-    assert set(followers) <= {"\n\n", ""}
+                around += [node.text[max(0, start - 2):start], node.text[position:position + 2]]
+    assert len(summaries) > 5 and len(around) > 10  # the sample corpus's summaries do hold headings
+    assert set(around) <= {"\n\n", ""}

@@ -4,8 +4,8 @@
   similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
   LexRank) or of the embedder's vectors; the most
   central sentences are kept in their original order up to a token budget. Used for summary-tree
-  nodes. A title line (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") is followed by a
-  blank line instead of a space, so the summary shows it as a heading rather than "The Velmora Coast The
+  nodes. A title line (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") stands between
+  blank lines instead of spaces, so the summary shows it as a heading rather than "The Velmora Coast The
   Velmora Coast is …" (the embedders and TF-IDF read any whitespace alike; leaving titles out was measured
   and lost answers: a title often is the answer). TF-IDF is the default because embedding every sentence of
   the corpus costs more than the rest of offline indexing together (measured; see the README's benchmark section).
@@ -114,12 +114,12 @@ def lexrank_scores(vectors: np.ndarray, damping: float = 0.85) -> np.ndarray:
 
 
 def join_sentences(sentences: Sequence[str]) -> str:
-    """Sentences joined by spaces, except that a title line is followed by a blank line (a heading of its
-    own, never glued onto the next sentence)."""
+    """Sentences joined by spaces, except that a title line stands between blank lines (a heading of its
+    own, never glued onto the sentence before or after it)."""
     out: list[str] = []
     for i, sentence in enumerate(sentences):
         if i:
-            out.append("\n\n" if is_title(sentences[i - 1]) else " ")
+            out.append("\n\n" if is_title(sentences[i - 1]) or is_title(sentence) else " ")
         out.append(sentence)
     return "".join(out)
 
