@@ -7,7 +7,8 @@ which also checks that the caller may open the workspace. All are viewer functio
 evaluate); ``refresh_vectors`` changes no data (it reopens the process's own vector client).
 
 * the generation and the views built per generation: ``generation``, ``doc_names``, ``tree_index``,
-  ``mention_index``, ``knowledge_graph``, ``mention_graph``;
+  ``mention_index``, ``knowledge_graph``, ``mention_graph``; ``readable_summary`` (a tree node's summary with
+  its headings set apart, for reading);
 * the Knowledge graph page, read a few rows at a time (``core.graph_page``): ``graph_summary``,
   ``graph_selection``, ``graph_node``, ``graph_edge``, ``mention_chunks``;
 * document tables: ``documents_table``, ``dropped_records`` (``graph_provenance`` is in ``core.api_views``);
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from core.graph_page import EdgeDetail, GraphSelection, GraphSummary, NodeDetail
     from core.storage.store import TreeNode
 
-__all__ = ["generation", "doc_names", "tree_index", "mention_index", "knowledge_graph", "mention_graph",
+__all__ = ["generation", "doc_names", "tree_index", "readable_summary", "mention_index", "knowledge_graph", "mention_graph",
            "graph_summary", "graph_selection", "graph_node", "graph_edge", "mention_chunks",
            "documents_table", "dropped_records", "writer_active", "refresh_vectors",
            "evaluate", "run_judge", "estimate_judge_cost", "warm_up", "load_embedder"]
@@ -52,6 +53,24 @@ def doc_names(principal: Principal, ws: Workspace) -> dict[str, str]:
 def tree_index(principal: Principal, ws: Workspace) -> dict[str, "TreeNode"]:
     """The summary trees' nodes by id."""
     return ws.tree_index()
+
+
+READABLE_MAX_LEAVES = 5000  # above this, a node's text is read without its leaves' parsed sentences
+
+
+@requires(Role.viewer)
+def readable_summary(principal: Principal, ws: Workspace, node_id: str) -> str:
+    """A summary-tree node's text for reading: cut at its leaves' parsed sentences, each title line set
+    apart by blank lines (``core.indexing.summarize.readable_summary``); "" for an unknown node."""
+    from core.indexing.summarize import readable_summary as readable
+    from core.indexing.tree import load_rows
+
+    node = ws.tree_index().get(node_id)
+    if node is None:
+        return ""
+    leaves = list(node.leaf_chunk_ids)
+    rows = load_rows(ws.records, leaves) if 0 < len(leaves) <= READABLE_MAX_LEAVES else {}
+    return readable(node.text or "", [s for sentences in rows.values() for s in sentences])
 
 
 @requires(Role.viewer)

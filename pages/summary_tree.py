@@ -194,8 +194,8 @@ def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
     st.text(f"{title} — {node.scope} level {node.level}, {node.tokens} tokens")
     left, right = st.columns(2)
     with left:
-        st.caption("Summary")
-        st.html(prose_html(node.text or "", max_height_px=420))
+        st.caption("Summary")  # headings set apart for reading (the stored text, which is embedded, keeps spaces)
+        st.html(prose_html(api.readable_summary(state.principal(), ws, node_id), max_height_px=420))
     with right:
         node_children(ws, node, labels, tree, names)
 

@@ -8,7 +8,7 @@ from conftest import SAMPLES
 from core.indexing.profiles import merge_entity, merge_relation
 from core.settings import Settings
 from core.storage.graph_store import EntityFragment, RelationFragment
-from core.indexing.summarize import extractive_summary, lexrank_scores, merge_fragments, split_known, split_sentences
+from core.indexing.summarize import extractive_summary, lexrank_scores, merge_fragments, readable_summary, split_known, split_sentences
 
 
 def frag(chunk, name, etype, desc):
@@ -107,39 +107,44 @@ def test_merged_descriptions_do_not_repeat_a_sentence_of_overlapping_chunks():
     assert without_repeated_sentences([twice]) == ["The Van Deusen families descend from Abraham."]
 
 
-def test_extractive_summary_never_glues_a_heading_onto_a_sentence():
-    # joined by a space, a heading read "The Velmora Coast The Velmora Coast is …": a blank line follows it
+def test_readable_summary_sets_headings_apart():
+    # stored summaries are sentences joined by spaces ("The Velmora Coast The Velmora Coast is …", "… the sound.
+    # History Over …"); read, each title line stands between blank lines
     sentences = ["The Velmora Coast", "The Velmora Coast is a coastal region.", "Geography",
                  "The River Anwen rises in the Harrow Hills."]
 
     def embed(texts):
         return np.eye(len(texts))
 
-    assert extractive_summary(sentences, embed, max_tokens=300) == (
+    stored = extractive_summary(sentences, embed, max_tokens=300)
+    assert stored == " ".join(sentences)  # what is embedded and ranked is unchanged
+    assert readable_summary(stored, sentences) == (
         "The Velmora Coast\n\nThe Velmora Coast is a coastal region.\n\nGeography\n\n"
         "The River Anwen rises in the Harrow Hills.")
-    short = extractive_summary(sentences, embed, max_tokens=12)
-    assert short.count("\n\n") >= 1 and "Coast The" not in short and "Geography The" not in short
-    assert split_known(extractive_summary(sentences, embed), sentences) == sentences  # cut back exactly
-    assert merge_fragments(["A fragment", "Another one."], 5, 300, 300) == "A fragment Another one."  # profiles: spaces
+    assert readable_summary("Dr. Who left. He came back.", []) == "Dr. Who left. He came back."  # no title: as is
 
 
-def test_sample_corpus_summaries_never_glue_a_heading(sample_ws):
+def test_sample_corpus_summaries_read_with_headings_apart(sample_ws):
     # the sample articles are Markdown with '#'/'##' headings, which the parse keeps as sentences of their own;
-    # cut at the parsed sentences, every heading a summary node holds stands between blank lines (or text edges)
+    # read through the API, every heading a summary node holds stands between blank lines (or text edges)
+    from core import api
+    from core.auth import LOCAL_ADMIN
     from core.extraction.markup import is_title
     from core.indexing.tree import load_rows
 
     rows = load_rows(sample_ws.records, sample_ws.records.all_chunk_ids())
     known = [s for sentences in rows.values() for s in sentences]
     summaries = [n for n in sample_ws.tree_index().values() if n.level > 0]
-    around = []  # what stands before and after each heading in a summary text
+    around = []  # what stands before and after each heading in a summary as read
     for node in summaries:
+        text = api.readable_summary(LOCAL_ADMIN, sample_ws, node.node_id)
+        assert " ".join(text.split()) == " ".join(node.text.split())  # the same words, only whitespace moved
         position = 0
-        for sentence in split_known(node.text, known):
-            start = node.text.index(sentence, position)
+        for sentence in split_known(text, known):
+            start = text.index(sentence, position)
             position = start + len(sentence)
             if is_title(sentence):
-                around += [node.text[max(0, start - 2):start], node.text[position:position + 2]]
+                around += [text[max(0, start - 2):start], text[position:position + 2]]
     assert len(summaries) > 5 and len(around) > 10  # the sample corpus's summaries do hold headings
     assert set(around) <= {"\n\n", ""}
+    assert api.readable_summary(LOCAL_ADMIN, sample_ws, "no-such-node") == ""

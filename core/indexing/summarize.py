@@ -4,16 +4,18 @@
   similarities of TF-IDF vectors (scikit-learn's ``TfidfVectorizer``; default, as in the original
   LexRank) or of the embedder's vectors; the most
   central sentences are kept in their original order up to a token budget. Used for summary-tree
-  nodes. A title line (``core.extraction.markup.is_title``: "The Velmora Coast", "Geography") stands between
-  blank lines instead of spaces, so the summary shows it as a heading rather than "The Velmora Coast The
-  Velmora Coast is …" (the embedders and TF-IDF read any whitespace alike; leaving titles out was measured
-  and lost answers: a title often is the answer). TF-IDF is the default because embedding every sentence of
-  the corpus costs more than the rest of offline indexing together (measured; see the README's benchmark section).
+  nodes. TF-IDF is the default because embedding every sentence of the corpus costs more than the
+  rest of offline indexing together (measured; see the README's benchmark section).
 * Sentences: the summary tree reads the sentences spaCy found in the chunks at extraction time (the
   ``sentences`` rows); ``split_known`` recovers them from a summary's text (a summary is its
-  sentences joined by whitespace), and ``unparsed_sentences`` — a punctuation regex over the plain text —
+  sentences joined by spaces), and ``unparsed_sentences`` — a punctuation regex over the plain text —
   splits only text no parse covers ("Dr. Smith" becomes two sentences there): an LLM's summary, a
   corpus-level summary, a chunk of a workspace indexed before sentence rows existed.
+* ``readable_summary`` — a summary for reading: its sentences (cut at the known parsed ones), a title line
+  ("The Velmora Coast", "Geography", a MuSiQue page title) standing between blank lines. The stored text
+  keeps single spaces — what is embedded, ranked and counted is unchanged: setting titles apart in the
+  stored text was measured and moved tree recall by ±4 points on whitespace alone, with more wrong bold
+  answers (docs/methods.md).
 * ``merge_fragments`` — cheap lexical centrality over description fragments, used to cap merged
   entity/relation profiles without embedding every fragment.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 import networkx as nx
 import numpy as np
@@ -84,6 +86,19 @@ def split_known(text: str, known: Iterable[str]) -> list[str]:
     return out + unparsed_sentences(text[gap:])
 
 
+def readable_summary(text: str, known: Iterable[str]) -> str:
+    """``text`` cut at its sentences (``split_known``) and joined again by spaces, except that a title line
+    stands between blank lines: a heading of its own, never glued onto the sentence before or after it
+    ("The Velmora Coast The Velmora Coast is …" reads "The Velmora Coast" / "The Velmora Coast is …")."""
+    sentences = split_known(text, known)
+    out: list[str] = []
+    for i, sentence in enumerate(sentences):
+        if i:
+            out.append("\n\n" if is_title(sentences[i - 1]) or is_title(sentence) else " ")
+        out.append(sentence)
+    return "".join(out)
+
+
 def tfidf_vectors(sentences: Sequence[str]) -> np.ndarray:
     """Unit TF-IDF vectors of sentences (classic LexRank similarity; no model needed)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -113,20 +128,8 @@ def lexrank_scores(vectors: np.ndarray, damping: float = 0.85) -> np.ndarray:
     return np.array([ranks[i] for i in range(n)])
 
 
-def join_sentences(sentences: Sequence[str]) -> str:
-    """Sentences joined by spaces, except that a title line stands between blank lines (a heading of its
-    own, never glued onto the sentence before or after it)."""
-    out: list[str] = []
-    for i, sentence in enumerate(sentences):
-        if i:
-            out.append("\n\n" if is_title(sentences[i - 1]) or is_title(sentence) else " ")
-        out.append(sentence)
-    return "".join(out)
-
-
-def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int,
-                   join: Callable[[Sequence[str]], str] = " ".join) -> str:
-    """Keep the highest-scoring sentences within the budget, in their original order, joined by ``join``."""
+def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int) -> str:
+    """Keep the highest-scoring sentences within the budget, in their original order."""
     order = sorted(range(len(sentences)), key=lambda i: (-float(scores[i]), i))
     chosen: list[int] = []
     used = 0
@@ -138,19 +141,19 @@ def select_central(sentences: Sequence[str], scores: np.ndarray, max_tokens: int
         used += cost
         if used >= max_tokens:
             break
-    return join([sentences[i] for i in sorted(chosen)])
+    return " ".join(sentences[i] for i in sorted(chosen))
 
 
 def extractive_summary(sentences: Iterable[str], embed, max_tokens: int = 300) -> str:
-    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces), joined
-    by ``join_sentences``; ``embed(list[str]) -> unit vectors``."""
+    """LexRank summary of the sentences (in their order, each once; very long ones cut into pieces);
+    ``embed(list[str]) -> unit vectors``."""
     unique = list(dict.fromkeys(piece for sentence in sentences for piece in _cut_long(sentence)))
     if not unique:
         return ""
     if sum(count_tokens(s) for s in unique) <= max_tokens:
-        return join_sentences(unique)
+        return " ".join(unique)
     vectors = embed(unique)
-    return select_central(unique, lexrank_scores(vectors), max_tokens, join=join_sentences)
+    return select_central(unique, lexrank_scores(vectors), max_tokens)
 
 
 def merge_fragments(fragments: Sequence[str], max_fragments: int, max_tokens: int, summary_tokens: int) -> str:
