@@ -58,6 +58,12 @@ def tree_index(principal: Principal, ws: Workspace) -> dict[str, "TreeNode"]:
 READABLE_MAX_LEAVES = 5000  # above this, a node's text is read without its leaves' parsed sentences
 
 
+def _readable_memo(ws: Workspace) -> dict[str, str]:
+    """Node id → its readable summary, filled as nodes are read (one memo per generation: every rerun of
+    the Summary tree page would otherwise read the sentence rows of all the node's leaves again)."""
+    return {}
+
+
 @requires(Role.viewer)
 def readable_summary(principal: Principal, ws: Workspace, node_id: str) -> str:
     """A summary-tree node's text for reading: cut at its leaves' parsed sentences, each title line set
@@ -65,12 +71,15 @@ def readable_summary(principal: Principal, ws: Workspace, node_id: str) -> str:
     from core.indexing.summarize import readable_summary as readable
     from core.indexing.tree import load_rows
 
-    node = ws.tree_index().get(node_id)
-    if node is None:
-        return ""
-    leaves = list(node.leaf_chunk_ids)
-    rows = load_rows(ws.records, leaves) if 0 < len(leaves) <= READABLE_MAX_LEAVES else {}
-    return readable(node.text or "", [s for sentences in rows.values() for s in sentences])
+    memo = ws.views.derived(_readable_memo)
+    if node_id not in memo:
+        node = ws.tree_index().get(node_id)
+        if node is None:
+            return ""
+        leaves = list(node.leaf_chunk_ids)
+        rows = load_rows(ws.records, leaves) if 0 < len(leaves) <= READABLE_MAX_LEAVES else {}
+        memo[node_id] = readable(node.text or "", [s for sentences in rows.values() for s in sentences])
+    return memo[node_id]
 
 
 @requires(Role.viewer)

@@ -34,12 +34,13 @@ _EMPHASIS_UNDERSCORE = re.compile(r"(?<![\w_])_(?=\S)([^_\n]+?)(?<=\S)_(?![\w_])
 _STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
 _TERMINAL = re.compile(r"[.!?:;,…\"'’”]\s*$")  # "WILM (AM)" and "Brand (play)" are titles
 TITLE_MAX_WORDS = 12
-_TITLE_END = re.compile(r"[.!?:;,…]\s*$")
+_TITLE_END = re.compile(r"[.!?:;,…]\s*$")  # stricter than _TERMINAL: a quoted title still counts here
 
 
 def is_title(paragraph: str) -> bool:
-    """A short capitalised line without closing punctuation: a document's or a section's title (the parse
-    gives it a paragraph of its own; extractive summaries leave it out)."""
+    """A short capitalised line without closing punctuation: a document's or a section's title (the parse's
+    rule for a title paragraph, and the Summary tree's rule for setting a heading apart). ``_is_title`` below
+    is the looser line rule that decides where plain text starts a paragraph."""
     line = paragraph.strip()
     words = line.split()
     return 0 < len(words) <= 8 and "\n" not in line and not _TITLE_END.search(line) and line[:1].isupper() \
