@@ -29,9 +29,7 @@ STATE_KEY = "compare_last"
 
 
 def _available_modes() -> list[str]:
-    from core.retrieval.registry import modes
-
-    return modes()
+    return api.mode_names(principal())
 
 
 def _run(ws, question: str, chosen: list[str]) -> None:

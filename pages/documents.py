@@ -29,7 +29,7 @@ from ui.upload_check import estimate_tokens, large_upload_notes
 from ui.escape import md
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 POLL_S = 1.0  # seconds between redraws of a running job's progress bars and counters
 TABLE_POLL_S = 5.0  # seconds between redraws of the growth chart while a job runs

@@ -71,8 +71,7 @@ def main() -> None:
     if api.chunk_count(state.principal(), ws) == 0:
         st.info("This workspace is empty: index the matching corpus on the Documents page first.")
         return
-    from core.retrieval.registry import modes
-
+    modes = api.mode_names(state.principal())
     files = _question_files()
     source = st.radio("Questions", ["Built-in or shared file", "Upload a file", annotations_view.SOURCE_LABEL],
                       key="eval_source", horizontal=True)
@@ -90,7 +89,7 @@ def main() -> None:
         choice = st.selectbox("Question file", list(files), key="eval_file")
         questions = load_questions(files[choice])
         remember_questions(choice, questions)
-    chosen = st.multiselect("Modes", modes(), default=modes(), key="eval_modes")
+    chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes")
     ks_text = st.text_input("k values", "2,5,10", key="eval_ks")
     limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
     if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):

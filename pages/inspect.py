@@ -19,7 +19,6 @@ from ui.auth_gate import guard
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core.api import run_modes  # noqa: E402
-from core.retrieval.registry import mode_params  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
@@ -42,7 +41,7 @@ INSPECT_FINE_STEP = 0.01  # +/- step of a fractional parameter here (finer than 
 def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
     """Number inputs for the mode's parameters (``ui.settings_widgets``, as on the Settings page); returns
     the values that differ from the settings."""
-    names = [name for name in mode_params(mode) if is_numeric_field(name)]  # what the mode declares it reads
+    names = [name for name in api.mode_params(principal(), mode) if is_numeric_field(name)]  # what the mode declares it reads
     overrides: dict[str, Any] = {}
     with st.expander(f"Parameters of {mode} (overrides for this page only)", expanded=False):
         cols = st.columns(3)
@@ -59,15 +58,13 @@ def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
 
 def _stream_answer(result: RetrievalResult, llm) -> None:
     """Generate an LLM answer into a plain-text placeholder as it streams."""
-    from core.llm.generated_answers import stream_answer
-
     holder = st.empty()
     parts: list[str] = []
     started = time.perf_counter()
     with holder.container(border=True):
         st.caption(f"LLM answer ({md(getattr(llm, 'model', ''))}) — streaming…")
         box = st.empty()
-        for piece in stream_answer(llm, result):
+        for piece in api.stream_answer(principal(), llm, result):
             parts.append(piece)
             box.text("".join(parts))
     result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
@@ -195,9 +192,7 @@ def main() -> None:
     provenance.provenance_caption(ws)
     available: list[str] = []
     with show_errors("Loading the retrieval modes"):
-        from core.retrieval.registry import modes
-
-        available = modes()
+        available = api.mode_names(principal())
     if not available:
         return
     left, right = st.columns([1, 3])

@@ -25,8 +25,7 @@ from ui.graph_view import MAX_LAYOUT_NODES, legend_html
 from ui.prose import prose_html
 
 if TYPE_CHECKING:
-    from core.graph_page import EdgeDetail, GraphSummary, NodeDetail
-    from core.workspace import Workspace
+    from core.api import EdgeDetail, GraphSummary, NodeDetail, Workspace
 
 GRAPH_KEY = "kg_graph"
 EDGE_KEY = "kg_edge"
@@ -200,10 +199,8 @@ def side_panel(ws: "Workspace", view: DrawnView, mention: bool) -> None:
 def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: "Workspace", _principal: Any) -> bytes:
     """The whole graph as GraphML or JSON: built when a download button is clicked (not on open)."""
     principal = _principal
-    from core.export import graph_bytes
-
     graph = api.mention_graph(principal, _ws) if mention else api.knowledge_graph(principal, _ws)
-    return graph_bytes(graph, fmt)
+    return api.graph_bytes(principal, graph, fmt)
 
 
 def export_section(ws: "Workspace") -> None:

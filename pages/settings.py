@@ -182,13 +182,11 @@ def test_connection(candidate: Settings) -> None:
         with st.spinner("Contacting the embeddings server…"):
             ok, message = test_embedding_server(candidate, state.api_key())
         (st.success if ok else st.error)(escape_markdown("Embeddings: " + message))
-    from core.llm.provider import test_connection as probe
-
     if candidate.provider == "offline":
         st.info("The provider is 'offline': no LLM is used. Choose 'openai' to test a server.")
         return
     with st.spinner("Contacting the LLM server…"):
-        ok, message = probe(candidate, state.api_key())
+        ok, message = api.check_llm_connection(state.principal(), candidate, state.api_key())
     (st.success if ok else st.error)(escape_markdown(message))
 
 

@@ -27,7 +27,7 @@ from ui.prose import prose_html
 from ui.escape import label
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 HEIGHT = 560  # the tallest drawing; shallow trees get less (see ``drawing_height``)
 LEVEL_PX = 110  # ui.graph_view's levelSeparation

@@ -36,6 +36,8 @@ API_ROLES = {
     "estimate_judge_cost": Role.viewer, "graph_part_origins": Role.viewer, "warm_up": Role.viewer,
     "load_embedder": Role.viewer, "graph_summary": Role.viewer, "graph_selection": Role.viewer,
     "graph_node": Role.viewer, "graph_edge": Role.viewer, "mention_chunks": Role.viewer,
+    "mode_names": Role.viewer, "mode_help": Role.viewer, "mode_params": Role.viewer, "stream_answer": Role.viewer,
+    "question_id": Role.viewer, "graph_bytes": Role.viewer,
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
     "index_text": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
@@ -43,12 +45,12 @@ API_ROLES = {
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,
     "import_lightrag_from_server": Role.admin, "server_import_dirs": Role.admin, "server_import_root": Role.admin,
-    "store_description": Role.admin,
+    "store_description": Role.admin, "check_llm_connection": Role.admin,
 }
 
 
 def public_api_functions() -> dict[str, object]:
-    """Every public function reachable as ``core.api.NAME`` (defined there or re-exported from core.api_*)."""
+    """Every public function reachable as ``core.api.NAME`` (defined in one of its modules, re-exported there)."""
     return {name: obj for name, obj in vars(api).items()
             if not name.startswith("_") and inspect.isfunction(obj)
             and (obj.__module__ or "").startswith("core.api")}
@@ -66,7 +68,20 @@ def test_every_public_api_function_declares_a_role() -> None:
     undeclared = sorted(n for n, f in found.items() if not isinstance(getattr(f, "min_role", None), Role))
     assert undeclared == [], f"core.api functions without @requires(Role.…): {undeclared}"
     assert {n: f.min_role for n, f in found.items()} == API_ROLES  # type: ignore[attr-defined]
-    assert set(api.__all__) == set(API_ROLES)
+    assert set(api.FUNCTIONS) == set(API_ROLES) and len(api.FUNCTIONS) == len(API_ROLES)
+    assert set(api.__all__) == set(API_ROLES) | set(api.RECORDS)
+
+
+def test_the_front_door_reexports_records_not_functions() -> None:
+    """Besides the role-checked functions, ``core.api`` names only records (classes), each resolvable
+    (the lazy ones load their module on first use) and each the class of the module it names."""
+    for name in api.RECORDS:
+        record = getattr(api, name)
+        assert inspect.isclass(record), name
+    for name, (module, attribute) in api.LAZY_RECORDS.items():
+        assert getattr(api, name) is getattr(__import__(module, fromlist=[attribute]), attribute)
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchRecord'"):
+        getattr(api, "NoSuchRecord")
 
 
 def test_the_table_test_catches_an_undeclared_function(monkeypatch) -> None:

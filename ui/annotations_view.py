@@ -15,14 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from core import api
-from core.annotations import question_id
 from core.auth import Role
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 CHOICES = ("—", "relevant", "not relevant")
 VALUES: dict[str, Optional[bool]] = {"—": None, "relevant": True, "not relevant": False}
@@ -68,7 +67,7 @@ def render_marking(ws: "Workspace", question: str, results: Mapping[str, Retriev
     with show_errors("Reading the annotations"):
         existing = api.annotation_for(principal(), ws, question)
     current = {m.chunk_id: m.relevant for m in existing.marks} if existing else {}
-    qid = question_id(question)
+    qid = api.question_id(principal(), question)
     shown = int(st.number_input("Chunks to show", min_value=1, max_value=len(rows), value=min(DEFAULT_SHOWN, len(rows)),
                                 key=f"{key_prefix}_annotate_count"))
     choices: dict[str, str] = {}

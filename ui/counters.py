@@ -14,7 +14,7 @@ import streamlit as st
 from core import api
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 JOB_KEY = "doc_job"  # the Documents page's job in the session (pages/documents.py uses the same key)
 

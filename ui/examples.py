@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import streamlit as st
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"

@@ -16,7 +16,7 @@ from ui.graph_view import graph_html, legend_items
 
 if TYPE_CHECKING:
     from core.auth import Principal
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 HEIGHT = 650
 DEFAULT_NODES = 60  # the default view's node budget (most connected first)

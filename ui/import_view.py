@@ -24,7 +24,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.provenance import provenance_caption
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 STEPS = ["read", "nlp", "delete", "write", "tree", "embed", "import"]
 

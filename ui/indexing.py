@@ -23,12 +23,13 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import plotly.graph_objects as go
 
 from core import api
+from core.api import IndexReport
 from core.auth import LOCAL_ADMIN, Principal
-from core.indexing.pipeline import IndexReport
 from core.types import Cancelled, ProgressEvent
+from ui.own_writes import note_own_write
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 STEPS = {"load": "Load models", "index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
@@ -213,8 +214,6 @@ class IndexJob:
         finally:
             try:
                 self._record_status()
-                from ui.state import note_own_write
-
                 note_own_write(self.ws, self.principal)  # this process's own write: no "changed outside this page" notice
             except Exception:  # noqa: BLE001 - the workspace may have been closed meanwhile
                 pass

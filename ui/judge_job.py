@@ -17,7 +17,7 @@ from core.auth import LOCAL_ADMIN, Principal
 from core.types import ProgressEvent
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 
 class JudgeJob:

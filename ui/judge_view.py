@@ -21,14 +21,14 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core import api
+from core.api import JudgeReport
 from core.judge.prompt import CRITERIA_SETS
-from core.judge.report import JudgeReport
 from ui.errors import escape_markdown, show_errors
 from ui.judge_job import JudgeJob
 from ui.escape import label, md, plotly_text
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 STATE_KEY = "judge_last"
 JOB_KEY = "judge_job"
@@ -189,7 +189,6 @@ def _job_panel() -> None:
 
 def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: Any) -> None:
     """The Judge section of the Evaluate page (``questions``: those the page loaded, or None)."""
-    from core.retrieval.registry import modes as all_modes
     from ui.llm import session_llm
     from ui.state import principal
 
@@ -211,7 +210,7 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
         st.info("Choose a question file above: the judge needs questions (answers are not needed).")
     else:
         cols = st.columns([3, 2, 2])
-        chosen = cols[0].multiselect("Modes to compare", all_modes(), default=["naive", "hybrid", "path"],
+        chosen = cols[0].multiselect("Modes to compare", api.mode_names(principal()), default=["naive", "hybrid", "path"],
                                      key="judge_modes")
         criteria = cols[1].radio("Criteria", list(CRITERIA_SETS), key="judge_criteria", horizontal=True,
                                  help="; ".join(f"{k}: {', '.join(c.name for c in v)}" for k, v in CRITERIA_SETS.items()))

@@ -20,7 +20,7 @@ from ui.errors import escape_markdown
 from ui.state import api_key, principal, session_settings
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 USAGE_STAGES = ("extraction", "gleaning", "summaries", "keywords", "answer")
 

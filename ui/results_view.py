@@ -19,14 +19,15 @@ import plotly.graph_objects as go
 import streamlit as st
 from ui.escape import plotly_text
 
+from core import api
 from core.types import Answer, PathHit, RetrievalResult
 
 
 def mode_blurb(mode: str) -> str:
     """One line on what ``mode`` does, from its ``ModeSpec`` (empty for an unknown mode)."""
-    from core.retrieval.registry import mode_help
+    from ui.state import principal
 
-    return mode_help(mode)
+    return api.mode_help(principal(), mode)
 
 
 COUNT_FIELDS = ("entities", "relations", "paths", "chunks", "summaries")

@@ -14,7 +14,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.escape import md
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 _MESSAGE = "sidebar_message"
 LIVE_POLL_S = 1.0

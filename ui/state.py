@@ -37,13 +37,12 @@ from core.config import data_dir as configured_data_dir
 from core.config import default_workspace_name, load_settings
 from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError
 from core.settings import Settings
+from ui import own_writes
 
 if TYPE_CHECKING:
-    from core.workspace import Workspace
+    from core.api import Workspace
 
 URL_PARAM = "workspace"
-_SEEN: dict[str, int] = {}  # workspace path -> generation its vector store was last (re)opened at
-_SEEN_LOCK = threading.Lock()
 NOTICE_KEY = "workspace_generation_notice"
 
 
@@ -230,8 +229,8 @@ def follow_generation(ws: Workspace) -> Optional[str]:
     who = principal()
     generation = api.generation(who, ws)
     notice = None
-    with _SEEN_LOCK:
-        seen = _SEEN.setdefault(key, generation)
+    with own_writes.SEEN_LOCK:
+        seen = own_writes.SEEN.setdefault(key, generation)
         if generation == seen:
             return None
         if app_is_writing(ws):
@@ -241,7 +240,7 @@ def follow_generation(ws: Workspace) -> Optional[str]:
                       "documents until it finishes.")
         else:
             api.refresh_vectors(who, ws)
-            _SEEN[key] = generation
+            own_writes.SEEN[key] = generation
             notice = (f"The workspace changed outside this page (generation {seen} → {generation}, e.g. the CLI "
                       "indexed documents): its vector store was reopened, so queries search the new documents too.")
     try:
@@ -255,8 +254,7 @@ def note_own_write(ws: Workspace, who: Optional[auth.Principal] = None) -> None:
     """This process wrote ``ws`` through its shared store (an indexing job, a delete): its vectors are
     current, so the generation it reached is not a change "outside this page". ``who``: the caller
     (default: this session's; a job thread passes the principal that started it)."""
-    with _SEEN_LOCK:
-        _SEEN[str(ws.path)] = api.generation(who or principal(), ws)
+    own_writes.note_own_write(ws, who or principal())
 
 
 def generation_notice() -> Optional[str]:

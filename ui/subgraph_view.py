@@ -111,6 +111,7 @@ def standalone_subgraph_html(view: QuerySubgraph, drawn: str, mode: str, questio
 
 
 def graphml_bytes(view: QuerySubgraph) -> bytes:
-    from core.export import graph_bytes
+    from core import api
+    from ui.state import principal
 
-    return graph_bytes(view.graph, "graphml")
+    return api.graph_bytes(principal(), view.graph, "graphml")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from core.answers.inputs import AnswerInputs, answer_inputs
+from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
 from core.answers.support import checked

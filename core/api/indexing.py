@@ -1,30 +1,23 @@
-"""The library's front door for the app, the CLI and scripts: one call per user action.
+"""``core.api`` functions that put documents into a workspace and take them out: upload, index, delete,
+retry, resume, the sample corpus, and loading the embedding model as an indexing step of its own.
 
-Every public function takes the caller's ``core.auth.Principal`` first and declares its minimum role
-with ``@requires`` (``core.auth``): viewer functions browse, query, compare, inspect, evaluate and export;
-editor functions upload, index, delete documents and annotate; admin functions change settings and
-create or delete workspaces. A caller below the role gets ``PermissionDeniedError`` before anything
-runs; a function with a ``ws`` parameter also checks that the caller may open that workspace. The CLI
-and the local single-user app pass ``core.auth.LOCAL_ADMIN``. Workspace administration, read-only
-views and annotations are in ``core.api_views``, the read views of an index and the evaluation runs in
-``core.api_reads`` (both re-exported here), so that this module stays small.
-The pages and ``ui/`` read and write only through these functions (tests/test_architecture.py)."""
+Every indexing action (app and CLI) goes through ``index_pending``, which takes the workspace's write
+lock. Upload, index, delete, retry and resume are editor functions; ``sample_paths`` and
+``load_embedder`` are viewer functions (they change no data). Re-exported by ``core.api``.
+"""
 from __future__ import annotations
 
 import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from core.auth import Principal, Role, requires
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.loaders import ParseLimits, load_uploads
-from core.settings import Settings
-from core.types import LoadFailure, ProgressCallback, RetrievalResult, SourceDocument, no_progress
+from core.types import LoadFailure, ProgressCallback, SourceDocument, no_progress
 from core.workspace import Workspace
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent / "data" / "samples"
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "samples"
 
 
 @requires(Role.editor)
@@ -112,59 +105,6 @@ def resume(principal: Principal, ws: Workspace, progress: ProgressCallback = no_
 
 
 @requires(Role.viewer)
-def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
-              with_answers: bool = True, llm=None, keywords=None, concurrent: bool = True
-              ) -> dict[str, RetrievalResult]:
-    """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
-    from core.retrieval.base import QueryContext  # here: indexing and the read-only calls load no retrieval
-    from core.retrieval.registry import parse_modes, retrieve
-
-    from core.answers import answer
-
-    mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
-    ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
-    ws.vectors  # open the vector client once, before any worker thread needs it
-    ctx.keywords()
-    # the question and its names in one embedding batch: the modes that link names (local, hybrid,
-    # mix, path) and the extractive answers (question entities) need them
-    from core.answers.inputs import question_names
-
-    ctx.prefetch([question] + question_names(ws, question, ctx.strategies.seeds, ctx))
-    def one(mode: str) -> RetrievalResult:
-        result = retrieve(ctx, mode)
-        if with_answers:
-            started = time.perf_counter()
-            result.answer = answer(result, ws, llm, ctx.state, ctx)  # ctx.state: shared by all modes
-            result.timings_ms["answer"] = round((time.perf_counter() - started) * 1000, 3)
-        return result
-
-    if concurrent and len(mode_list) > 1 and llm is not None:
-        workers = max(1, min((settings or ws.settings).llm_concurrency, len(mode_list)))
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(one, mode_list))
-    else:
-        results = [one(m) for m in mode_list]
-    return dict(zip(mode_list, results))
-
-
-@requires(Role.editor)
-def import_lightrag(principal: Principal, ws: Workspace, directory: Path | str, source_model: Optional[str] = None,
-                    lightrag_workspace: Optional[str] = None, progress: ProgressCallback = no_progress,
-                    reuse_vectors: bool = False, wait: bool = False, vectors_model: Optional[str] = None) -> Any:
-    """Import (or re-import: only the difference) a LightRAG working directory into ``ws``
-    (``core.importers.lightrag``); returns its ``ImportReport``."""
-    from core.importers.lightrag import import_lightrag as run_import
-
-    return run_import(ws, directory, source_model=source_model, lightrag_workspace=lightrag_workspace,
-                      progress=progress, reuse_vectors=reuse_vectors, wait=wait, vectors_model=vectors_model)
-
-
-from core.api_views import *  # noqa: E402,F401,F403 - the admin, read-only and annotation functions
-from core.api_views import __all__ as _views  # noqa: E402
-from core.api_import import *  # noqa: E402,F401,F403 - server-side LightRAG import (admin)
-from core.api_import import __all__ as _imports  # noqa: E402
-from core.api_reads import *  # noqa: E402,F401,F403 - the read views of an index and the evaluation runs
-from core.api_reads import __all__ as _reads  # noqa: E402
-
-__all__ = ["index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry",
-           "resume", "run_modes", "import_lightrag", *_views, *_imports, *_reads]
+def load_embedder(principal: Principal, ws: Workspace) -> None:
+    """Load ``ws``'s embedding model now (an indexing job shows this as its own step)."""
+    ws.embedder  # noqa: B018 - the property loads the model

@@ -1,20 +1,35 @@
-"""``core.api`` functions for importing a LightRAG working directory that lies on the server (admin role).
+"""``core.api`` functions for importing a LightRAG working directory (``core.importers.lightrag``).
 
-Re-exported by ``core.api``. The operator allows one folder (``RAGSCOPE_IMPORT_ROOT`` or ``import_root`` in
-``[ragscope]`` of the secrets file, ``core.importers.lightrag.server_dirs``); unset, ``server_import_root``
-returns None and ``import_lightrag_from_server`` refuses. An editor imports by uploading a zip
-(``core.api.import_lightrag``); naming a server path is for admins only, because it reads the server's disk.
+An editor imports a directory the app has on hand (an uploaded zip, unpacked: ``import_lightrag``);
+naming a directory that lies on the server is for admins only, because it reads the server's disk. The
+operator allows one folder (``RAGSCOPE_IMPORT_ROOT`` or ``import_root`` in ``[ragscope]`` of the secrets
+file, ``core.importers.lightrag.server_dirs``); unset, ``server_import_root`` returns None and
+``import_lightrag_from_server`` refuses. Both return the importer's ``ImportReport``
+(re-exported by ``core.api`` as ``LightRAGImportReport``). Re-exported by ``core.api``.
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 from core.auth import Principal, Role, requires
 from core.types import ProgressCallback, no_progress
 from core.workspace import Workspace
 
-__all__ = ["server_import_root", "server_import_dirs", "import_lightrag_from_server"]
+if TYPE_CHECKING:
+    from core.importers.lightrag.importer import ImportReport
+
+
+@requires(Role.editor)
+def import_lightrag(principal: Principal, ws: Workspace, directory: Path | str, source_model: Optional[str] = None,
+                    lightrag_workspace: Optional[str] = None, progress: ProgressCallback = no_progress,
+                    reuse_vectors: bool = False, wait: bool = False, vectors_model: Optional[str] = None) -> ImportReport:
+    """Import (or re-import: only the difference) a LightRAG working directory into ``ws``
+    (``core.importers.lightrag``); returns its ``ImportReport``."""
+    from core.importers.lightrag import import_lightrag as run_import
+
+    return run_import(ws, directory, source_model=source_model, lightrag_workspace=lightrag_workspace,
+                      progress=progress, reuse_vectors=reuse_vectors, wait=wait, vectors_model=vectors_model)
 
 
 @requires(Role.admin)
@@ -38,7 +53,7 @@ def server_import_dirs(principal: Principal) -> Optional[list[str]]:
 def import_lightrag_from_server(principal: Principal, ws: Workspace, directory: str,
                                 source_model: Optional[str] = None, lightrag_workspace: Optional[str] = None,
                                 progress: ProgressCallback = no_progress, reuse_vectors: bool = False,
-                                vectors_model: Optional[str] = None, wait: bool = False) -> Any:
+                                vectors_model: Optional[str] = None, wait: bool = False) -> ImportReport:
     """Import the server directory ``directory`` (relative to the allowed folder, or absolute inside it);
     ``ServerImportError`` when the option is off or the path is outside the folder or links out of it."""
     from core.importers.lightrag import import_lightrag

@@ -1,0 +1,106 @@
+"""``core.api`` functions that read what was indexed: documents, their chunks and their summary trees.
+
+All are viewer functions. The records come from the store's port: ``DocumentRow`` and ``TreeNode``
+(``core.storage.store``), ``Chunk`` (``core.types``); ``documents_table`` and ``dropped_records`` are
+plain mappings built for the Documents page's tables (``core.workspace``). Re-exported by ``core.api``.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from core.auth import Principal, Role, requires
+from core.storage.store import DocumentRow, TreeNode
+from core.types import Chunk
+from core.workspace import Workspace
+
+
+# --- documents -------------------------------------------------------------------------------------
+@requires(Role.viewer)
+def documents(principal: Principal, ws: Workspace, doc_status: Optional[str] = None) -> list[DocumentRow]:
+    """The workspace's document rows (all, or those with ``doc_status``)."""
+    return ws.records.documents(doc_status)
+
+
+@requires(Role.viewer)
+def doc_names(principal: Principal, ws: Workspace) -> dict[str, str]:
+    """Document id → file name."""
+    return ws.doc_names()
+
+
+@requires(Role.viewer)
+def documents_table(principal: Principal, ws: Workspace) -> list[dict[str, Any]]:
+    """One row per document: status, chunks, entities, dropped records, tokens, error, time (a table's
+    rows: doc_id, name, status, chunks, entities, dropped, tokens, error, seconds, updated_at)."""
+    return ws.documents_table()
+
+
+@requires(Role.viewer)
+def dropped_records(principal: Principal, ws: Workspace) -> dict[str, dict[str, Any]]:
+    """Per indexed document, what the extraction parser dropped at its last indexing (``dropped``,
+    ``reasons``, ``examples``, ``extractor``, ``chunks``: the logged JSON record)."""
+    return ws.dropped_records()
+
+
+# --- chunks ----------------------------------------------------------------------------------------
+@requires(Role.viewer)
+def chunk_count(principal: Principal, ws: Workspace) -> int:
+    """How many chunks the workspace holds (0: nothing indexed yet)."""
+    return ws.records.count("chunks")
+
+
+@requires(Role.viewer)
+def chunks_of(principal: Principal, ws: Workspace, doc_id: str) -> list[Chunk]:
+    """One document's chunks, in document order."""
+    return ws.records.chunks_of(doc_id)
+
+
+@requires(Role.viewer)
+def chunks_by_id(principal: Principal, ws: Workspace, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
+    """Chunk id → chunk, for the ids that exist."""
+    return ws.records.chunks_by_id(chunk_ids)
+
+
+@requires(Role.viewer)
+def all_chunk_ids(principal: Principal, ws: Workspace) -> list[str]:
+    """Every chunk id of the workspace."""
+    return ws.records.all_chunk_ids()
+
+
+# --- summary trees ---------------------------------------------------------------------------------
+@requires(Role.viewer)
+def doc_roots(principal: Principal, ws: Workspace) -> dict[str, tuple[str, Optional[str]]]:
+    """Per document: (the root of its summary tree, its summary text or None)."""
+    return ws.records.doc_roots()
+
+
+@requires(Role.viewer)
+def tree_index(principal: Principal, ws: Workspace) -> dict[str, TreeNode]:
+    """The summary trees' nodes by id."""
+    return ws.tree_index()
+
+
+READABLE_MAX_LEAVES = 5000  # above this, a node's text is read without its leaves' parsed sentences
+
+
+def _readable_memo(ws: Workspace) -> dict[str, str]:
+    """Node id → its readable summary, filled as nodes are read (one memo per generation: every rerun of
+    the Summary tree page would otherwise read the sentence rows of all the node's leaves again)."""
+    return {}
+
+
+@requires(Role.viewer)
+def readable_summary(principal: Principal, ws: Workspace, node_id: str) -> str:
+    """A summary-tree node's text for reading: cut at its leaves' parsed sentences, each title line set
+    apart by blank lines (``core.indexing.summarize.readable_summary``); "" for an unknown node."""
+    from core.indexing.summarize import readable_summary as readable
+    from core.indexing.tree import load_rows
+
+    memo = ws.views.derived(_readable_memo)
+    if node_id not in memo:
+        node = ws.tree_index().get(node_id)
+        if node is None:
+            return ""
+        leaves = list(node.leaf_chunk_ids)
+        rows = load_rows(ws.records, leaves) if 0 < len(leaves) <= READABLE_MAX_LEAVES else {}
+        memo[node_id] = readable(node.text or "", [s for sentences in rows.values() for s in sentences])
+    return memo[node_id]

@@ -1,0 +1,49 @@
+"""``core.api`` functions that measure the modes on a question set: evidence recall and answer-in-answer
+(``core.evaluation.runner``), and the pairwise LLM judge (``core.judge.runner``) with its cost estimate.
+
+All are viewer functions (evaluating reads the index, it changes nothing). The runners are imported
+inside the functions: they load retrieval. Re-exported by ``core.api``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+from core.auth import Principal, Role, requires
+from core.settings import Settings
+from core.types import ProgressCallback, no_progress
+from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.evaluation.questions import Question
+    from core.evaluation.runner import EvalReport
+    from core.judge.report import JudgeReport
+
+
+@requires(Role.viewer)
+def evaluate(principal: Principal, ws: Workspace, questions: list[Question], modes: Sequence[str],
+             ks: Sequence[int] = (2, 5, 10), settings: Optional[Settings] = None,
+             progress: ProgressCallback = no_progress, **options: Any) -> EvalReport:
+    """Evidence recall and answer-in-answer per mode (``core.evaluation.runner.evaluate``)."""
+    from core.evaluation.runner import evaluate as run
+
+    return run(ws, questions, modes, ks, settings=settings, progress=progress, **options)
+
+
+@requires(Role.viewer)
+def run_judge(principal: Principal, ws: Workspace, questions: Sequence[Any], modes: Sequence[str], chat: Any,
+              **options: Any) -> JudgeReport:
+    """The pairwise LLM judge over ``modes`` (``core.judge.runner.run_judge``; ``options`` as there).
+    ``questions``: ``core.evaluation.questions.Question`` or any object with its fields."""
+    from core.judge.runner import run_judge as run
+
+    return run(ws, questions, modes, chat, **options)
+
+
+@requires(Role.viewer)
+def estimate_judge_cost(principal: Principal, ws: Workspace, questions: Sequence[Any], modes: Sequence[str],
+                        chat: Any, **options: Any) -> dict[str, Any]:
+    """What ``run_judge`` with the same arguments would cost (calls, cache hits, prompt tokens, expected and
+    maximum completion tokens, in total and per stage: a plain mapping); no call is made."""
+    from core.judge.runner import estimate_cost
+
+    return estimate_cost(ws, questions, modes, chat, **options)
