@@ -41,7 +41,8 @@ INSPECT_FINE_STEP = 0.01  # +/- step of a fractional parameter here (finer than 
 def parameter_overrides(mode: str, settings: Settings) -> dict[str, Any]:
     """Number inputs for the mode's parameters (``ui.settings_widgets``, as on the Settings page); returns
     the values that differ from the settings."""
-    names = [name for name in api.mode_params(principal(), mode) if is_numeric_field(name)]  # what the mode declares it reads
+    declared = api.mode_params(principal(), mode)  # the settings the mode declares it reads
+    names = [name for name in declared if is_numeric_field(name)]
     overrides: dict[str, Any] = {}
     with st.expander(f"Parameters of {mode} (overrides for this page only)", expanded=False):
         cols = st.columns(3)
