@@ -125,11 +125,12 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_the_docs_name_the_same_layers() -> None:
-    """docs/architecture.md's layer table has one row per layer, in the same order."""
+    """docs/architecture.md's layer table (``| number | layer | …``, drawn top down) has one row per
+    layer, numbered from the bottom as ``LAYERS`` lists them."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    rows = [line.split("|")[2].strip() for line in text.splitlines() if line.startswith("| ") and
-            line.split("|")[1].strip().isdigit()]
-    assert rows == [name for name, _ in LAYERS]
+    rows = sorted((int(cells[1]), cells[2]) for line in text.splitlines()
+                  if len(cells := [c.strip() for c in line.split("|")]) > 3 and cells[1].isdigit())
+    assert rows == [(number, name) for number, (name, _) in enumerate(LAYERS, 1)]
 
 
 def test_no_private_field_is_written_from_outside() -> None:
