@@ -16,6 +16,8 @@ every mode that starts from entities links each name of the question on its own:
 
 The result is ordered by score (ties: keyword order, then key) and capped at the paper's top-N.
 The papers' strategy (``core.retrieval.strategies.JoinedSearch``) is their joined query (``strict_hits``).
+The ``Seed`` record belongs to the question object (``core.retrieval.query``), which links a question's
+seeds once (``QueryContext.seeds``) through the strategy it was given.
 """
 from __future__ import annotations
 
