@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from core.retrieval import strategies as st
 from core.extraction.query_terms import name_spans
@@ -33,6 +34,8 @@ def test_the_builder_picks_the_bundle_and_the_question_object_takes_it(sample_ws
     given = QueryContext(sample_ws, QUESTION, sample_ws.settings, st.PAPER, OfflineKeywords())
     assert given.strategies is st.PAPER and not given.settings.paper_strict
     assert given.link_names() == name_spans(QUESTION) and len(ctx.link_names()) > len(given.link_names())
+    with pytest.raises(AttributeError):
+        ctx.settings = strict.settings  # fixed for the question's life: its state was worked out with them
 
 
 def test_paper_strict_is_read_only_by_the_settings_and_the_strategy_module():

@@ -202,10 +202,20 @@ class QueryContext:
                  keywords: KeywordExtractor) -> None:
         self.ws = ws
         self.question = question
-        self.settings = settings
-        self.strategies = strategies
+        self._settings = settings
+        self._strategies = strategies
         self.keyword_extractor = keywords
         self.state = QuestionState(question)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings of this question (fixed: the state's cached work depends on them)."""
+        return self._settings
+
+    @property
+    def strategies(self) -> Strategies:
+        """The strategies the question is answered with, as given (fixed, like the settings)."""
+        return self._strategies
 
     @property
     def keyword_usage(self) -> dict[str, int]:
