@@ -6,7 +6,7 @@ hits, seeds, the anchored relation search) in ``core.retrieval.lightrag_search``
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 from core.retrieval.context_blocks import add_keyword_usage
 from core.retrieval.funnel import lightrag_funnel
