@@ -167,9 +167,10 @@ class Strategies:
 @dataclass
 class QuestionState:
     """Everything worked out once for one question, shared by the modes of one comparison (and by
-    their answers): a pure function of the question, the settings and the workspace generation.
-    ``QueryContext``'s methods fill the fields; a module above keeps its own per-question work in
-    ``attached`` (keyed by its own type), so this record never names it."""
+    their answers): a pure function of the question, the context's settings, strategies, keyword
+    extractor and embedder, and the workspace generation. ``QueryContext``'s methods fill the fields;
+    a module above keeps its own per-question work in ``attached`` (keyed by its own type), so this
+    record never names it."""
 
     question: str
     keywords: Optional[tuple[list[str], list[str]]] = None
