@@ -197,7 +197,7 @@ def graph_page_open(path: Path, mention: bool = False) -> tuple[float, float]:
 def open_and_retrieval(folder: Path, n_questions: int) -> dict:
     """The graph page's open (3 fresh opens after a first; the mention graph's too) and the retrieval
     latency per mode (``n_questions`` questions, a fresh ``QueryContext`` per call), wall and CPU."""
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.retrieval.registry import modes, retrieve
     from core.workspace import Workspace
 
@@ -210,13 +210,13 @@ def open_and_retrieval(folder: Path, n_questions: int) -> dict:
               f"median {out[label + '_s']['median']} s (CPU {out[label + '_cpu_s']['median']} s)", flush=True)
     ws = Workspace(folder)
     asked = questions(n_questions)
-    warm = QueryContext(ws, "warm-up question about a place")
+    warm = query_context(ws, "warm-up question about a place")
     table = {}
     for mode in modes():
         retrieve(warm, mode)  # graph views, matrices and indexes built once per generation
         samples, cpu_samples = [], []
         for question in asked:
-            ctx = QueryContext(ws, question)
+            ctx = query_context(ws, question)
             t, c = time.perf_counter(), time.process_time()
             retrieve(ctx, mode)
             samples.append((time.perf_counter() - t) * 1000)

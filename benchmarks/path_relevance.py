@@ -13,16 +13,18 @@ from common import ROOT, question_parser, workspace_and_questions, write_result
 
 def measure(ws, questions, top: int, paper_strict: bool) -> dict:
     from core.extraction.nlp import normalize_name
-    from core.retrieval.base import QueryContext, Stopwatch, new_result
+    from core.retrieval.query import Stopwatch
+    from core.retrieval.registry import query_context
+    from core.retrieval.results import new_result
     from core.retrieval.path_seeds import ragscope_nodes
     from core.retrieval.registry import retrieve
 
     settings = ws.settings.with_overrides({"paper_strict": paper_strict})
     shown = touching = multi_hop = empty = 0
     for q in questions:
-        result = retrieve(QueryContext(ws, q.question, settings=settings), "path")
+        result = retrieve(query_context(ws, q.question, settings=settings), "path")
         # the question's entities as RAGScope links them, for both rows (paper_strict links none)
-        probe = QueryContext(ws, q.question)
+        probe = query_context(ws, q.question)
         _, _, question = ragscope_nodes(probe, new_result(probe, "path", ()), Stopwatch(new_result(probe, "path", ())),
                                         ws.knowledge_graph())
         answer = normalize_name(q.answer or "")

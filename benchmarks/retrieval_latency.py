@@ -79,11 +79,11 @@ def timed(ws: Any, counter: CountingEmbedder, question: str, mode: str,
           before: Callable[[Any], None] | None = None) -> tuple[float, Any]:
     """One timed retrieval on a fresh context; ``before(ctx)`` runs before the clock starts. Returns
     (wall ms, result); the process CPU ms of the call is left in ``timed.cpu_ms``."""
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.retrieval.registry import retrieve
 
     clear_memos()
-    ctx = QueryContext(ws, question)
+    ctx = query_context(ws, question)
     if before is not None:
         before(ctx)
     counter.reset()

@@ -72,7 +72,7 @@ def main() -> None:
     from core.embeddings import local_embedder
     from core.evaluation.questions import load_questions
     from core.loaders import load_path
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.retrieval.registry import modes, retrieve
 
     sources = [doc for path in sample_paths() for doc in load_path(path)[0]]
@@ -99,13 +99,13 @@ def main() -> None:
         differing: list[str] = []
         for ws in workspaces.values():  # warm the views and the models
             for mode in modes():
-                retrieve(QueryContext(ws, "warm-up question about a place"), mode)
+                retrieve(query_context(ws, "warm-up question about a place"), mode)
         for mode in modes():
             latency[mode] = {"sqlite": [], "postgresql": []}
             for question in questions:
                 seen = {}
                 for backend, ws in workspaces.items():
-                    ctx = QueryContext(ws, question)
+                    ctx = query_context(ws, question)
                     started = time.perf_counter()
                     result = retrieve(ctx, mode)
                     latency[mode][backend].append((time.perf_counter() - started) * 1000)

@@ -43,9 +43,9 @@ t["graphs"] = time.perf_counter() - mark
 rss_graphs = rss_mb(); mark = time.perf_counter()
 ws.embedder
 t["embedder"] = time.perf_counter() - mark; mark = time.perf_counter()
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import retrieve
-retrieve(QueryContext(ws, "Which river flows through the capital?"), "hybrid")
+retrieve(query_context(ws, "Which river flows through the capital?"), "hybrid")
 t["first_query"] = time.perf_counter() - mark
 print(json.dumps({"stages_s": t, "rss_after_graphs_mb": rss_graphs, "rss_after_query_mb": rss_mb(),
                   "status": {k: status[k] for k in ("documents", "chunks", "entities", "relations")},

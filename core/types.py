@@ -167,7 +167,7 @@ class ChunkHit(_Hit):
     @classmethod
     def make(cls, chunk_id: str, score: float, reason: str, text: str = "") -> "ChunkHit":
         """The one constructor: document fields are filled later from the store
-        (``core.retrieval.base.fill_chunk_texts``); the score is rounded to 6 places."""
+        (``core.retrieval.results.fill_chunk_texts``); the score is rounded to 6 places."""
         return cls(chunk_id=chunk_id, score=round(float(score), 6), reason=reason, text=text or "")
 
 

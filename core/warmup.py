@@ -62,10 +62,9 @@ def warm_workspace(ws: "Workspace") -> None:
             views.vectors.size(collection)
         except Exception:  # noqa: BLE001 - a workspace without that collection: nothing to load
             log.debug("no vectors for %s", collection, exc_info=True)
-    from core.retrieval.lightrag_retrieval import graph_row_costs
+    from core.retrieval.token_counts import context_counter, graph_row_costs
 
     views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
-    from core.retrieval.token_counts import context_counter
 
     context_counter(ws)  # the exact context counts' segment table, once per generation
     if ws.settings.embedder != "openai":  # a remote server is not called just to warm up

@@ -1,9 +1,12 @@
 """Architecture rules, checked by parsing imports with ``ast`` (issue 14).
 
 * ``core`` never imports streamlit, ``ui`` or ``pages``; ``ui`` never imports ``pages``.
-* No import cycles inside ``core``. The graph counts every import statement in a module, also the
-  ones inside functions (a function-level import still ties the two modules together), except
-  imports under ``if TYPE_CHECKING:`` which never run.
+* No import cycle in ``core/``, ``ui/``, ``pages/`` or ``app.py``, and no import from a layer to a higher
+  one (``LAYERS``, bottom to top, the table docs/architecture.md draws; issue 37). The graph
+  (``tests/import_graph.py``) counts every import statement: module level, inside functions (a
+  function-level import still ties the two modules together) and under ``if TYPE_CHECKING:`` (a cycle
+  through annotations is still a cycle). The checkers are fed a synthetic tree with each violation.
+* No private attribute (``x._name``) is written from outside the class that owns it.
 * No Python file in ``core/``, ``ui/``, ``pages/`` or ``app.py`` exceeds 400 lines.
 * SQL runs in ``core/storage/`` only (``.execute``/``.executemany``/``.executescript`` calls); the LLM
   cache reaches its table through the cache-store port (``core.storage.llm_cache``).
@@ -22,6 +25,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from import_graph import (cycles, import_graph, imported_names, layer_entry, layer_of, module_name, private_writes,
+                          upward_edges)
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 400
 SQL_CALLS = {"execute", "executemany", "executescript"}
@@ -37,10 +43,7 @@ def _files(*folders: str) -> list[Path]:
 
 
 def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
+    return module_name(ROOT, path)
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -50,77 +53,8 @@ def _is_type_checking(node: ast.If) -> bool:
 
 
 def _imports(path: Path) -> set[str]:
-    """Every module name imported anywhere in the file (module and function level)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
-    found: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join(anchor + ([base] if base else []))
-            found.add(base)
-            # ``from core import cli`` imports the submodule core.cli
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
-    return found
-
-
-def _internal_graph() -> dict[str, set[str]]:
-    """core module -> core modules it imports (only names that are real core modules)."""
-    modules = {_module_name(p): p for p in _files("core")}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        graph[name] = {m for m in _imports(path) if m in modules and m != name}
-    return graph
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    result: list[list[str]] = []
-    counter = [0]
-
-    def strong(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            component = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                component.append(w)
-                if w == v:
-                    break
-            if len(component) > 1:
-                result.append(sorted(component))
-
-    for v in sorted(graph):
-        if v not in index:
-            strong(v)
-    return result
+    """Every module name imported anywhere in the file (module level, functions, ``TYPE_CHECKING``)."""
+    return imported_names(ROOT, path)
 
 
 def _top(name: str) -> str:
@@ -139,14 +73,111 @@ def test_ui_never_imports_pages() -> None:
     assert bad == []
 
 
-def test_no_import_cycles_inside_core() -> None:
-    assert _cycles(_internal_graph()) == []
+# The layers, bottom to top (docs/architecture.md draws the same table). A module belongs to the layer
+# of its longest matching entry (the module itself or a package holding it); it imports modules of its
+# own layer or of lower ones, never of a higher one. ``core`` alone is the package's ``__init__``; a
+# new ``core`` module must be given a layer here (``test_every_module_has_a_layer``). A new module in
+# ``core/retrieval`` is a mode unless listed lower.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("core", "core.errors", "core.trace", "core.types", "core.settings", "core.settings_labels",
+                    "core.config", "core.tokens", "core.retry", "core.providers", "core.auth")),
+    ("text", ("core.parsing", "core.loaders", "core.chunking", "core.extraction", "core.embeddings",
+              "core.remote_embeddings")),
+    ("storage", ("core.storage",)),
+    ("workspace", ("core.workspace", "core.session")),
+    ("indexing", ("core.indexing",)),
+    ("retrieval: algorithms", tuple(f"core.retrieval.{m}" for m in (
+        "trace_text", "spec", "keywords", "csv_cells", "context_blocks", "lightrag_context", "token_counts",
+        "funnel", "path_flow", "tree_algorithms"))),
+    ("retrieval: question", ("core.retrieval.query", "core.retrieval.results")),
+    ("retrieval: searches", tuple(f"core.retrieval.{m}" for m in (
+        "entity_linking", "anchoring", "lightrag_search", "path_seeds", "tree_terms"))),
+    ("retrieval: strategies", ("core.retrieval.strategies",)),
+    ("retrieval: modes", ("core.retrieval",)),
+    ("retrieval: registry", ("core.retrieval.registry",)),
+    ("answers and LLM", ("core.answers", "core.llm")),
+    ("services", ("core.evaluation", "core.judge", "core.annotations", "core.importers", "core.export",
+                  "core.graph_page", "core.graph_quality", "core.warmup")),
+    ("api", ("core.api",)),
+    ("cli", ("core.cli", "core.__main__")),
+    ("ui", ("ui",)),
+    ("pages", ("pages", "app")),
+]
+CHECKED = ("core", "ui", "pages", "app.py")
 
 
-def test_cycle_finder_finds_a_cycle() -> None:
-    """The checker itself can fail: a hand-drawn two-module cycle is reported."""
-    graph = {"a": {"b"}, "b": {"c", "a"}, "c": set(), "d": {"d"}}
-    assert _cycles(graph) == [["a", "b"]]
+def test_no_import_cycles() -> None:
+    """No cycle among the modules of ``core/``, ``ui/``, ``pages/`` and ``app.py``, counting every
+    import: module level, function level and ``TYPE_CHECKING``."""
+    found = cycles(import_graph(ROOT, CHECKED))
+    assert found == [], f"import cycles (each a strongly connected group of modules): {found}"
+
+
+def test_no_import_points_up_a_layer() -> None:
+    found = upward_edges(import_graph(ROOT, CHECKED), LAYERS)
+    assert found == [], "imports from a layer to a higher one:\n" + "\n".join(found)
+
+
+def test_every_module_has_a_layer() -> None:
+    unplaced = sorted(m for m in import_graph(ROOT, CHECKED)
+                      if layer_of(m, LAYERS) < 0 or (m != "core" and layer_entry(m, LAYERS)[1] == "core"))
+    assert unplaced == [], f"give these modules a layer in LAYERS (and docs/architecture.md): {unplaced}"
+
+
+def test_the_docs_name_the_same_layers() -> None:
+    """docs/architecture.md's layer table (``| number | layer | …``, drawn top down) has one row per
+    layer, numbered from the bottom as ``LAYERS`` lists them."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = sorted((int(cells[1]), cells[2]) for line in text.splitlines()
+                  if len(cells := [c.strip() for c in line.split("|")]) > 3 and cells[1].isdigit())
+    assert rows == [(number, name) for number, (name, _) in enumerate(LAYERS, 1)]
+
+
+def test_no_private_field_is_written_from_outside() -> None:
+    """``ctx._names = …`` in another module is how the per-question cache leaked before (issue 37)."""
+    found = {str(p.relative_to(ROOT)): w for p in _files(*CHECKED) if (w := private_writes(p))}
+    assert found == {}
+
+
+# The checkers themselves can fail: a synthetic tree with one violation of each kind.
+SYNTHETIC = {
+    "core/__init__.py": "",
+    "core/low.py": "from core import high  # an upward edge, no cycle\n",
+    "core/high.py": "X = 1\n",
+    "core/typed_a.py": "from core.typed_b import B\nA = 1\n",
+    "core/typed_b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from core.typed_a import A\nB = 1\n",
+    "core/late_a.py": "import core.late_b\n",
+    "core/late_b.py": "def f():\n    from . import late_a\n    return late_a\n",
+    "core/clean.py": "import os\nfrom core import high\n",
+    "core/pkg/__init__.py": "",
+    "core/pkg/leaf.py": "from core.pkg import sub  # a path to a submodule: no edge to the package\n",
+    "core/pkg/sub.py": "",
+    "ui/__init__.py": "",
+    "ui/left.py": "from ui.right import R\nL = 1\n",
+    "ui/right.py": "def r():\n    from ui import left\nR = 1\n",
+    "ui/alone.py": "from core import clean\n",
+    "core/peek.py": "def link(ctx):\n    ctx._names = []\n\n\nclass Own:\n    def __init__(self):\n"
+                    "        self._cache = {}\n\n    def copy(self, other):\n        other._cache = {}\n"
+                    "        other._secret = 1\n",
+}
+SYNTHETIC_LAYERS = [("bottom", ("core", "core.low", "core.clean", "core.peek")), ("top", ("core.high",)),
+                    ("ui", ("ui",))]
+
+
+def test_the_checker_catches_each_kind_of_violation(tmp_path: Path) -> None:
+    for rel, text in SYNTHETIC.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path, ("core", "ui"))
+    assert cycles(graph) == [["core.late_a", "core.late_b"],  # through a function-level relative import
+                             ["core.typed_a", "core.typed_b"],  # through a TYPE_CHECKING import
+                             ["ui.left", "ui.right"]]  # in ui, through a function-level import
+    assert upward_edges(graph, SYNTHETIC_LAYERS) == ["core.clean (bottom) -> core.high (top)",
+                                                     "core.low (bottom) -> core.high (top)"]
+    assert graph["core.pkg.leaf"] == {"core.pkg.sub"} and graph["ui.alone"] == {"core.clean"}
+    assert layer_of("ui.alone", SYNTHETIC_LAYERS) == 2 and layer_of("elsewhere", SYNTHETIC_LAYERS) == -1
+    assert private_writes(tmp_path / "core" / "peek.py") == ["2: ctx._names", "11: other._secret"]
+    assert cycles({"a": {"b"}, "b": {"c", "a"}, "c": set(), "d": {"d"}}) == [["a", "b"]]
 
 
 def test_no_file_over_400_lines() -> None:

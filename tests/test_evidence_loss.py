@@ -144,10 +144,10 @@ def test_not_reached(tiny_ws):
 
 @pytest.mark.parametrize("mode", ["naive", "local", "global", "hybrid", "mix", "tree", "path"])
 def test_every_mode_reports_its_funnel(tiny_ws, mode):
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.retrieval.registry import retrieve
 
-    result = retrieve(QueryContext(tiny_ws, QUESTION), mode)
+    result = retrieve(query_context(tiny_ws, QUESTION), mode)
     assert result.evidence_chunk_ids, mode
     assert set(result.evidence_chunk_ids) <= set(result.candidate_chunk_ids) <= set(result.reached_chunk_ids)
     assert json.loads(json.dumps(result.to_dict()))["candidate_chunk_ids"] == result.candidate_chunk_ids

@@ -18,7 +18,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.lightrag_context import (
     Budgeted,
     ChunkPick,
@@ -233,7 +233,7 @@ def _descending(values: list[float]) -> bool:
 
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix"])
 def test_mode_on_sample_workspace(sample_ws, mode: str) -> None:
-    result = _retrievers()[mode]().retrieve(QueryContext(sample_ws, QUESTION))
+    result = _retrievers()[mode]().retrieve(query_context(sample_ws, QUESTION))
     settings = sample_ws.settings
     assert result.mode == mode and result.query == QUESTION
     assert result.keywords["low"] == ["Tidewater Shipping Cooperative"] and "high" in result.keywords
@@ -262,19 +262,19 @@ def test_mode_on_sample_workspace(sample_ws, mode: str) -> None:
 @pytest.mark.parametrize("mode", ["local", "global", "hybrid", "mix"])
 def test_mode_is_deterministic(sample_ws, mode: str) -> None:
     retriever = _retrievers()[mode]()
-    first = retriever.retrieve(QueryContext(sample_ws, QUESTION)).to_dict()
-    second = retriever.retrieve(QueryContext(sample_ws, QUESTION)).to_dict()
+    first = retriever.retrieve(query_context(sample_ws, QUESTION)).to_dict()
+    second = retriever.retrieve(query_context(sample_ws, QUESTION)).to_dict()
     first.pop("timings_ms"), second.pop("timings_ms")
     assert first == second
 
 
 def test_global_uses_high_level_keywords_or_falls_back(sample_ws) -> None:
     retriever = _retrievers()["global"]()
-    fallback = retriever.retrieve(QueryContext(sample_ws, QUESTION))  # no high-level keywords
+    fallback = retriever.retrieve(query_context(sample_ws, QUESTION))  # no high-level keywords
     assert fallback.keywords["high"] == []
     assert [e.data for e in fallback.events("keyword_fallback")] == [{"level": "high-level", "other": "low-level"}]
     question = "Who was appointed arbitrator in the Carrow Sound fishing dispute?"
-    result = retriever.retrieve(QueryContext(sample_ws, question))
+    result = retriever.retrieve(query_context(sample_ws, question))
     assert result.keywords["high"] == ["arbitrator", "fishing dispute"]
     assert [e.data for e in result.events("keywords_searched")] == [
         {"level": "high-level", "terms": ["arbitrator", "fishing dispute"]}]
@@ -282,11 +282,12 @@ def test_global_uses_high_level_keywords_or_falls_back(sample_ws) -> None:
 
 
 def test_hybrid_is_the_round_robin_of_local_and_global(sample_ws) -> None:
-    from core.retrieval.base import Stopwatch, new_result
+    from core.retrieval.query import Stopwatch
+    from core.retrieval.results import new_result
     from core.retrieval.lightrag_context import chunk_key, entity_key, relation_key
 
     modes = _retrievers()
-    ctx = QueryContext(sample_ws, "Who was appointed arbitrator in the Carrow Sound fishing dispute?")
+    ctx = query_context(sample_ws, "Who was appointed arbitrator in the Carrow Sound fishing dispute?")
     scratch = new_result(ctx, "scratch", [])
     local: Gathered = modes["local"]().gather(ctx, scratch, Stopwatch(scratch))
     global_: Gathered = modes["global"]().gather(ctx, scratch, Stopwatch(scratch))
@@ -304,7 +305,7 @@ def test_hybrid_is_the_round_robin_of_local_and_global(sample_ws) -> None:
 def test_mix_contains_the_naive_chunks(sample_ws) -> None:
     from core.retrieval.naive_search import NaiveRetriever
 
-    ctx = QueryContext(sample_ws, QUESTION)
+    ctx = query_context(sample_ws, QUESTION)
     naive = NaiveRetriever().retrieve(ctx)
     mix = _retrievers()["mix"]().retrieve(ctx)
     by_id = {c.chunk_id: c for c in mix.chunks}
@@ -314,7 +315,7 @@ def test_mix_contains_the_naive_chunks(sample_ws) -> None:
         assert record.via == "naive" or "naive" in (record.also_found_by or [])
     # With one entity/relation and one chunk each, the naive search brings chunks of its own.
     narrow = sample_ws.settings.with_overrides({"lightrag_top_k": 1, "chunks_per_entity": 1})
-    mix = _retrievers()["mix"]().retrieve(QueryContext(sample_ws, QUESTION, settings=narrow))
+    mix = _retrievers()["mix"]().retrieve(query_context(sample_ws, QUESTION, settings=narrow))
     assert any(c.via == "naive" for c in mix.chunks)
     assert len(mix.chunks) > 2
 
@@ -323,7 +324,7 @@ def test_mix_contains_the_naive_chunks(sample_ws) -> None:
 def test_small_budgets_are_respected(sample_ws, mode: str) -> None:
     small = sample_ws.settings.with_overrides({"max_total_tokens": 1500, "max_entity_tokens": 300,
                                                "max_relation_tokens": 400})
-    result = _retrievers()[mode]().retrieve(QueryContext(sample_ws, QUESTION, settings=small))
+    result = _retrievers()[mode]().retrieve(query_context(sample_ws, QUESTION, settings=small))
     assert 0 < result.context_tokens <= 1500
     entity_rows = sum(entity_cost(e) for e in result.entities)
     assert entity_rows <= 300 and sum(relation_cost(r) for r in result.relations) <= 400
@@ -333,7 +334,7 @@ def test_small_budgets_are_respected(sample_ws, mode: str) -> None:
 def test_no_hits_gives_an_empty_result(sample_ws, mode: str) -> None:
     # paper_strict: a question name that is also an entity name would otherwise link at score 1.0
     strict = sample_ws.settings.with_overrides({"cosine_threshold": 0.99, "paper_strict": True})
-    result = _retrievers()[mode]().retrieve(QueryContext(sample_ws, QUESTION, settings=strict))
+    result = _retrievers()[mode]().retrieve(query_context(sample_ws, QUESTION, settings=strict))
     if mode == "mix":  # the naive half still finds chunks
         assert result.entities == [] and result.relations == [] and result.chunks
         return
@@ -348,7 +349,7 @@ def test_empty_workspace_gives_an_empty_result(sample_ws, tmp_path, mode: str) -
 
     empty = Workspace(tmp_path / "empty", embedder=sample_ws.embedder)
     try:
-        result = _retrievers()[mode]().retrieve(QueryContext(empty, QUESTION))
+        result = _retrievers()[mode]().retrieve(query_context(empty, QUESTION))
     finally:
         empty.close()
     assert result.entities == [] and result.relations == [] and result.chunks == []

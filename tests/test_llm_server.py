@@ -114,10 +114,10 @@ def _available_modes(ws, chat, keywords):
     import time as _time
 
     from core.answers import answer
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
 
     out = {}
-    ctx = QueryContext(ws, QUESTION, keywords=keywords)
+    ctx = query_context(ws, QUESTION, keywords=keywords)
     ctx.keywords()
     for module, cls in (("core.retrieval.naive_search", "NaiveRetriever"),):
         retriever = getattr(__import__(module, fromlist=[cls]), cls)()

@@ -18,7 +18,8 @@ import pytest
 
 from core.api import run_modes
 from core.auth import LOCAL_ADMIN
-from core.retrieval.base import QueryContext
+from core.retrieval.query import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import modes, parse_modes, retrieve
 from core.types import RetrievalResult
 from core.workspace import Workspace
@@ -36,7 +37,7 @@ TREE_BRANCHES = {"local", "local-fallback", "global", "global-occurrence", "glob
 
 # --- what each mode promises -------------------------------------------------------------------
 def _naive(ws: Workspace, result: RetrievalResult) -> None:
-    ctx = QueryContext(ws, result.query)
+    ctx = query_context(ws, result.query)
     dense = [h.id for h in ctx.search_chunks(ctx.embed(result.query), ctx.settings.naive_top_k)]
     ids = [c.chunk_id for c in result.chunks]
     assert ids and ids == dense[:len(ids)], "naive's chunks are not the dense top-k in cosine order"
@@ -124,7 +125,7 @@ PROMISES: dict[str, Callable[[Workspace, RetrievalResult], None]] = {
 
 def check_contract(ws: Workspace, mode: str, question: str = QUESTION) -> RetrievalResult:
     """Run ``mode`` through the registry and assert the shared contract and the mode's promises."""
-    ctx = QueryContext(ws, question)
+    ctx = query_context(ws, question)
     result = retrieve(ctx, mode)
     data = json.loads(json.dumps(result.to_dict()))
     for field in FIELDS:
@@ -196,8 +197,8 @@ def test_swapped_mode_breaks_its_contract(sample_ws, monkeypatch, mode):
 
 
 def _deterministic(ws: Workspace, mode: str) -> None:
-    first = retrieve(QueryContext(ws, QUESTION), mode)
-    second = retrieve(QueryContext(ws, QUESTION), mode)
+    first = retrieve(query_context(ws, QUESTION), mode)
+    second = retrieve(query_context(ws, QUESTION), mode)
     assert first.evidence_chunk_ids == second.evidence_chunk_ids
     assert first.context_text == second.context_text
     assert [e.name for e in first.entities] == [e.name for e in second.entities]
@@ -229,7 +230,7 @@ def test_compare_answers_every_mode_extractively_with_citations(sample_ws):
 
 def test_empty_and_very_long_questions(sample_ws):
     with pytest.raises(ValueError, match="empty"):
-        retrieve(QueryContext(sample_ws, "   "), "naive")
+        retrieve(query_context(sample_ws, "   "), "naive")
     long_question = ("Which harbour towns of the Velmora Coast " * 300)[:10000]
     results = run_modes(LOCAL_ADMIN, sample_ws, long_question, "all", with_answers=False)
     assert all(r.context_tokens <= sample_ws.settings.max_total_tokens for r in results.values())

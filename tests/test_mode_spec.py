@@ -19,7 +19,8 @@ from core.retrieval.spec import ModeSpec, ModeSpecError
 QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
 DUMMY_MODULE = '''
 """A dummy retrieval mode (test only): the chunks sharing the most words with the question."""
-from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
+from core.retrieval.query import QueryContext, Stopwatch
+from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import prefix_within, sources_text
 from core.tokens import count_tokens
 from core.trace import note

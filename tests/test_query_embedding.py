@@ -76,7 +76,7 @@ def test_packs_split_at_the_token_limit() -> None:
 
 def test_query_context_embeds_a_graph_mode_strings_in_one_call(tmp_path) -> None:
     """A graph mode's query strings (question, names, joined names, keywords) cost one packed call."""
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.workspace import Workspace
 
     class Counting:
@@ -95,7 +95,7 @@ def test_query_context_embeds_a_graph_mode_strings_in_one_call(tmp_path) -> None
     ws = Workspace(tmp_path / "ws")
     counting = Counting()
     ws._embedder = counting
-    ctx = QueryContext(ws, "Who founded the Velmora Marine Institute and when did Port Sallow open?")
+    ctx = query_context(ws, "Who founded the Velmora Marine Institute and when did Port Sallow open?")
     ctx.embed("Velmora Marine Institute")
     assert len(counting.calls) == 1 and len(counting.calls[0]) == len(ctx.query_texts()) >= 3
     for text in ctx.query_texts():

@@ -6,8 +6,9 @@ import networkx as nx
 import numpy as np
 
 from core.retrieval.anchoring import ANCHOR_BONUS, Anchor, anchored_relations, neighbourhood
-from core.retrieval.base import QueryContext
-from core.retrieval.entity_linking import Seed, containing_entity, dictionary_names, link_names
+from core.retrieval.query import Seed
+from core.retrieval.registry import query_context
+from core.retrieval.entity_linking import containing_entity, dictionary_names, link_names
 from core.retrieval.path_search import PathRetriever
 from core.retrieval.tree_search import TreeRetriever, query_terms
 from core.storage.graph_view import NetworkxGraphView
@@ -69,7 +70,7 @@ def test_neighbourhood_names_why_each_node_anchors():
 
 
 def test_names_link_by_name_alias_containment_and_vectors(sample_ws):
-    ctx = QueryContext(sample_ws, "x")
+    ctx = query_context(sample_ws, "x")
     s = sample_ws.settings
     seeds = {seed.key: seed for seed in link_names(ctx, ["Tidewater", "Velmora Maritime", "Margaret Thorne"],
                                                      40, s.cosine_threshold, s.seed_relative_cutoff)}
@@ -91,7 +92,7 @@ def test_path_seeds_are_question_entities_and_paths_connect_them(sample_ws):
     a, b = "margaret thorne", "velmora maritime museum"
     assert not kg.has_edge(a, b) and nx.shortest_path_length(kg, a, b) == 2
     question = "How is Margaret Thorne related to the Velmora Maritime Museum?"
-    result = PathRetriever().retrieve(QueryContext(sample_ws, question))
+    result = PathRetriever().retrieve(query_context(sample_ws, question))
     first = result.paths[0]  # the multi-hop path between the two question entities comes first
     assert {first.keys[0], first.keys[-1]} == {a, b} and first.hops == 2
     assert first.question_entities == 2 and first.why.startswith("connects question entities")
@@ -104,7 +105,7 @@ def test_sample_questions_get_question_relevant_paths(sample_ws):
     from conftest import ROOT
 
     for q in load_questions(ROOT / "data" / "sample_questions.jsonl"):
-        result = PathRetriever().retrieve(QueryContext(sample_ws, q.question))
+        result = PathRetriever().retrieve(query_context(sample_ws, q.question))
         answer = normalize_name(q.answer or "")
         assert result.paths, (q.qid, "no path at all")
         assert len(result.paths) >= min(5, sample_ws.settings.path_top_paths), (q.qid, len(result.paths))
@@ -114,11 +115,11 @@ def test_sample_questions_get_question_relevant_paths(sample_ws):
 
 
 def test_tree_query_entities_are_linked_names(sample_ws):
-    ctx = QueryContext(sample_ws, "Which ships of the Tidewater fleet sailed from Port Sallow?")
+    ctx = query_context(sample_ws, "Which ships of the Tidewater fleet sailed from Port Sallow?")
     terms, dropped = query_terms(ctx, sample_ws.mention_graph())
     assert terms[:2] == ["tidewater shipping cooperative", "port sallow"]
     assert "ship" in dropped and "fleet" in dropped
-    strict = QueryContext(sample_ws, ctx.question, settings=sample_ws.settings.with_overrides({"paper_strict": True}))
+    strict = query_context(sample_ws, ctx.question, settings=sample_ws.settings.with_overrides({"paper_strict": True}))
     paper_terms, _ = query_terms(strict, sample_ws.mention_graph())
     assert "ship" in paper_terms and "fleet" in paper_terms
     result = TreeRetriever().retrieve(ctx)
@@ -128,7 +129,7 @@ def test_tree_query_entities_are_linked_names(sample_ws):
 def test_inspect_path_table_says_why_each_path_was_kept(sample_ws):
     from ui.results_view import paths_frame
 
-    result = PathRetriever().retrieve(QueryContext(sample_ws, "How is Margaret Thorne related to the Velmora "
+    result = PathRetriever().retrieve(query_context(sample_ws, "How is Margaret Thorne related to the Velmora "
                                                               "Maritime Museum?"))
     frame = paths_frame(result)
     assert len(frame) == len(result.paths) > 0

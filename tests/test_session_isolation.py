@@ -15,7 +15,7 @@ import pytest
 from conftest import HashEmbedder
 from core import api
 from core.auth import LOCAL_ADMIN
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import retrieve
 from core.workspace import Workspace
 
@@ -84,7 +84,7 @@ def test_a_reader_never_sees_an_uncommitted_or_rolled_back_batch(ws, monkeypatch
         during = snapshot(ws)  # the writer holds its uncommitted rows right now
         assert during == before
         for mode in ("naive", "local", "path"):  # the vectors are written already; the rows are not committed
-            result = retrieve(QueryContext(ws, "Who built the first compiler at Remington Rand?"), mode)
+            result = retrieve(query_context(ws, "Who built the first compiler at Remington Rand?"), mode)
             assert set(result.evidence_chunk_ids) <= before["chunk_ids"], mode
             assert not {e.key for e in result.entities} - before["graph"], mode
     finally:

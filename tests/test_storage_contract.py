@@ -347,13 +347,13 @@ def dump(ws) -> dict:
 
 def retrieved(ws, questions: list[str]) -> dict:
     """What every mode retrieves for each question, in order and with scores."""
-    from core.retrieval.base import QueryContext
+    from core.retrieval.registry import query_context
     from core.retrieval.registry import modes, retrieve
 
     out = {}
     for mode in modes():
         for question in questions:
-            r = retrieve(QueryContext(ws, question), mode)
+            r = retrieve(query_context(ws, question), mode)
             out[(mode, question)] = ([(c.chunk_id, c.score) for c in r.chunks], [(e.key, e.score) for e in r.entities],
                                      [(x.source_key, x.target_key, x.score) for x in r.relations],
                                      [(tuple(p.keys), p.score) for p in r.paths],

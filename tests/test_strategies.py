@@ -5,9 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from core.retrieval import strategies as st
-from core.retrieval.base import QueryContext
+from core.extraction.query_terms import name_spans
+from core.retrieval.keywords import OfflineKeywords
+from core.retrieval.query import QueryContext, RelationSearch
+from core.retrieval.registry import query_context
 from core.retrieval.path_flow import ScoredPath
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -15,18 +19,23 @@ QUESTION = "Who was appointed arbitrator in the Carrow Sound fishing dispute?"
 
 
 def strict_ctx(ws, question: str = QUESTION) -> QueryContext:
-    return QueryContext(ws, question, settings=ws.settings.with_overrides({"paper_strict": True}))
+    return query_context(ws, question, settings=ws.settings.with_overrides({"paper_strict": True}))
 
 
-def test_the_setting_picks_one_bundle_once_per_query(sample_ws):
-    ctx = QueryContext(sample_ws, QUESTION)
+def test_the_builder_picks_the_bundle_and_the_question_object_takes_it(sample_ws):
+    ctx = query_context(sample_ws, QUESTION)
     assert ctx.strategies is st.RAGSCOPE and not ctx.strategies.paper
     strict = strict_ctx(sample_ws)
     assert strict.strategies is st.PAPER and strict.strategies.paper
-    ctx.settings = strict.settings  # new settings on the same query: chosen again
-    assert ctx.strategies is st.PAPER
     assert {type(s).__name__ for s in vars(st.RAGSCOPE).values()} & {type(s).__name__ for s in vars(st.PAPER).values()} \
         == {"bool"}, "every step has two different strategies"
+    # the question object chooses nothing: given the papers' bundle under RAGScope's settings, it links
+    # the question's name spans only (the papers' names), not the graph's own names as well
+    given = QueryContext(sample_ws, QUESTION, sample_ws.settings, st.PAPER, OfflineKeywords())
+    assert given.strategies is st.PAPER and not given.settings.paper_strict
+    assert given.link_names() == name_spans(QUESTION) and len(ctx.link_names()) > len(given.link_names())
+    with pytest.raises(AttributeError):
+        ctx.settings = strict.settings  # fixed for the question's life: its state was worked out with them
 
 
 def test_paper_strict_is_read_only_by_the_settings_and_the_strategy_module():
@@ -36,7 +45,7 @@ def test_paper_strict_is_read_only_by_the_settings_and_the_strategy_module():
 
 
 def test_seed_selection_linked_names_vs_joined_search(sample_ws):
-    ctx, strict = QueryContext(sample_ws, QUESTION), strict_ctx(sample_ws)
+    ctx, strict = query_context(sample_ws, QUESTION), strict_ctx(sample_ws)
     spans = ["Carrow Sound"]
     names = st.LinkedNames().names(sample_ws, QUESTION, spans)
     assert names[-1] == "Carrow Sound" and len(names) > 1  # the graph's own names come first
@@ -55,20 +64,20 @@ def test_seed_selection_linked_names_vs_joined_search(sample_ws):
 
 def test_relation_ranking_anchored_vs_cosine(sample_ws):
     from core.types import RetrievalResult
-    from core.retrieval.base import Stopwatch
+    from core.retrieval.query import Stopwatch
 
     def search(strategy, ctx):
         result = RetrievalResult(mode="global", query=ctx.question)
         return strategy.search(ctx, result, Stopwatch(result))
 
-    anchored = search(st.AnchoredRelations(), QueryContext(sample_ws, QUESTION))
+    anchored = search(st.AnchoredRelations(), query_context(sample_ws, QUESTION))
     cosine = search(st.CosineRelations(), strict_ctx(sample_ws))
-    assert isinstance(anchored, st.RelationSearch) and isinstance(cosine, st.RelationSearch)
+    assert isinstance(anchored, RelationSearch) and isinstance(cosine, RelationSearch)
     assert cosine.reasons is None and anchored.reasons and set(anchored.reasons) == {t[:2] for t in anchored.triples}
     assert [t[2] for t in cosine.triples] == sorted((t[2] for t in cosine.triples), reverse=True)
     assert max(t[2] for t in anchored.triples) > 1.0, "a relation touching a question entity gets the bonus"
     assert max(t[2] for t in cosine.triples) <= 1.0
-    empty = QueryContext(sample_ws, QUESTION, keywords=NoKeywords())
+    empty = query_context(sample_ws, QUESTION, keywords=NoKeywords())
     assert search(st.AnchoredRelations(), empty) is None and search(st.CosineRelations(), empty) is None
 
 
@@ -94,13 +103,13 @@ def test_path_ranking_question_first_vs_reliability(sample_ws):
         "links question entity Q to Y (seed: near)")
     paths = [one_hop]
     assert st.ReliabilityPaths().connect(strict_ctx(sample_ws), sample_ws.views.graph, question, paths, []) == (paths, [])
-    assert st.QuestionFirstPaths().connect(QueryContext(sample_ws, QUESTION), sample_ws.views.graph, set(), paths, []) \
+    assert st.QuestionFirstPaths().connect(query_context(sample_ws, QUESTION), sample_ws.views.graph, set(), paths, []) \
         == (paths, [])
-    from core.retrieval.base import Stopwatch
+    from core.retrieval.query import Stopwatch
     from core.types import RetrievalResult
 
     result = RetrievalResult(mode="path", query=QUESTION)
-    ours = st.QuestionFirstPaths().nodes(QueryContext(sample_ws, QUESTION), result, Stopwatch(result), sample_ws.views.graph)
+    ours = st.QuestionFirstPaths().nodes(query_context(sample_ws, QUESTION), result, Stopwatch(result), sample_ws.views.graph)
     paper = st.ReliabilityPaths().nodes(strict_ctx(sample_ws), result, Stopwatch(result), sample_ws.views.graph)
     assert ours.question and ours.question <= {k for k, _ in ours.nodes} and set(ours.why) >= ours.question
     assert paper.nodes and paper.question == set() and paper.why == {}
@@ -135,17 +144,17 @@ def test_evidence_order_owner_then_cosine_vs_cosine_only(sample_ws):
     assert ours.sources(FakeCtx(), ids) == ["c2", "c3", "c1"]  # closest to the question first
     assert ours.leaves_tail and not paper.leaves_tail
     assert paper.tie_break(strict_ctx(sample_ws)) is None
-    ties = ours.tie_break(QueryContext(sample_ws, QUESTION))
+    ties = ours.tie_break(query_context(sample_ws, QUESTION))
     assert ties and all(value > 0 for value in ties.values())
 
 
 def test_tree_query_names_vs_every_term(sample_ws):
     question = "Which ships of the Tidewater fleet sailed from Port Sallow?"
     graph = sample_ws.mention_graph()
-    named, dropped = st.NamedTreeQuery().terms(QueryContext(sample_ws, question), graph)
+    named, dropped = st.NamedTreeQuery().terms(query_context(sample_ws, question), graph)
     every, none_dropped = st.EveryTermTreeQuery().terms(strict_ctx(sample_ws, question), graph)
     assert "port sallow" in named and "ship" not in named and "ship" in dropped
     assert "ship" in every and none_dropped == []
     assert st.EveryTermTreeQuery().weight_terms(strict_ctx(sample_ws, question)) == []
-    rare = st.NamedTreeQuery().weight_terms(QueryContext(sample_ws, question))
+    rare = st.NamedTreeQuery().weight_terms(query_context(sample_ws, question))
     assert all(term not in named for term in rare)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import retrieve
 from core.trace import TEXTS, TraceEvent, note
 from core.types import RetrievalResult
@@ -40,7 +40,7 @@ def test_result_log_and_json():
 @pytest.mark.parametrize("strict", [False, True])
 def test_every_event_the_modes_emit_has_its_wording(sample_ws, strict):
     settings = sample_ws.settings.with_overrides({"paper_strict": strict})
-    ctx = QueryContext(sample_ws, QUESTION, settings=settings)
+    ctx = query_context(sample_ws, QUESTION, settings=settings)
     for mode in ("naive", "local", "global", "hybrid", "mix", "tree", "path"):
         result = retrieve(ctx, mode)
         assert result.trace, mode

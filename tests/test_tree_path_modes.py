@@ -7,7 +7,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.path_search import SOURCES_HEADER, PathRetriever
 from core.retrieval.tree_search import TreeRetriever
 from core.storage.graph_view import NetworkxGraphView
@@ -20,7 +20,7 @@ NO_ENTITY = "What are the main themes?"
 
 def run(mode: Any, ws: Any, question: str, **overrides: Any):
     settings = ws.settings.with_overrides(overrides) if overrides else ws.settings
-    return mode.retrieve(QueryContext(ws, question, settings=settings))
+    return mode.retrieve(query_context(ws, question, settings=settings))
 
 
 def stable(result: Any) -> dict[str, Any]:
@@ -233,7 +233,7 @@ class _RewiredViews:
 
 
 def test_path_isolated_nodes_fall_back_to_node_context(sample_ws) -> None:
-    r = PathRetriever().retrieve(QueryContext(_RewiredWorkspace(sample_ws), TWO_ENTITIES))
+    r = PathRetriever().retrieve(query_context(_RewiredWorkspace(sample_ws), TWO_ENTITIES))
     assert r.paths == [] and r.relations == []
     [no_path] = r.events("no_path")
     assert no_path.data["why"] == "unlinked" and no_path.data["isolated"] == no_path.data["nodes"] > 1
@@ -247,7 +247,7 @@ def test_path_isolated_nodes_fall_back_to_node_context(sample_ws) -> None:
 def test_path_expansion_cap_is_reported(sample_ws) -> None:
     ws = _RewiredWorkspace(sample_ws, complete=True)  # a complete graph: millions of 3-hop paths
     settings = sample_ws.settings.with_overrides({"path_max_expansions": 100, "path_theta": 0.0})
-    r = PathRetriever().retrieve(QueryContext(ws, TWO_ENTITIES, settings=settings))
+    r = PathRetriever().retrieve(query_context(ws, TWO_ENTITIES, settings=settings))
     [cap] = r.events("cap_hit")
     assert cap.data["cap"] == 100 and cap.data["starts"]
     assert 0 < len(r.paths) <= settings.path_top_paths

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import retrieve
 from core.storage.vectors import VectorMatrix
 
@@ -46,16 +46,16 @@ def test_top_chunks_scores_each_chunk_by_its_best_window() -> None:
 
 def test_modes_search_exactly_by_default_and_through_chromadb_when_asked(sample_ws) -> None:
     question = "Who founded the Tidewater Shipping Cooperative?"
-    exact = QueryContext(sample_ws, question)
+    exact = query_context(sample_ws, question)
     assert sample_ws.settings.vector_search == "exact"
     vector = exact.embed(question)
     matrix = sample_ws.vectors.matrix("entities")  # every entity vector, brute force
     assert [h.id for h in exact.search("entities", vector, 5)] == [h.id for h in matrix.top(vector, 5)]
-    approximate = QueryContext(sample_ws, question, settings=sample_ws.settings.with_overrides(
+    approximate = query_context(sample_ws, question, settings=sample_ws.settings.with_overrides(
         {"vector_search": "approximate"}))
     # a small collection: HNSW finds the same neighbours (scores agree to float32 rounding)
     a, b = exact.search_chunks(vector, 5), approximate.search_chunks(vector, 5)
     assert [h.id for h in a] == [h.id for h in b]
     assert np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
-    first, second = (retrieve(QueryContext(sample_ws, question), "local") for _ in range(2))
+    first, second = (retrieve(query_context(sample_ws, question), "local") for _ in range(2))
     assert first.to_dict()["entities"] == second.to_dict()["entities"]

@@ -24,16 +24,16 @@ if tile > 1:
     vmod.VectorStore.matrix = matrix
 import million_tokens as mt
 from core.workspace import Workspace
-from core.retrieval.base import QueryContext
+from core.retrieval.registry import query_context
 from core.retrieval.registry import modes, retrieve
 ws = Workspace(sys.argv[1])
 qs = mt.questions(20)
 out = {}
 for mode in modes():
-    retrieve(QueryContext(ws, "warm-up question about a place"), mode)
+    retrieve(query_context(ws, "warm-up question about a place"), mode)
     w, c = [], []
     for q in qs:
-        ctx = QueryContext(ws, q); t, p = time.perf_counter(), time.process_time()
+        ctx = query_context(ws, q); t, p = time.perf_counter(), time.process_time()
         retrieve(ctx, mode); w.append((time.perf_counter() - t) * 1000); c.append((time.process_time() - p) * 1000)
     out[mode] = (round(mt.median(c), 1), round(mt.median(w), 1))
 print(json.dumps({"ws": sys.argv[1], "tile": tile, "cpu_wall_ms": out}))

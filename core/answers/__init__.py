@@ -20,12 +20,12 @@ from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
 from core.answers.support import checked
-from core.retrieval.state import QuestionState
+from core.retrieval.query import QuestionState
 from core.types import Answer, RetrievalResult
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
-    from core.retrieval.base import QueryContext
+    from core.retrieval.query import QueryContext
 
 Builder = Callable[[AnswerInputs, RetrievalResult], "tuple[list[Pick], list[Entry]]"]
 

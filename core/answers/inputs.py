@@ -7,8 +7,8 @@ answer stage needs; everything else reuses vectors stored at indexing time and a
 the chunk vectors rank an entity's or a relation's source chunks so that only the few closest to
 the question are read, and the relation and entity vectors say how close to the question what a
 sentence states is (one dot product per relation or entity a candidate sentence names, memoised per
-question). The frame and the memoised cosines live in the question's ``QuestionState``
-(``core.retrieval.state``): the comparison's ``QueryContext.state``, shared by all its modes.
+question). The frame and the memoised cosines live in the answers' own cache (``core.answers.cache``),
+attached to the question's state: the comparison's ``QueryContext.state``, shared by all its modes.
 """
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 import numpy as np
 
+from core.answers.cache import AnswerCache, answer_cache, question_state
 from core.answers.question import QuestionFrame, make_frame, sentence_stems, stem
 from core.answers.scoring import Pick, score_sentence
 from core.answers.sentences import Sentence, SentenceBank, sentence_bank
-from core.retrieval.state import AnswerState, QuestionState, state_for
+from core.retrieval.query import QuestionState
 from core.storage.graph_view import as_graph_view
 from core.storage.ports import GraphView, node_pair
 
 if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext
-    from core.retrieval.strategies import SeedSelection
+    from core.retrieval.query import QueryContext, SeedSelection
     from core.workspace import Workspace
 
 
@@ -36,16 +36,15 @@ def question_names(ws: "Workspace", question: str, seeds: Optional["SeedSelectio
                    ctx: Optional["QueryContext"] = None) -> list[str]:
     """The names of the question that entity linking looks up offline, by the seed strategy
     (``core.retrieval.strategies``; default RAGScope's): the graph's own names found verbatim in it,
-    then its name spans (as ``core.retrieval.lightrag_search.link_names_of``, whose result for this
-    question ``ctx`` already holds when it links offline with the same strategy)."""
+    then its name spans (as ``QueryContext.link_names``, whose result for this question ``ctx``
+    already holds when it links offline with the same strategy)."""
     from core.extraction.query_terms import name_spans
-    from core.retrieval.lightrag_search import link_names_of
     from core.retrieval.strategies import RAGSCOPE
 
     strategy = seeds or RAGSCOPE.seeds
     if (ctx is not None and getattr(ctx, "question", None) == question and ctx.strategies.seeds is strategy
             and getattr(ctx.keyword_extractor, "name", "") == "spacy"):
-        return link_names_of(ctx)  # the same names, worked out once per query context
+        return ctx.link_names()  # the same names, worked out once per question
     return strategy.names(ws, question, name_spans(question))
 
 
@@ -55,13 +54,12 @@ def question_entity_keys(ws: "Workspace", question: str, ctx: Optional["QueryCon
     ``core.retrieval.entity_linking``), keeping only the links that stand for a name of the question.
     The same for every mode and whatever ran before (the name embeddings are the comparison's cached
     ones when ``ctx`` is given)."""
-    from core.retrieval.base import QueryContext
     from core.retrieval.entity_linking import link_names
-    from core.retrieval.strategies import strategies_for
+    from core.retrieval.registry import query_context
 
-    link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else QueryContext(ws, question)
+    link_ctx = ctx if ctx is not None and getattr(ctx, "question", None) == question else query_context(ws, question)
     s = link_ctx.settings
-    strategy = strategies_for(s).seeds
+    strategy = link_ctx.strategies.seeds
     names = question_names(ws, question, strategy, link_ctx)
     shared = getattr(link_ctx, "state", None) or QuestionState(question)
     if strategy.shares_mode_seeds and names and shared.seed_names == names and shared.seeds is not None:
@@ -112,12 +110,12 @@ class AnswerInputs:
 
     def __post_init__(self) -> None:
         self.graph = as_graph_view(self.graph)
-        self.cache = state_for(self.frame.text, self.cache, self.ctx)
+        self.cache = question_state(self.frame.text, self.cache, self.ctx)
 
     @property
-    def _memo(self) -> "AnswerState":
+    def _memo(self) -> AnswerCache:
         assert self.cache is not None
-        return self.cache.answers
+        return answer_cache(self.cache)
 
     def question_vector(self) -> np.ndarray:
         """The question's embedding (the comparison's cached one when a QueryContext is given)."""
@@ -214,10 +212,11 @@ def answer_inputs(ws: "Workspace", question: str, lines: int, ctx: Optional["Que
                   cache: Optional[QuestionState] = None) -> AnswerInputs:
     """Inputs for one question; the frame is computed once per question (and workspace generation)
     and kept in the question's state (``cache``, else the comparison's ``ctx.state``)."""
-    state = state_for(question, cache, ctx)
+    state = question_state(question, cache, ctx)
     views = ws.views
-    frame = state.answers.frames.get(views.generation)
+    frames = answer_cache(state).frames
+    frame = frames.get(views.generation)
     if frame is None:
-        frame = state.answers.frames[views.generation] = make_frame(
+        frame = frames[views.generation] = make_frame(
             question, question_entity_keys(ws, question, ctx), stem_idf(ws))
     return AnswerInputs(ws, views.graph, sentence_bank(ws), frame, lines, ctx, state)

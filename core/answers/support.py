@@ -32,10 +32,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from core.retrieval.state import QuestionState
-from core.storage.graph_view import as_graph_view
+from core.answers.cache import answer_cache
 from core.answers.question import QuestionFrame, noun_types, sentence_stems, stem
 from core.answers.scoring import Pick
+from core.retrieval.query import QuestionState
+from core.storage.graph_view import as_graph_view
 
 _YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b\d{3,4}\b")
@@ -277,7 +278,7 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     if not typed:
         return []
     if isinstance(cache, QuestionState):  # the comparison's shared per-question state
-        store: dict = cache.answers.relations
+        store: dict = answer_cache(cache).relations
         key: Any = frame.text
     else:
         store = cache if cache is not None else {}

@@ -50,13 +50,12 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
               with_answers: bool = True, llm: Any = None, keywords: Any = None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
     """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
-    from core.retrieval.base import QueryContext  # here: indexing and the read-only calls load no retrieval
-    from core.retrieval.registry import parse_modes, retrieve
+    from core.retrieval.registry import parse_modes, query_context, retrieve  # here: indexing and the read-only calls load no retrieval
 
     from core.answers import answer, question_names
 
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
-    ctx = QueryContext(ws, question, settings=settings, keywords=keywords)
+    ctx = query_context(ws, question, settings=settings, keywords=keywords)
     ws.vectors  # open the vector client once, before any worker thread needs it
     ctx.keywords()
     # the question and its names in one embedding batch: the modes that link names (local, hybrid,

@@ -14,8 +14,7 @@ from core.evaluation.metrics import (all_at_k, answer_in_answer, answer_in_conte
                                      right_bold, wrong_bold,
                                      ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
-from core.retrieval.base import QueryContext
-from core.retrieval.registry import retrieve
+from core.retrieval.registry import query_context, retrieve
 from core.settings import Settings
 from core.tokens import count_tokens
 from core.types import ProgressCallback, ProgressEvent, no_progress
@@ -98,7 +97,7 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
         keywords = OfflineKeywords()
     probe = _KeywordProbe(keywords)
     for q in questions:
-        ctx = QueryContext(ws, q.question, settings=settings, keywords=probe)
+        ctx = query_context(ws, q.question, settings=settings, keywords=probe)
         probe.source = ""
         first_row = len(report.rows)
         for mode in all_modes:

@@ -168,8 +168,7 @@ def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], cha
     """Judge every pair of ``modes`` on ``questions`` (``core.evaluation.questions.Question``-like:
     ``qid``, ``question``). ``chat`` is the configured chat model (cached; see ``core.llm.provider``)."""
     from core.llm.generated_answers import generate_answer
-    from core.retrieval.base import QueryContext
-    from core.retrieval.registry import retrieve
+    from core.retrieval.registry import query_context, retrieve
 
     modes = list(dict.fromkeys(modes))
     if len(modes) < 2:
@@ -193,7 +192,7 @@ def run_judge(ws: Workspace, questions: Sequence[Any], modes: Sequence[str], cha
         for q in questions:
             if cancel is not None and cancel.is_set():
                 raise Cancelled("judge cancelled")
-            ctx = QueryContext(ws, q.question, settings=settings, keywords=keywords)
+            ctx = query_context(ws, q.question, settings=settings, keywords=keywords)
             results = {mode: retrieve(ctx, mode) for mode in modes}
             answer_jobs = {m: pool.submit(generate_answer, tally, r, answer_max_tokens) for m, r in results.items()}
             answers: dict[str, str] = {}

@@ -65,7 +65,7 @@ def parse_keywords(text: str) -> Optional[tuple[list[str], list[str]]]:
 
 
 class LLMKeywords:
-    """``KeywordExtractor`` (see ``core.retrieval.base``) asking the chat model for JSON keywords."""
+    """``KeywordExtractor`` (see ``core.retrieval.query``) asking the chat model for JSON keywords."""
 
     def __init__(self, chat: ChatModel, max_tokens: int = 200) -> None:
         self.chat = chat

@@ -15,18 +15,22 @@ bridge question touches a neighbour of a question entity. So the candidates are
 each scored ``cosine + ANCHOR_BONUS`` when it touches a question entity or a neighbour of one (the
 bonus is the same for both: the first hop and the second are both evidence of a bridge question),
 and the best ``top_k`` with cosine >= ``cosine_threshold`` are kept, best first. Cosines come from
-the in-memory relation vectors, so no extra vector-store round trip is paid.
+the in-memory relation vectors, so no extra vector-store round trip is paid. A question's anchored
+relations are worked out once per joined keyword string (``question_anchored``, kept in the
+question's state) and shared by global, hybrid, mix and path.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Optional, Sequence
+from typing import TYPE_CHECKING, Literal, Optional, Sequence
 
 import numpy as np
 
-from core.retrieval.entity_linking import Seed
+from core.retrieval.query import QueryContext, Seed
 from core.storage.ports import GraphView, node_pair
-from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
 
 ANCHOR_BONUS = 1.0
 ANCHORED_BELOW_THRESHOLD = False  # measured: +1.6 global, -2.3 hybrid, -0.6 path on dev_musique_full
@@ -110,3 +114,17 @@ def anchored_relations(ws: Workspace, vector: np.ndarray, seeds: Sequence[Seed],
                                     anchor))
     out.sort(key=lambda r: (-r.score, -r.cosine, r.pair))
     return out[:top_k]
+
+
+class AnchoredByKeywords(dict[str, list[AnchoredRelation]]):
+    """A question's anchored relations per joined keyword string (kept in ``QuestionState.attached``)."""
+
+
+def question_anchored(ctx: QueryContext, joined: str, seeds: Sequence[Seed]) -> list[AnchoredRelation]:
+    """``anchored_relations`` of the joined keywords ``joined`` for the context's question, searched
+    the first time a mode asks and remembered in the question's state for the others."""
+    memo = ctx.state.attached(AnchoredByKeywords)
+    if joined not in memo:
+        memo[joined] = anchored_relations(ctx.ws, ctx.embed(joined), seeds, ctx.settings.lightrag_top_k,
+                                          ctx.settings.cosine_threshold)
+    return memo[joined]

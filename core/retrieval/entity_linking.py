@@ -16,40 +16,22 @@ every mode that starts from entities links each name of the question on its own:
 
 The result is ordered by score (ties: keyword order, then key) and capped at the paper's top-N.
 The papers' strategy (``core.retrieval.strategies.JoinedSearch``) is their joined query (``strict_hits``).
+The ``Seed`` record belongs to the question object (``core.retrieval.query``), which links a question's
+seeds once (``QueryContext.seeds``) through the strategy it was given.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 from core.extraction.nlp import normalize_name
+from core.retrieval.query import Seed
 
 if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext
+    from core.retrieval.query import QueryContext
     from core.workspace import Workspace
 
 SEEDS_PER_KEYWORD = 5  # vector hits kept per keyword (after the relative cut-off)
-
-
-@dataclass
-class Seed:
-    """A question entity linked to the graph: its key, score, the keyword that found it and how."""
-
-    key: str
-    score: float
-    keyword: str
-    how: str  # "name" | "alias" | "contains" | "vector"
-    question: bool = False  # stands for a name of the question (exact, alias, or that name's best hit)
-
-    def reason(self) -> str:
-        if self.how == "name":
-            return f"named in the question ('{self.keyword}')"
-        if self.how == "alias":
-            return f"'{self.keyword}' in the question is one of its names"
-        if self.how == "contains":
-            return f"its name contains '{self.keyword}' from the question"
-        return f"cosine {self.score:.3f} to the question's '{self.keyword}'"
 
 
 def containing_entity(ws: Workspace, key: str) -> Optional[str]:
@@ -175,13 +157,3 @@ def strict_hits(ctx: QueryContext, terms: Sequence[str], top_n: int, threshold: 
             seen.add(key)
             out.append(Seed(key, round(hit.score, 6), joined, "vector"))
     return out
-
-
-def question_seeds(ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: Optional[int] = None,
-                   fill: bool = False) -> list[Seed]:
-    """The seeds a mode starts from, by the query's seed strategy (``core.retrieval.strategies``):
-    linked names (RAGScope) or the joined search (the papers'); with no name in the question, the
-    fallback terms are searched the paper's way. ``fill`` (local mode) tops the linked names up with
-    the paper's joined search to the top-N, so LightRAG's broad low-level context stays, with the
-    question's own entities first."""
-    return ctx.strategies.seeds.seeds(ctx, names, fallback_terms, top_n or ctx.settings.lightrag_top_k, fill)

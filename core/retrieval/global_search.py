@@ -9,10 +9,10 @@ one), and the evidence chunks are ordered by their relation's score + their own 
 """
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch, edge_count
 from core.retrieval.lightrag_context import Gathered, global_expand
-from core.retrieval.lightrag_retrieval import LightRAGRetriever, trace_hits, with_chunks
-from core.retrieval.lightrag_search import anchored_hits  # noqa: F401  (RAGScope's relation search)
+from core.retrieval.lightrag_retrieval import LightRAGRetriever, with_chunks
+from core.retrieval.lightrag_search import edge_count, trace_hits
+from core.retrieval.query import QueryContext, Stopwatch
 from core.types import RetrievalResult
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Callable, Hashable, Sequence, TypeVar
 
-from core.retrieval.base import QueryContext, Stopwatch, new_result
+from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.lightrag_context import Gathered, chunk_key, entity_key, relation_key, round_robin
 from core.retrieval.lightrag_retrieval import LIGHTRAG_PARAMS, LightRAGRetriever, assemble
 from core.retrieval.local_search import LocalRetriever
+from core.retrieval.results import new_result
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 

@@ -20,8 +20,7 @@ from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
 import networkx as nx
 
-from core.retrieval.base import csv_table
-from core.retrieval.csv_cells import record_line
+from core.retrieval.csv_cells import csv_table, record_line
 from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
 from core.storage.ports import node_pair

@@ -6,17 +6,15 @@ hits, seeds, the anchored relation search) in ``core.retrieval.lightrag_search``
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
-from core.retrieval.base import (QueryContext, Stopwatch, fill_chunk_texts, finish,
-                                 new_result)
 from core.retrieval.context_blocks import add_keyword_usage
-from core.retrieval.lightrag_search import (LEVEL_NAMES, VectorHits, link_names_of, search_terms, seeds_for,  # noqa: F401
-                                            trace_hits, vector_hits)
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              select_chunks)
-from core.retrieval.token_counts import context_counter, graph_row_costs  # noqa: F401  (re-exported)
+from core.retrieval.query import QueryContext, Stopwatch
+from core.retrieval.results import fill_chunk_texts, finish, new_result
+from core.retrieval.token_counts import context_counter, graph_row_costs
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",

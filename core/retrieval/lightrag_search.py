@@ -5,30 +5,15 @@ these searches), so it imports neither."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import Optional, Sequence
 
-from core.extraction.query_terms import name_spans
-from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations
-from core.retrieval.entity_linking import Seed, question_seeds
+from core.retrieval.anchoring import ANCHOR_BONUS, question_anchored
+from core.retrieval.query import QueryContext, RelationSearch, Seed, Stopwatch
 from core.storage.ports import GraphView, VectorHit
 from core.types import RetrievalResult
 
-if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext, Stopwatch
-
 LEVEL_NAMES = {"low": "low-level", "high": "high-level"}
 SHOWN_SEEDS = 8  # seeds named in the trace line
-
-
-@dataclass
-class RelationSearch:
-    """What a relation search found: (source, target, score) triples best first, a reason per pair
-    (None: the paper's cosine reason), the graph searched and the label reasons quote."""
-
-    triples: list[tuple[str, str, float]]
-    reasons: Optional[dict[tuple[str, str], str]]
-    graph: GraphView
-    label: str
 
 
 def edge_count(graph: GraphView) -> int:
@@ -107,36 +92,15 @@ def trace_hits(result: RetrievalResult, ctx: QueryContext, noun: str, total: int
 
 def seeds_for(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, terms: Sequence[str],
               fill: bool = False) -> list[Seed]:
-    """The question's entities linked to the graph (computed once per question, traced per mode);
-    ``fill`` tops them up with the paper's joined search (local mode)."""
-    state = ctx.state
+    """The question's entities linked to the graph (``QueryContext.seeds``: computed once per question,
+    traced per mode); ``fill`` tops them up with the paper's joined search (local mode)."""
     with clock.stage("vector_search"):
-        seeds = state.seeds_filled if fill else state.seeds
-        if seeds is None:
-            names = link_names_of(ctx)
-            seeds = question_seeds(ctx, names, terms, fill=fill)
-            if fill:
-                state.seeds_filled = seeds
-            else:
-                state.seeds = seeds
-            state.seed_names = names
+        seeds = ctx.seeds(terms, fill)
     graph = ctx.graph
-    how = ctx.strategies.seeds.describe(bool(state.seed_names), fill)
+    how = ctx.strategies.seeds.describe(bool(ctx.state.seed_names), fill)
     result.log("seeds", "seeds", how=how, count=len(seeds),
                shown=[f"{graph.name(s.key)} ({s.reason()})" for s in seeds[:SHOWN_SEEDS]], keys=[s.key for s in seeds])
     return seeds
-
-
-def link_names_of(ctx: QueryContext) -> list[str]:
-    """The names entity linking looks up: the graph's own names found verbatim in the question
-    (``dictionary_names``), then, offline, the question's name spans (no dates or amounts) or, with
-    LLM keywords, the low-level keywords."""
-    names = getattr(ctx, "_names", None)
-    if names is None:
-        low, _ = ctx.keywords()
-        spans = name_spans(ctx.question) if getattr(ctx.keyword_extractor, "name", "") == "spacy" else list(low)
-        names = ctx._names = ctx.strategies.seeds.names(ctx.ws, ctx.question, spans)  # once per query context
-    return list(names)
 
 
 def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Optional[RelationSearch]:
@@ -153,14 +117,9 @@ def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) 
     low, _ = ctx.keywords()
     seeds = seeds_for(ctx, result, clock, low or terms)
     with clock.stage("embed_query"):
-        ctx.prefetch([", ".join(terms), ctx.question])
-        vector = ctx.embed(", ".join(terms))
+        ctx.prefetch([", ".join(terms), ctx.question])  # the keywords' vector, used below
     with clock.stage("vector_search"):
-        key = ", ".join(terms)
-        if key not in ctx.state.anchored:
-            ctx.state.anchored[key] = anchored_relations(ctx.ws, vector, seeds, ctx.settings.lightrag_top_k,
-                                                         ctx.settings.cosine_threshold)
-        anchored = ctx.state.anchored[key]
+        anchored = question_anchored(ctx, ", ".join(terms), seeds)
     anchored_count = sum(1 for r in anchored if r.anchor)
     result.log("relations", "anchored_relations", seeds=len(seeds), relations=len(anchored),
                threshold=ctx.settings.cosine_threshold, anchored=anchored_count, bonus=ANCHOR_BONUS)

@@ -7,9 +7,10 @@ The steps every LightRAG mode shares are in ``core.retrieval.lightrag_retrieval`
 """
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch
 from core.retrieval.lightrag_context import Gathered, local_expand
-from core.retrieval.lightrag_retrieval import LightRAGRetriever, search_terms, seeds_for, with_chunks
+from core.retrieval.lightrag_retrieval import LightRAGRetriever, with_chunks
+from core.retrieval.lightrag_search import search_terms, seeds_for
+from core.retrieval.query import QueryContext, Stopwatch
 from core.types import RetrievalResult
 
 

@@ -1,7 +1,8 @@
 """naive mode: the question's embedding against the chunk vectors, top-k chunks (k = 10)."""
 from __future__ import annotations
 
-from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
+from core.retrieval.query import QueryContext, Stopwatch
+from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import prefix_within, sources_text
 from core.retrieval.funnel import set_funnel
 from core.retrieval.token_counts import context_counter

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional
 
-from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
+from core.retrieval.query import QueryContext, Stopwatch
+from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths

@@ -23,27 +23,15 @@ With no name in the question the seeds are the paper's (joined keywords, top-N).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
-from core.retrieval.anchoring import anchored_relations
+from core.retrieval.anchoring import question_anchored
 from core.retrieval.lightrag_search import seeds_for
 from core.retrieval.path_flow import ScoredPath, flow_paths
-from core.trace import TraceEvent
+from core.retrieval.query import QueryContext, Stopwatch
 from core.storage.ports import GraphView
+from core.trace import TraceEvent
 from core.types import RetrievalResult
-
-if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext, Stopwatch
-
-@dataclass
-class NodeChoice:
-    """The path mode's start nodes (key, score) best first, why each is one, and the question's own."""
-
-    nodes: list[tuple[str, float]]
-    why: dict[str, str]
-    question: set[str]
-
 
 RELATION_SEEDS = 5  # relations of the anchored search whose endpoints become path seeds
 
@@ -60,11 +48,7 @@ def ragscope_nodes(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
     if terms and ctx.state.seed_names:
         joined = ", ".join(terms)
         with clock.stage("vector_search"):
-            if joined not in ctx.state.anchored:
-                ctx.state.anchored[joined] = anchored_relations(ctx.ws, ctx.embed(joined), seeds,
-                                                                ctx.settings.lightrag_top_k,
-                                                                ctx.settings.cosine_threshold)
-        ranked = ctx.state.anchored[joined]
+            ranked = question_anchored(ctx, joined, seeds)
         direct = [r for r in ranked if r.anchor is not None and r.anchor.kind == "question"][:RELATION_SEEDS]
         chosen = {r.pair: r for r in ranked[:RELATION_SEEDS] + direct}
         for relation in chosen.values():

@@ -1,5 +1,7 @@
 """The retrieval modes: one ordered ``ModeSpec`` per mode (``SPECS``, in display order), and the calls
-that read it — the mode list, a mode's declared parameters, parsing ``--modes``, running a mode.
+that read it — the mode list, a mode's declared parameters, parsing ``--modes``, running a mode —
+and ``query_context``, which builds the question object the modes run on, with the strategies the
+settings pick (``core.retrieval.strategies``) and the keyword extractor passed in.
 
 Adding a mode: write its retriever module (and, if its evidence is not plain chunks, its answer
 builder), then add one ``ModeSpec`` to ``SPECS``. The CLI's ``--modes``, Compare, Inspect, Evaluate,
@@ -7,11 +9,17 @@ the offline and LLM answers all read this list.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from core.retrieval.base import QueryContext, Retriever
+from core.retrieval.keywords import OfflineKeywords
+from core.retrieval.query import KeywordExtractor, QueryContext, Retriever
 from core.retrieval.spec import ModeSpec, ModeSpecError
+from core.retrieval.strategies import strategies_for
 from core.types import RetrievalResult
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+    from core.workspace import Workspace
 
 _LIGHTRAG_ANSWER = "core.answers.lightrag:lightrag_answer"
 
@@ -95,6 +103,16 @@ def parse_modes(text: str) -> list[str]:
     if unknown:
         raise ValueError(f"unknown mode(s): {', '.join(unknown)} (available: {', '.join(modes())})")
     return wanted
+
+
+def query_context(ws: Workspace, question: str, settings: Optional[Settings] = None,
+                  keywords: Optional[KeywordExtractor] = None) -> QueryContext:
+    """The question object the modes of one comparison share: the workspace's settings unless
+    ``settings`` are given, the strategies they pick (``strategies_for``: RAGScope's, or the papers')
+    and ``keywords`` (default: offline spaCy keywords)."""
+    chosen = settings or ws.settings
+    extractor = OfflineKeywords() if keywords is None else keywords
+    return QueryContext(ws, question, chosen, strategies_for(chosen), extractor)
 
 
 def retrieve(ctx: QueryContext, mode: str) -> RetrievalResult:

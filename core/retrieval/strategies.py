@@ -4,7 +4,10 @@ Where LightRAG, PathRAG and E2GraphRAG leave a step open (or where their choice 
 offline), RAGScope makes its own choice. Each such step is one strategy pair below; the setting
 ``paper_strict`` picks the papers' member of every pair, and this module is the only place outside
 the settings that reads it: ``strategies_for(settings)`` returns one ``Strategies`` bundle, which
-``QueryContext`` holds as ``ctx.strategies`` and every mode asks.
+``core.retrieval.registry.query_context`` passes to the ``QueryContext`` it builds (``ctx.strategies``)
+and every mode asks. The protocols each member follows, the bundle and the records they return are
+the question object's (``core.retrieval.query``), so the modes and searches below need not import
+this module.
 
 ============== ============================================ =========================================
 step           RAGScope                                     paper
@@ -26,54 +29,38 @@ tree query     ``NamedTreeQuery``: the question's names     ``EveryTermTreeQuery
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 from core.extraction.query_terms import labelled_query_entities
 from core.retrieval.entity_linking import dictionary_names, link_names, strict_hits
-from core.retrieval.lightrag_search import RelationSearch, anchored_hits, vector_hits
-from core.retrieval.path_seeds import (NodeChoice, connect_question_pairs, paper_nodes, question_priority,
-                                       ragscope_nodes, reliability_text, why_kept)
+from core.retrieval.lightrag_search import anchored_hits, vector_hits
+from core.retrieval.path_seeds import (connect_question_pairs, paper_nodes, question_priority, ragscope_nodes,
+                                       reliability_text, why_kept)
+from core.retrieval.query import NodeChoice, RelationSearch, Strategies
 from core.retrieval.tree_terms import named_query_terms, question_term_counts, rare_nouns
 
 if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext, Stopwatch
-    from core.retrieval.entity_linking import Seed
     from core.retrieval.path_flow import ScoredPath
+    from core.retrieval.query import QueryContext, Seed, Stopwatch
     from core.storage.ports import GraphView
     from core.trace import TraceEvent
     from core.types import RetrievalResult
     from core.workspace import Workspace
 
-__all__ = ["NodeChoice", "RelationSearch", "STRICT_SETTING", "Strategies", "strategies_for", "RAGSCOPE", "PAPER"]
-
 STRICT_SETTING = "paper_strict"  # the setting that selects the papers' strategies
 
 
 # --- seed selection ------------------------------------------------------------------------------
-class SeedSelection(Protocol):
-    """Which question names are looked up and how they become seed entities."""
-
-    shares_mode_seeds: bool  # the answers may reuse the seeds a mode linked (same names, same way)
-
-    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]: ...
-
-    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
-              fill: bool) -> list["Seed"]: ...
-
-    def describe(self, has_names: bool, fill: bool) -> str: ...
-
-
 class LinkedNames:
     """RAGScope: the graph's own names found in the question, then its name spans, each linked alone."""
 
     shares_mode_seeds = True
 
-    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]:
+    def names(self, ws: Workspace, question: str, spans: Sequence[str]) -> list[str]:
         return list(dict.fromkeys(dictionary_names(ws, question) + list(spans)))
 
-    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
-              fill: bool) -> list["Seed"]:
+    def seeds(self, ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
+              fill: bool) -> list[Seed]:
         s = ctx.settings
         if not names:
             return strict_hits(ctx, list(fallback_terms), top_n, s.cosine_threshold)
@@ -96,11 +83,11 @@ class JoinedSearch:
 
     shares_mode_seeds = False
 
-    def names(self, ws: "Workspace", question: str, spans: Sequence[str]) -> list[str]:
+    def names(self, ws: Workspace, question: str, spans: Sequence[str]) -> list[str]:
         return list(spans)
 
-    def seeds(self, ctx: "QueryContext", names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
-              fill: bool) -> list["Seed"]:
+    def seeds(self, ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
+              fill: bool) -> list[Seed]:
         return strict_hits(ctx, list(names) or list(fallback_terms), top_n, ctx.settings.cosine_threshold)
 
     def describe(self, has_names: bool, fill: bool) -> str:
@@ -108,23 +95,17 @@ class JoinedSearch:
 
 
 # --- relation ranking (global) -------------------------------------------------------------------
-class RelationRanking(Protocol):
-    """How global mode finds and ranks its relations; None when there is nothing to search."""
-
-    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]: ...
-
-
 class AnchoredRelations:
     """RAGScope: relations anchored to the question's entities (``core.retrieval.anchoring``)."""
 
-    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
+    def search(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Optional[RelationSearch]:
         return anchored_hits(ctx, result, clock)
 
 
 class CosineRelations:
     """LightRAG: the high-level keywords joined and matched against the relation vectors."""
 
-    def search(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch") -> Optional[RelationSearch]:
+    def search(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Optional[RelationSearch]:
         found = vector_hits(ctx, result, clock, "high", "relations")
         if found is None:
             return None
@@ -133,39 +114,24 @@ class CosineRelations:
 
 
 # --- path ranking (path) -------------------------------------------------------------------------
-class PathRanking(Protocol):
-    """The path mode's start nodes, path order, extra connections and each path's why."""
-
-    order: str  # how the kept paths are ordered, as the trace says it
-
-    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice: ...
-
-    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]: ...
-
-    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]: ...
-
-    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str: ...
-
-
 class QuestionFirstPaths:
     """RAGScope: the question's entities (+ anchored relation endpoints) as seeds; paths on them first."""
 
     order = "question entities on the path first, then reliability"
 
-    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
+    def nodes(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, kg: GraphView) -> NodeChoice:
         return NodeChoice(*ragscope_nodes(ctx, result, clock, kg))
 
-    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
+    def priority(self, question: set[str]) -> Optional[Callable[[ScoredPath], tuple[int, int]]]:
         return question_priority(question)
 
-    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]:
+    def connect(self, ctx: QueryContext, kg: GraphView, question: set[str], paths: list[ScoredPath],
+                keys: Sequence[str]) -> tuple[list[ScoredPath], list[TraceEvent]]:
         if not question:
             return paths, []
         return connect_question_pairs(kg, question, paths, ctx.settings, keys)
 
-    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
+    def why(self, path: ScoredPath, question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
         return why_kept(path, question, seed_why, names)
 
 
@@ -174,35 +140,21 @@ class ReliabilityPaths:
 
     order = "by reliability"
 
-    def nodes(self, ctx: "QueryContext", result: "RetrievalResult", clock: "Stopwatch", kg: "GraphView") -> NodeChoice:
+    def nodes(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, kg: GraphView) -> NodeChoice:
         return NodeChoice(paper_nodes(ctx, result, clock, kg), {}, set())
 
-    def priority(self, question: set[str]) -> Optional[Callable[["ScoredPath"], tuple[int, int]]]:
+    def priority(self, question: set[str]) -> Optional[Callable[[ScoredPath], tuple[int, int]]]:
         return None
 
-    def connect(self, ctx: "QueryContext", kg: "GraphView", question: set[str], paths: list["ScoredPath"],
-                keys: Sequence[str]) -> tuple[list["ScoredPath"], list["TraceEvent"]]:
+    def connect(self, ctx: QueryContext, kg: GraphView, question: set[str], paths: list[ScoredPath],
+                keys: Sequence[str]) -> tuple[list[ScoredPath], list[TraceEvent]]:
         return paths, []
 
-    def why(self, path: "ScoredPath", question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
+    def why(self, path: ScoredPath, question: set[str], seed_why: dict[str, str], names: dict[str, str]) -> str:
         return f"kept by {reliability_text(path)} (paper ranking)"
 
 
 # --- evidence order ------------------------------------------------------------------------------
-class EvidenceOrder(Protocol):
-    """How evidence chunks are ordered: LightRAG's chunk lists, PathRAG's sources, the tree's leaves."""
-
-    leaves_tail: bool  # a summary's leaves that mention no query entity go after every item
-
-    def owner_scores(self, scores: Optional[Sequence[float]]) -> Optional[Sequence[float]]: ...
-
-    def describe(self, via: str, scores: Optional[Sequence[float]]) -> str: ...
-
-    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]: ...
-
-    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]: ...
-
-
 class OwnerThenCosine:
     """RAGScope: a chunk ranks by its owner's score + its cosine; the closest sources first."""
 
@@ -214,14 +166,14 @@ class OwnerThenCosine:
     def describe(self, via: str, scores: Optional[Sequence[float]]) -> str:
         return "by cosine to the question" if scores is None else f"by the {via}'s score + cosine to the question"
 
-    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]:
+    def sources(self, ctx: QueryContext, ids: Sequence[str]) -> list[str]:
         unique = list(dict.fromkeys(ids))
         if len(unique) > 1:
             cosines = ctx.ws.views.vectors.cosines("chunks", ctx.embed(ctx.question), unique)
             unique.sort(key=lambda c: -cosines.get(c, -2.0))
         return unique
 
-    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]:
+    def tie_break(self, ctx: QueryContext) -> Optional[Mapping[str, float]]:
         return question_term_counts(ctx)
 
 
@@ -236,55 +188,35 @@ class CosineOnly:
     def describe(self, via: str, scores: Optional[Sequence[float]]) -> str:
         return "by cosine to the question"
 
-    def sources(self, ctx: "QueryContext", ids: Sequence[str]) -> list[str]:
+    def sources(self, ctx: QueryContext, ids: Sequence[str]) -> list[str]:
         return list(dict.fromkeys(ids))
 
-    def tie_break(self, ctx: "QueryContext") -> Optional[Mapping[str, float]]:
+    def tie_break(self, ctx: QueryContext) -> Optional[Mapping[str, float]]:
         return None
 
 
 # --- tree query ----------------------------------------------------------------------------------
-class TreeQuery(Protocol):
-    """The tree mode's query entities, and the extra terms that weigh occurrences."""
-
-    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]: ...
-
-    def weight_terms(self, ctx: "QueryContext") -> list[str]: ...
-
-
 class NamedTreeQuery:
     """RAGScope: the question's names linked to the graph; rare nouns only weigh occurrences."""
 
-    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
+    def terms(self, ctx: QueryContext, graph: Any) -> tuple[list[str], list[str]]:
         return named_query_terms(ctx, graph)
 
-    def weight_terms(self, ctx: "QueryContext") -> list[str]:
+    def weight_terms(self, ctx: QueryContext) -> list[str]:
         return rare_nouns(ctx)
 
 
 class EveryTermTreeQuery:
     """E2GraphRAG: every mention-graph term of the question."""
 
-    def terms(self, ctx: "QueryContext", graph: Any) -> tuple[list[str], list[str]]:
+    def terms(self, ctx: QueryContext, graph: Any) -> tuple[list[str], list[str]]:
         return [term for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types)], []
 
-    def weight_terms(self, ctx: "QueryContext") -> list[str]:
+    def weight_terms(self, ctx: QueryContext) -> list[str]:
         return []
 
 
 # --- the bundle ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Strategies:
-    """One member of every strategy pair; ``paper`` says which side the bundle is."""
-
-    paper: bool
-    seeds: SeedSelection
-    relations: RelationRanking
-    paths: PathRanking
-    evidence: EvidenceOrder
-    tree: TreeQuery
-
-
 RAGSCOPE = Strategies(False, LinkedNames(), AnchoredRelations(), QuestionFirstPaths(), OwnerThenCosine(),
                       NamedTreeQuery())
 PAPER = Strategies(True, JoinedSearch(), CosineRelations(), ReliabilityPaths(), CosineOnly(), EveryTermTreeQuery())

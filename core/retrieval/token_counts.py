@@ -88,7 +88,7 @@ def segment_counts(ws: "Workspace") -> SegmentCounts:
     """The segment table of one workspace generation: every chunk text's segments, and every entity
     and relation row of the LightRAG tables (numbered 1, with its line break; their costs are the
     generation's row costs, already counted for the budgets)."""
-    from core.retrieval.base import csv_table
+    from core.retrieval.csv_cells import csv_table
 
     records = ws.records
     chunks = records.chunks_by_id(records.all_chunk_ids())

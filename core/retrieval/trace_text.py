@@ -1,7 +1,7 @@
 """The wording of the retrieval modes' trace events (``core.trace.TraceEvent``), in one table.
 
 Each entry turns an event's data into the line users read on Compare and Inspect and in the CLI;
-logic and tests read the data. Registered when ``core.retrieval.base`` is imported."""
+logic and tests read the data. Registered when ``core.retrieval.query`` (the question object) is imported."""
 from __future__ import annotations
 
 from typing import Any, Mapping

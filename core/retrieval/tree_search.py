@@ -35,11 +35,11 @@ import networkx as nx
 import numpy as np
 
 from core.retrieval.funnel import set_funnel, tree_reached
-from core.retrieval.base import QueryContext, Stopwatch, fill_chunk_texts, finish, new_result
+from core.retrieval.query import QueryContext, Stopwatch
+from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.strategies import STRICT_SETTING
 from core.retrieval.token_counts import context_counter
-from core.retrieval.tree_terms import question_term_counts  # noqa: F401  (RAGScope's tie-break)
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.storage.ports import GraphView
 from core.tokens import count_tokens

@@ -4,14 +4,12 @@ count of question terms per chunk used to break E2GraphRAG's ties. Below the tre
 strategy module, so it imports neither."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Optional
 
 from core.extraction.query_terms import labelled_query_entities, name_spans
 from core.retrieval.entity_linking import dictionary_names, link_names
-from core.retrieval.lightrag_search import link_names_of
-
-if TYPE_CHECKING:
-    from core.retrieval.base import QueryContext
+from core.retrieval.query import QueryContext
 
 
 # RAGScope: rare nouns of the question (in at most max(RARE_NOUN_CHUNKS, RARE_NOUN_SHARE of the chunks))
@@ -20,18 +18,26 @@ RARE_NOUN_CHUNKS = 10
 RARE_NOUN_SHARE = 0.01
 
 
+@dataclass
+class QuestionTermCounts:
+    """A question's term count per chunk, worked out once (kept in ``QuestionState.attached``)."""
+
+    by_chunk: Optional[dict[str, float]] = None
+
+
 def question_term_counts(ctx: QueryContext) -> dict[str, float]:
     """chunk id → how many of the question's mention-graph terms (names and every noun) it holds,
     read from the mention index (no embedding): RAGScope's tie-break for chunks that E2GraphRAG's
     ranking leaves tied, where the paper falls back to corpus order."""
-    if ctx.state.tree_term_counts is None:
+    memo = ctx.state.attached(QuestionTermCounts)
+    if memo.by_chunk is None:
         index = ctx.ws.views.mention_index
         counts: dict[str, float] = {}
         for term, _ in labelled_query_entities(ctx.question, ctx.settings.entity_types):
             for chunk_id in index.get(term, {}):
                 counts[chunk_id] = counts.get(chunk_id, 0.0) + 1.0
-        ctx.state.tree_term_counts = counts
-    return ctx.state.tree_term_counts
+        memo.by_chunk = counts
+    return memo.by_chunk
 
 
 def rare_nouns(ctx: QueryContext) -> list[str]:
@@ -52,7 +58,7 @@ def named_query_terms(ctx: QueryContext, graph: Any) -> tuple[list[str], list[st
     labelled = labelled_query_entities(ctx.question, ctx.settings.entity_types)
     s = ctx.settings
     if not ctx.strategies.paper and getattr(ctx.keyword_extractor, "name", "") == "spacy":
-        names = link_names_of(ctx)  # the same list (RAGScope's names, offline), once per query context
+        names = ctx.link_names()  # the same list (RAGScope's names, offline), once per question
     else:
         names = list(dict.fromkeys(dictionary_names(ctx.ws, ctx.question) + name_spans(ctx.question)))
     seeds = link_names(ctx, names, s.lightrag_top_k, s.cosine_threshold, s.seed_relative_cutoff, vectors=False)
