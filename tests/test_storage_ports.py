@@ -23,7 +23,7 @@ from core.storage.llm_cache import SqliteLLMCache, cache_store
 from core.storage.postgres_backend import PostgresBackend
 from core.storage.postgres_llm_cache import PostgresLLMCache
 from core.storage.sqlite_backend import SqliteBackend
-from core.storage.store import Store
+from core.storage.sqlite_backend import SqliteStore as Store
 from core.storage.vector_search import MatrixSearch
 from core.storage.vectors import VectorMatrix, VectorStore
 

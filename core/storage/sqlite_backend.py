@@ -7,14 +7,31 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from core.storage import locking
+from sqlalchemy.exc import OperationalError
+
+from core.storage import locking, schema
 from core.storage.annotations import SqlAnnotationStore
 from core.storage.llm_cache import SqliteLLMCache
-from core.storage.schema import ANNOTATION_SCHEMA
-from core.storage.store import Store
+from core.storage.sqlite_connection import SqliteConnection, connect, sqlite_engine
+from core.storage.store import SqlRecordStore
 from core.storage.vectors import VectorStore
 
 DB_FILE = "ragscope.sqlite3"
+
+
+class SqliteStore(SqlRecordStore):
+    """The record store on the SQLite file ``path`` (its own connection, schema created on first open)."""
+
+    db: SqliteConnection
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        super().__init__(connect(self.path))
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The ``sqlite3`` connection under the store (for tests and tools that read the file directly)."""
+        return self.db.driver
 
 
 class SqliteBackend:
@@ -25,13 +42,14 @@ class SqliteBackend:
     def __init__(self, folder: Path, settings: Any) -> None:
         self.folder = Path(folder)
         self.settings = settings
+        self.engine = sqlite_engine(self.database)  # kept while the backend lives: one statement cache
 
     @property
     def database(self) -> Path:
         return self.folder / DB_FILE
 
-    def open_records(self) -> Store:
-        return Store(self.database)
+    def open_records(self) -> SqliteStore:
+        return SqliteStore(self.database)
 
     def open_vectors(self, namespace: str) -> VectorStore:
         return VectorStore(self.folder / "chroma", namespace, self.settings.chroma_url)
@@ -41,13 +59,9 @@ class SqliteBackend:
 
     def open_annotations(self) -> SqlAnnotationStore:
         """Annotations on a private connection per call (never the writer's, never inside its batch)."""
-        return SqlAnnotationStore(self._private_connection, lambda conn: conn.executescript(ANNOTATION_SCHEMA),
-                                  (sqlite3.OperationalError,))
-
-    def _private_connection(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.database), timeout=30)
-        conn.execute("PRAGMA busy_timeout=30000")
-        return conn
+        return SqlAnnotationStore(lambda: SqliteConnection(self.engine),
+                                  lambda conn: schema.create_or_upgrade(conn.sql, schema.ANNOTATION_TABLES),
+                                  (OperationalError,))
 
     def writer_lock(self, wait: bool, timeout_s: float) -> AbstractContextManager[None]:
         return locking.hold_writer_lock(self.folder, self.folder.name, wait, timeout_s)
