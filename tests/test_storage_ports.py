@@ -119,6 +119,33 @@ def test_a_unit_of_work_commits_as_one_or_not_at_all(tmp_path) -> None:
         reader.close()
 
 
+def test_meta_reads_see_every_change(tmp_path) -> None:
+    """The SQLite store serves meta rows from memory while the database is unchanged; any change shows."""
+    path = tmp_path / "db.sqlite3"
+    writer, reader = Store(path), Store(path)
+    try:
+        writer.set_meta("g", "1")
+        writer.commit()
+        assert reader.get_meta("g") == "1" and reader.get_meta("g") == "1"  # the second read: from memory
+        writer.set_meta("g", "2")
+        assert reader.get_meta("g") == "1"  # not committed yet
+        writer.commit()
+        assert reader.get_meta("g") == "2"  # another connection's commit
+        reader.set_meta("g", "3")  # its own write, in the transaction it opened
+        assert reader.get_meta("g") == "3"
+        reader.rollback()
+        assert reader.get_meta("g") == "2"
+        with reader.unit_of_work():
+            reader.set_meta("g", "4")
+            assert reader.get_meta("g") == "4"
+        assert reader.get_meta("g") == writer.get_meta("g") == "4"
+        reader.conn.execute("UPDATE meta SET value='5' WHERE key='g'")  # straight through the driver
+        assert reader.get_meta("g") == "5" and reader.get_meta("absent", "default") == "default"
+    finally:
+        writer.close()
+        reader.close()
+
+
 def test_graph_view_records_names_and_adjacency() -> None:
     graph = nx.Graph()
     graph.add_node("ada lovelace", name="Ada Lovelace", type="PERSON", description="d", aliases=["Ada"],

@@ -74,13 +74,13 @@ class _SqlGraphReader:
         """Degree of every node with at least one edge (a self-loop counts twice, as networkx does)."""
         out: Counter[str] = Counter()
         for column in (self._a, self._b):
-            for key, count in self.db.execute(select(column, func.count()).group_by(column)):
+            for key, count in self.db.rows(select(column, func.count()).group_by(column)):
                 out[key] += int(count)
         return dict(out)
 
     def edge_keys(self) -> Iterator[tuple[str, str]]:
         """Every edge's endpoints (for degrees inside a filtered node set)."""
-        for a, b in self.db.execute(select(self._a, self._b)):
+        for a, b in self.db.rows(select(self._a, self._b)):
             yield a, b
 
     def neighbour_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
@@ -88,7 +88,7 @@ class _SqlGraphReader:
         out: dict[str, set[str]] = {}
         for part in _batches(keys):
             for near, far in ((self._a, self._b), (self._b, self._a)):
-                for key, other in self.db.execute(select(near, far).where(near.in_(bindparam("keys", expanding=True))),
+                for key, other in self.db.rows(select(near, far).where(near.in_(bindparam("keys", expanding=True))),
                                                   {"keys": part}):
                     out.setdefault(key, set()).add(other)
         return out
@@ -101,7 +101,7 @@ class _SqlGraphReader:
             query = select(self._a, self._b, *self._edge_cols).where(self._a.in_(part))
             if len(wanted) <= BATCH:
                 query = query.where(self._b.in_(sorted(wanted)))
-            found += [(row[0], row[1], self._edge_attributes(row[2:])) for row in self.db.execute(query)
+            found += [(row[0], row[1], self._edge_attributes(row[2:])) for row in self.db.rows(query)
                       if row[1] in wanted]
         return sorted(found, key=lambda edge: (edge[0], edge[1]))
 
@@ -109,7 +109,7 @@ class _SqlGraphReader:
         """(neighbour, edge attributes) of one node, by neighbour key (networkx's adjacency order)."""
         rows = []
         for near, far in ((self._a, self._b), (self._b, self._a)):
-            rows += [(row[0], self._edge_attributes(row[1:])) for row in self.db.execute(
+            rows += [(row[0], self._edge_attributes(row[1:])) for row in self.db.rows(
                 select(far, *self._edge_cols).where(near == key))]
         unique = dict(sorted(rows, key=lambda item: item[0]))  # a self-loop is found twice
         return list(unique.items())
@@ -140,17 +140,17 @@ class KnowledgeGraphReader(_SqlGraphReader):
                 "source_chunk_ids": json.loads(row[3])}
 
     def node_keys(self) -> list[str]:
-        return list(self.db.execute(select(_e.c.entity_key).order_by(_e.c.entity_key)).scalars())
+        return self.db.scalars(select(_e.c.entity_key).order_by(_e.c.entity_key))
 
     def kinds(self) -> dict[str, str]:
-        return {key: kind for key, kind in self.db.execute(select(_e.c.entity_key, _e.c.type))}
+        return {key: kind for key, kind in self.db.rows(select(_e.c.entity_key, _e.c.type))}
 
     def node_attributes(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         out = {}
         query = select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description, _e.c.source_chunk_ids, _e.c.aliases
                        ).where(_e.c.entity_key.in_(bindparam("keys", expanding=True)))
         for part in _batches(keys):
-            for key, name, etype, desc, sources, aliases in self.db.execute(query, {"keys": part}):
+            for key, name, etype, desc, sources, aliases in self.db.rows(query, {"keys": part}):
                 out[key] = {"name": name, "type": etype, "description": desc,
                             "source_chunk_ids": json.loads(sources), "aliases": json.loads(aliases or "[]")}
         return out
@@ -162,7 +162,7 @@ class KnowledgeGraphReader(_SqlGraphReader):
             names = names.where(or_(func.lower(_e.c.name).like(pattern, escape="!"),
                                     func.lower(_e.c.entity_key).like(pattern, escape="!"),
                                     *(_e.c.name.like(letter) for letter in _ASCII_LOWERING)))
-        return [(key, str(name or key)) for key, name in self.db.execute(names)]
+        return [(key, str(name or key)) for key, name in self.db.rows(names)]
 
 
 class MentionGraphReader(_SqlGraphReader):
@@ -177,10 +177,10 @@ class MentionGraphReader(_SqlGraphReader):
         return {"weight": row[0]}
 
     def node_keys(self) -> list[str]:
-        return list(self.db.execute(select(_m.c.term).group_by(_m.c.term).order_by(_m.c.term)).scalars())
+        return self.db.scalars(select(_m.c.term).group_by(_m.c.term).order_by(_m.c.term))
 
     def kinds(self) -> dict[str, str]:
-        return {term: label for term, label in self.db.execute(
+        return {term: label for term, label in self.db.rows(
             select(_m.c.term, func.max(_m.c.label)).group_by(_m.c.term))}
 
     def node_attributes(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -188,7 +188,7 @@ class MentionGraphReader(_SqlGraphReader):
         query = (select(_m.c.term, func.max(_m.c.label)).where(_m.c.term.in_(bindparam("keys", expanding=True)))
                  .group_by(_m.c.term))
         for part in _batches(keys):
-            for term, label in self.db.execute(query, {"keys": part}):
+            for term, label in self.db.rows(query, {"keys": part}):
                 out[term] = {"label": label}
         return out
 
@@ -197,14 +197,14 @@ class MentionGraphReader(_SqlGraphReader):
         if query.isascii():
             terms = terms.where(or_(func.lower(_m.c.term).like(like_pattern(query), escape="!"),
                                     *(_m.c.term.like(letter) for letter in _ASCII_LOWERING)))
-        return [(row[0], str(row[0])) for row in self.db.execute(terms.group_by(_m.c.term))]
+        return [(row[0], str(row[0])) for row in self.db.rows(terms.group_by(_m.c.term))]
 
     def chunk_counts(self, terms: Iterable[str]) -> dict[str, dict[str, int]]:
         """Term -> {chunk id: mentions} for the given terms (the mention index, a few rows of it)."""
         out: dict[str, dict[str, int]] = {}
         query = select(_m.c.term, _m.c.chunk_id, _m.c.count).where(_m.c.term.in_(bindparam("keys", expanding=True)))
         for part in _batches(terms):
-            for term, chunk_id, count in self.db.execute(query, {"keys": part}):
+            for term, chunk_id, count in self.db.rows(query, {"keys": part}):
                 out.setdefault(term, {})[chunk_id] = int(count)
         return out
 

@@ -54,18 +54,22 @@ _PAIRS_OF_CHUNK = select(_co.c.a, _co.c.b, _co.c.count).where(_co.c.chunk_id == 
 _LOWER_EDGE = update(_me).where(_me.c.a == bindparam("edge_a"), _me.c.b == bindparam("edge_b")).values(
     weight=_me.c.weight - bindparam("by"))
 _DELETE_OF_CHUNK = [delete(table).where(table.c.chunk_id == _CHUNK) for table in (_co, _m, _ef, _sent, _rf)]
+_KEYS: BindParameter[Any] = bindparam("keys", expanding=True)
+# fragments of several graph parts in one read each, in corpus order (document insertion order, then chunk
+# order); the rows are split by key in Python, which keeps that order within each key. Relations are read
+# by their first key (an index prefix; a row-value IN would scan the table on SQLite) and picked in Python.
 _ENTITY_FRAGMENTS = (
-    select(_ef.c.chunk_id, _ef.c.doc_id, _ef.c.name, _ef.c.type, _ef.c.description, _ef.c.type_votes, _ef.c.aliases)
+    select(_ef.c.entity_key, _ef.c.chunk_id, _ef.c.doc_id, _ef.c.name, _ef.c.type, _ef.c.description,
+           _ef.c.type_votes, _ef.c.aliases)
     .join(s.documents, s.documents.c.doc_id == _ef.c.doc_id).join(s.chunks, s.chunks.c.chunk_id == _ef.c.chunk_id)
-    .where(_ef.c.entity_key == bindparam("key")).order_by(s.documents.c.seq, s.chunks.c.ord))
+    .where(_ef.c.entity_key.in_(_KEYS)).order_by(s.documents.c.seq, s.chunks.c.ord))
 _RELATION_FRAGMENTS = (
-    select(_rf.c.chunk_id, _rf.c.doc_id, _rf.c.keywords, _rf.c.description, _rf.c.weight)
+    select(_rf.c.source_key, _rf.c.target_key, _rf.c.chunk_id, _rf.c.doc_id, _rf.c.keywords, _rf.c.description,
+           _rf.c.weight)
     .join(s.documents, s.documents.c.doc_id == _rf.c.doc_id).join(s.chunks, s.chunks.c.chunk_id == _rf.c.chunk_id)
-    .where(_rf.c.source_key == bindparam("source"), _rf.c.target_key == bindparam("target"))
-    .order_by(s.documents.c.seq, s.chunks.c.ord))
-_ENTITY_VECTOR_ID = select(_e.c.vector_id).where(_e.c.entity_key == bindparam("key"))
-_RELATION_VECTOR_ID = select(_r.c.vector_id).where(_r.c.source_key == bindparam("source"),
-                                                   _r.c.target_key == bindparam("target"))
+    .where(_rf.c.source_key.in_(_KEYS)).order_by(s.documents.c.seq, s.chunks.c.ord))
+_ENTITY_VECTOR_IDS = select(_e.c.entity_key, _e.c.vector_id).where(_e.c.entity_key.in_(_KEYS))
+_RELATION_VECTOR_IDS = select(_r.c.source_key, _r.c.target_key, _r.c.vector_id).where(_r.c.source_key.in_(_KEYS))
 _ENTITY_NAME = select(_e.c.name).where(_e.c.entity_key == bindparam("key"))
 _SENTENCES = (select(_sent.c.chunk_id, _sent.c.text, _sent.c.mentions)
               .where(_sent.c.chunk_id.in_(bindparam("ids", expanding=True))).order_by(_sent.c.chunk_id, _sent.c.ord))
@@ -124,8 +128,8 @@ def remove_chunks(db: SqlConnection, chunk_ids: list[str]) -> tuple[set[str], se
     touched_relations: set[tuple[str, str]] = set()
     for chunk_id in chunk_ids:
         chunk = {"chunk": chunk_id}
-        touched_entities.update(db.execute(_ENTITY_KEYS_OF_CHUNK, chunk).scalars())
-        touched_relations.update((r[0], r[1]) for r in db.execute(_RELATION_KEYS_OF_CHUNK, chunk))
+        touched_entities.update(db.scalars(_ENTITY_KEYS_OF_CHUNK, chunk))
+        touched_relations.update((r[0], r[1]) for r in db.rows(_RELATION_KEYS_OF_CHUNK, chunk))
         pairs = db.execute(_PAIRS_OF_CHUNK, chunk).all()
         db.execute_many(_LOWER_EDGE, [{"by": c, "edge_a": a, "edge_b": b} for a, b, c in pairs])
         for statement in _DELETE_OF_CHUNK:
@@ -134,36 +138,44 @@ def remove_chunks(db: SqlConnection, chunk_ids: list[str]) -> tuple[set[str], se
     return touched_entities, touched_relations
 
 
+def _parts(items: list[Any], size: int = 400) -> Iterable[list[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
 def entity_fragments(db: SqlConnection, keys: Iterable[str]) -> dict[str, list[EntityFragment]]:
     """Fragments of each entity, in corpus order (document insertion order, then chunk order)."""
-    out: dict[str, list[EntityFragment]] = defaultdict(list)
-    for key in keys:
-        rows = db.execute(_ENTITY_FRAGMENTS, {"key": key})
-        out[key] = [EntityFragment(row[0], row[1], row[2], row[3], row[4], json.loads(row[5] or "{}"),
-                                   json.loads(row[6] or "[]")) for row in rows]
+    out: dict[str, list[EntityFragment]] = defaultdict(list, {key: [] for key in keys})
+    for part in _parts(list(out)):
+        for row in db.rows(_ENTITY_FRAGMENTS, {"keys": part}):
+            out[row[0]].append(EntityFragment(row[1], row[2], row[3], row[4], row[5], json.loads(row[6] or "{}"),
+                                              json.loads(row[7] or "[]")))
     return out
 
 
 def relation_fragments(db: SqlConnection, keys: Iterable[tuple[str, str]]
                        ) -> dict[tuple[str, str], list[RelationFragment]]:
-    out: dict[tuple[str, str], list[RelationFragment]] = defaultdict(list)
-    for src, tgt in keys:
-        rows = db.execute(_RELATION_FRAGMENTS, {"source": src, "target": tgt})
-        out[(src, tgt)] = [RelationFragment(r[0], r[1], json.loads(r[2]), r[3], r[4]) for r in rows]
+    """Fragments of each relation (source, target), in corpus order."""
+    out: dict[tuple[str, str], list[RelationFragment]] = defaultdict(list, {(src, tgt): [] for src, tgt in keys})
+    for part in _parts(sorted({src for src, _ in out})):
+        for row in db.rows(_RELATION_FRAGMENTS, {"keys": part}):
+            found = out.get((row[0], row[1]))
+            if found is not None:
+                found.append(RelationFragment(row[2], row[3], json.loads(row[4]), row[5], row[6]))
     return out
 
 
 def existing_vector_ids(db: SqlConnection, table: str, keys: Iterable) -> dict:
     """Current vector id of each merged entity (table 'entities') or relation ('relations')."""
-    out = {}
-    for key in keys:
-        if table == "entities":
-            row = db.execute(_ENTITY_VECTOR_ID, {"key": key}).first()
-        else:
-            row = db.execute(_RELATION_VECTOR_ID, {"source": key[0], "target": key[1]}).first()
-        if row:
-            out[key] = row[0]
-    return out
+    wanted = list(dict.fromkeys(keys))
+    found: dict[Any, str] = {}
+    if table == "entities":
+        for part in _parts(wanted):
+            found.update((row[0], row[1]) for row in db.rows(_ENTITY_VECTOR_IDS, {"keys": part}))
+    else:
+        for part in _parts(sorted({src for src, _ in wanted})):
+            found.update(((row[0], row[1]), row[2]) for row in db.rows(_RELATION_VECTOR_IDS, {"keys": part}))
+    return {key: found[key] for key in wanted if key in found}
 
 
 def _json(value: object) -> str:
@@ -177,7 +189,7 @@ def entity_name(db: SqlConnection, key: str) -> str | None:
 
 
 def entity_names(db: SqlConnection) -> dict[str, str]:
-    return {row[0]: row[1] for row in db.execute(select(_e.c.entity_key, _e.c.name))}
+    return {row[0]: row[1] for row in db.rows(select(_e.c.entity_key, _e.c.name))}
 
 
 def write_entity(db: SqlConnection, key: str, name: str, etype: str, description: str,
@@ -194,7 +206,7 @@ def delete_entity(db: SqlConnection, key: str) -> None:
 
 def relations_touching(db: SqlConnection, key: str) -> list[tuple[str, str]]:
     """(source, target) of every merged relation with ``key`` as an endpoint."""
-    return [(a, b) for a, b in db.execute(
+    return [(a, b) for a, b in db.rows(
         select(_r.c.source_key, _r.c.target_key).where((_r.c.source_key == key) | (_r.c.target_key == key)))]
 
 
@@ -212,30 +224,30 @@ def delete_relation(db: SqlConnection, pair: tuple[str, str]) -> None:
 
 def entity_vector_rows(db: SqlConnection) -> list[tuple[str, str, str, str]]:
     """(key, name, description, vector id) of every merged entity."""
-    return [(r[0], r[1], r[2], r[3]) for r in db.execute(
+    return [(r[0], r[1], r[2], r[3]) for r in db.rows(
         select(_e.c.entity_key, _e.c.name, _e.c.description, _e.c.vector_id))]
 
 
 def relation_vector_rows(db: SqlConnection) -> list[tuple[str, str, list[str], str, str]]:
     """(source, target, keywords, description, vector id) of every merged relation."""
-    return [(src, tgt, json.loads(kws), desc, vid) for src, tgt, kws, desc, vid in db.execute(
+    return [(src, tgt, json.loads(kws), desc, vid) for src, tgt, kws, desc, vid in db.rows(
         select(_r.c.source_key, _r.c.target_key, _r.c.keywords, _r.c.description, _r.c.vector_id))]
 
 
 def fragment_type_votes(db: SqlConnection) -> list[tuple[str, str, str]]:
     """(entity key, type, type votes JSON) of every entity fragment."""
-    return [(r[0], r[1], r[2]) for r in db.execute(select(_ef.c.entity_key, _ef.c.type, _ef.c.type_votes))]
+    return [(r[0], r[1], r[2]) for r in db.rows(select(_ef.c.entity_key, _ef.c.type, _ef.c.type_votes))]
 
 
 def load_knowledge_graph(db: SqlConnection) -> nx.Graph:
     """The merged knowledge graph as an undirected networkx view."""
     graph = nx.Graph()
-    for key, name, etype, desc, sources, aliases in db.execute(
+    for key, name, etype, desc, sources, aliases in db.rows(
             select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description, _e.c.source_chunk_ids, _e.c.aliases)
             .order_by(_e.c.entity_key)):
         graph.add_node(key, name=name, type=etype, description=desc, source_chunk_ids=json.loads(sources),
                        aliases=json.loads(aliases or "[]"))
-    for src, tgt, kws, desc, weight, sources in db.execute(
+    for src, tgt, kws, desc, weight, sources in db.rows(
             select(_r.c.source_key, _r.c.target_key, _r.c.keywords, _r.c.description, _r.c.weight,
                    _r.c.source_chunk_ids).order_by(_r.c.source_key, _r.c.target_key)):
         graph.add_edge(src, tgt, keywords=json.loads(kws), description=desc, weight=weight,
@@ -246,17 +258,17 @@ def load_knowledge_graph(db: SqlConnection) -> nx.Graph:
 def load_mention_graph(db: SqlConnection) -> nx.Graph:
     """The E2GraphRAG co-occurrence graph (node attr: label; edge attr: weight)."""
     graph = nx.Graph()
-    for term, label in db.execute(select(_m.c.term, func.max(_m.c.label)).group_by(_m.c.term).order_by(_m.c.term)):
+    for term, label in db.rows(select(_m.c.term, func.max(_m.c.label)).group_by(_m.c.term).order_by(_m.c.term)):
         graph.add_node(term, label=label)
     graph.add_weighted_edges_from(
-        (a, b, w) for a, b, w in db.execute(select(_me.c.a, _me.c.b, _me.c.weight).order_by(_me.c.a, _me.c.b)))
+        (a, b, w) for a, b, w in db.rows(select(_me.c.a, _me.c.b, _me.c.weight).order_by(_me.c.a, _me.c.b)))
     return graph
 
 
 def load_mention_index(db: SqlConnection) -> dict[str, dict[str, int]]:
     """term -> {chunk_id: occurrences} (E2GraphRAG's entity -> chunks index)."""
     index: dict[str, dict[str, int]] = defaultdict(dict)
-    for term, chunk_id, count in db.execute(select(_m.c.term, _m.c.chunk_id, _m.c.count)):
+    for term, chunk_id, count in db.rows(select(_m.c.term, _m.c.chunk_id, _m.c.count)):
         index[term][chunk_id] = count
     return dict(index)
 
@@ -266,6 +278,6 @@ def chunk_sentences(db: SqlConnection, chunk_ids: Iterable[str]) -> dict[str, li
     out: dict[str, list[tuple[str, list[list[str]]]]] = {}
     ids = list(dict.fromkeys(chunk_ids))
     for start in range(0, len(ids), 900):
-        for chunk_id, text, mentions in db.execute(_SENTENCES, {"ids": ids[start:start + 900]}):
+        for chunk_id, text, mentions in db.rows(_SENTENCES, {"ids": ids[start:start + 900]}):
             out.setdefault(chunk_id, []).append((text, json.loads(mentions)))
     return out

@@ -96,12 +96,12 @@ class SqlImportWrites:
         self.db = db
 
     def stored_entities(self) -> dict[str, tuple]:
-        rows = self.db.execute(select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description,
+        rows = self.db.rows(select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description,
                                       _e.c.source_chunk_ids, _e.c.vector_id))
         return {r[0]: (r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows}
 
     def stored_relations(self) -> dict[Pair, tuple]:
-        rows = self.db.execute(select(_r.c.source_key, _r.c.target_key, _r.c.keywords, _r.c.description,
+        rows = self.db.rows(select(_r.c.source_key, _r.c.target_key, _r.c.keywords, _r.c.description,
                                       _r.c.weight, _r.c.source_chunk_ids, _r.c.vector_id))
         return {(r[0], r[1]): (json.loads(r[2]), r[3], float(r[4]), json.loads(r[5]), r[6]) for r in rows}
 
@@ -145,7 +145,7 @@ class SqlImportWrites:
                         func.max(case((_d.c.source == source, 0), else_=1)))
                  .select_from(table.join(_d, _d.c.doc_id == table.c.doc_id)).where(*where).group_by(*keys))
         out: dict[Any, str] = {}
-        for row in self.db.execute(query):
+        for row in self.db.rows(query):
             key = row[0] if len(keys) == 1 else (row[0], row[1])
             imported, added = int(row[-2]), int(row[-1])
             out[key] = "both" if imported and added else ("imported" if imported else "added")

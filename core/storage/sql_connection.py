@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Unpack
 
-from sqlalchemy import Connection, CursorResult, Engine
+from sqlalchemy import Connection, CursorResult, Engine, Row
 from sqlalchemy.sql.base import Executable
 
 T = TypeVar("T")
@@ -58,6 +58,14 @@ class SqlConnection:
         if getattr(statement, "is_dml", False) and not self.in_transaction:
             return self._run(lambda: self._write_alone(statement, params))
         return self._run(lambda: self.sql.execute(statement, params))
+
+    def rows(self, statement: Executable, params: Params = None) -> Sequence[Row[Unpack[tuple[Any, ...]]]]:
+        """Every row of a query, fetched at once (iterating a result fetches row by row: slower)."""
+        return self.execute(statement, params).all()
+
+    def scalars(self, statement: Executable, params: Params = None) -> list[Any]:
+        """The first column of every row of a query, fetched at once."""
+        return list(self.execute(statement, params).scalars().all())
 
     def execute_many(self, statement: Executable, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run a write once per row (the driver's ``executemany``); nothing when there are no rows."""

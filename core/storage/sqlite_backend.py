@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from sqlalchemy.exc import OperationalError
 
@@ -20,13 +20,33 @@ DB_FILE = "ragscope.sqlite3"
 
 
 class SqliteStore(SqlRecordStore):
-    """The record store on the SQLite file ``path`` (its own connection, schema created on first open)."""
+    """The record store on the SQLite file ``path`` (its own connection, schema created on first open).
+
+    Meta rows are read once and then served from memory for as long as the database is unchanged:
+    ``Workspace.views`` checks the ``generation`` row on every use (a dozen times per question), which
+    would otherwise cost a statement each. The check that nothing changed is SQLite's own —
+    ``PRAGMA data_version`` moves when another connection commits, ``total_changes`` when this one
+    writes — asked of the driver directly (a few microseconds); inside a transaction every read goes
+    to the database."""
 
     db: SqliteConnection
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         super().__init__(connect(self.path))
+        self._meta: dict[str, Optional[str]] = {}
+        self._meta_seen: tuple[int, int] = (-1, -1)
+
+    def _read_meta(self, key: str) -> Optional[str]:
+        driver = self.db.driver
+        if driver.in_transaction:
+            return super()._read_meta(key)
+        seen = (int(driver.execute("PRAGMA data_version").fetchone()[0]), driver.total_changes)
+        if seen != self._meta_seen:
+            self._meta, self._meta_seen = {}, seen
+        if key not in self._meta:
+            self._meta[key] = super()._read_meta(key)
+        return self._meta[key]
 
     @property
     def conn(self) -> sqlite3.Connection:

@@ -15,13 +15,14 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, select
+from sqlalchemy import Engine, create_engine, select
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import NullPool
+from sqlalchemy.sql.base import Executable
 
 from core.errors import CorruptWorkspaceError
 from core.storage import schema
-from core.storage.sql_connection import SqlConnection
+from core.storage.sql_connection import Params, Rows, SqlConnection
 from core.storage.upserts import replace_row
 
 _engines: "weakref.WeakValueDictionary[tuple[str, float, bool], Engine]" = weakref.WeakValueDictionary()
@@ -48,11 +49,13 @@ def sqlite_engine(path: Path, timeout_s: float = 30.0, journal: bool = True) -> 
         engine = _engines.get(key)
         if engine is None:
             database = key[0]
-            engine = create_engine(
-                "sqlite://", poolclass=NullPool, isolation_level="AUTOCOMMIT",
-                creator=lambda: sqlite3.connect(database, timeout=timeout_s, check_same_thread=False))
-            event.listen(engine, "connect",
-                         lambda dbapi_connection, _record: _set_pragmas(dbapi_connection, int(timeout_s * 1000), journal))
+
+            def open_driver() -> sqlite3.Connection:
+                driver = sqlite3.connect(database, timeout=timeout_s, check_same_thread=False)
+                _set_pragmas(driver, int(timeout_s * 1000), journal)
+                return driver
+
+            engine = create_engine("sqlite://", poolclass=NullPool, isolation_level="AUTOCOMMIT", creator=open_driver)
             _engines[key] = engine
     return engine
 
@@ -66,6 +69,12 @@ class SqliteConnection(SqlConnection):
 
     def _begin_sql(self, immediate: bool) -> str:
         return "BEGIN IMMEDIATE" if immediate else "BEGIN"
+
+    def execute(self, statement: Executable, params: Params = None) -> Rows:
+        """As ``SqlConnection.execute``, with no retry wrapper (a SQLite file never drops the connection)."""
+        if statement.is_dml and not self.driver.in_transaction:
+            return self._write_alone(statement, params)
+        return self.sql.execute(statement, params)
 
     @property
     def in_transaction(self) -> bool:

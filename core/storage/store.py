@@ -113,8 +113,12 @@ class SqlRecordStore(GraphRows):
 
     # --- meta / log ----------------------------------------------------------------------
     def get_meta(self, key: str, default: str = "") -> str:
+        value = self._read_meta(key)
+        return default if value is None else value
+
+    def _read_meta(self, key: str) -> Optional[str]:
         row = self.db.execute(_GET_META, {"key": key}).first()
-        return row[0] if row else default
+        return row[0] if row else None
 
     def delete_meta(self, *keys: str) -> None:
         self.db.execute(delete(s.meta).where(s.meta.c.key.in_(keys)))
@@ -129,7 +133,7 @@ class SqlRecordStore(GraphRows):
     # --- documents -----------------------------------------------------------------------
     def documents(self, status: Optional[str] = None) -> list[DocumentRow]:
         query = _DOCUMENT.where(_d.c.status == status) if status else _DOCUMENT
-        return [DocumentRow(*row) for row in self.db.execute(query.order_by(_d.c.seq))]
+        return [DocumentRow(*row) for row in self.db.rows(query.order_by(_d.c.seq))]
 
     def document(self, doc_id: str) -> Optional[DocumentRow]:
         row = self.db.execute(_DOCUMENT.where(_d.c.doc_id == doc_id)).first()
@@ -180,13 +184,13 @@ class SqlRecordStore(GraphRows):
                             "tokens": c.tokens, "start_token": c.start_token, "windows": c.windows} for c in chunks])
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
-        return [_chunk(row) for row in self.db.execute(_CHUNKS_OF, {"doc_id": doc_id})]
+        return [_chunk(row) for row in self.db.rows(_CHUNKS_OF, {"doc_id": doc_id})]
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, Chunk] = {}
         for start in range(0, len(ids), BATCH):
-            rows = self.db.execute(_CHUNKS_BY_ID, {"ids": ids[start:start + BATCH]})
+            rows = self.db.rows(_CHUNKS_BY_ID, {"ids": ids[start:start + BATCH]})
             out.update({row[0]: _chunk(row) for row in rows})
         return out
 
@@ -194,11 +198,11 @@ class SqlRecordStore(GraphRows):
         return self.db.execute(select(literal(1)).select_from(_c).limit(1)).first() is not None
 
     def all_chunk_ids(self) -> list[str]:
-        return list(self.db.execute(select(_c.c.chunk_id).select_from(_c.join(_d, _c.c.doc_id == _d.c.doc_id))
-                                    .order_by(_d.c.seq, _c.c.ord)).scalars())
+        return self.db.scalars(select(_c.c.chunk_id).select_from(_c.join(_d, _c.c.doc_id == _d.c.doc_id))
+                               .order_by(_d.c.seq, _c.c.ord))
 
     def delete_chunks_of(self, doc_id: str) -> list[str]:
-        ids = list(self.db.execute(select(_c.c.chunk_id).where(_c.c.doc_id == doc_id)).scalars())
+        ids = self.db.scalars(select(_c.c.chunk_id).where(_c.c.doc_id == doc_id))
         self.db.execute(delete(_c).where(_c.c.doc_id == doc_id))
         return ids
 
@@ -219,7 +223,7 @@ class SqlRecordStore(GraphRows):
         if doc_id:
             query = query.where(_t.c.doc_id == doc_id)
         return [TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), json.loads(r[7]), r[8], r[9], r[10])
-                for r in self.db.execute(query.order_by(_t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord))]
+                for r in self.db.rows(query.order_by(_t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord))]
 
     def upsert_tree_node(self, node: TreeNode) -> None:
         self._replace(_t, [{"node_id": node.node_id, "scope": node.scope, "doc_id": node.doc_id, "level": node.level,
@@ -235,7 +239,7 @@ class SqlRecordStore(GraphRows):
 
     def doc_roots(self) -> dict[str, tuple[str, Optional[str]]]:
         r = s.doc_roots.c
-        return {row[0]: (row[1], row[2]) for row in self.db.execute(select(r.doc_id, r.root_id, r.corpus_parent))}
+        return {row[0]: (row[1], row[2]) for row in self.db.rows(select(r.doc_id, r.root_id, r.corpus_parent))}
 
     def set_doc_root(self, doc_id: str, root_id: str, corpus_parent: Optional[str]) -> None:
         self._replace(s.doc_roots, [{"doc_id": doc_id, "root_id": root_id, "corpus_parent": corpus_parent}])
@@ -246,7 +250,7 @@ class SqlRecordStore(GraphRows):
     # --- reports ---------------------------------------------------------------------------
     def status_counts(self) -> dict[str, int]:
         """Documents per status."""
-        return {row[0]: int(row[1]) for row in self.db.execute(
+        return {row[0]: int(row[1]) for row in self.db.rows(
             select(_d.c.status, func.count()).group_by(_d.c.status))}
 
     def total_tokens(self) -> int:
@@ -255,29 +259,29 @@ class SqlRecordStore(GraphRows):
     def log_details(self, event: str) -> list[str]:
         """The JSON details of the run-log entries of ``event``, oldest first."""
         log = s.run_log.c
-        return list(self.db.execute(select(log.detail).where(log.event == event).order_by(log.id)).scalars())
+        return self.db.scalars(select(log.detail).where(log.event == event).order_by(log.id))
 
     def llm_usage_rows(self) -> list[tuple]:
         """(stage, calls, cached, prompt_tokens, completion_tokens, seconds) per LLM stage."""
         u = s.llm_usage.c
-        return [tuple(r) for r in self.db.execute(
+        return [tuple(r) for r in self.db.rows(
             select(u.stage, u.calls, u.cached, u.prompt_tokens, u.completion_tokens, u.seconds).order_by(u.stage))]
 
     def chunks_per_document(self) -> dict[str, int]:
-        return {row[0]: int(row[1]) for row in self.db.execute(
+        return {row[0]: int(row[1]) for row in self.db.rows(
             select(_c.c.doc_id, func.count()).group_by(_c.c.doc_id))}
 
     def entities_per_document(self) -> dict[str, int]:
         f = s.entity_fragments.c
-        return {row[0]: int(row[1]) for row in self.db.execute(
+        return {row[0]: int(row[1]) for row in self.db.rows(
             select(f.doc_id, func.count(distinct(f.entity_key))).group_by(f.doc_id))}
 
     # --- expected vector ids (for reconciliation) -----------------------------------------
     def expected_vector_ids(self) -> dict[str, set[str]]:
         return {
-            "chunks": {window_id(cid, i) for cid, n in self.db.execute(select(_c.c.chunk_id, _c.c.windows))
+            "chunks": {window_id(cid, i) for cid, n in self.db.rows(select(_c.c.chunk_id, _c.c.windows))
                        for i in range(max(1, int(n)))},
-            "entities": set(self.db.execute(select(s.entities.c.vector_id)).scalars()),
-            "relations": set(self.db.execute(select(s.relations.c.vector_id)).scalars()),
-            "tree": set(self.db.execute(select(_t.c.vector_id)).scalars()),
+            "entities": set(self.db.scalars(select(s.entities.c.vector_id))),
+            "relations": set(self.db.scalars(select(s.relations.c.vector_id))),
+            "tree": set(self.db.scalars(select(_t.c.vector_id))),
         }
