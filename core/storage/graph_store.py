@@ -195,9 +195,9 @@ def entity_names(db: SqlConnection) -> dict[str, str]:
 def write_entity(db: SqlConnection, key: str, name: str, etype: str, description: str,
                  source_chunk_ids: list[str], vector_id: str, aliases: list[str]) -> None:
     """Insert or replace one merged entity row."""
-    db.execute_many(replace_row(db.dialect, _e), [
-        {"entity_key": key, "name": name, "type": etype, "description": description,
-         "source_chunk_ids": _json(source_chunk_ids), "vector_id": vector_id, "aliases": _json(aliases)}])
+    db.execute(replace_row(db.dialect, _e), {
+        "entity_key": key, "name": name, "type": etype, "description": description,
+        "source_chunk_ids": _json(source_chunk_ids), "vector_id": vector_id, "aliases": _json(aliases)})
 
 
 def delete_entity(db: SqlConnection, key: str) -> None:
@@ -213,9 +213,9 @@ def relations_touching(db: SqlConnection, key: str) -> list[tuple[str, str]]:
 def write_relation(db: SqlConnection, pair: tuple[str, str], keywords: list[str], description: str,
                    weight: float, source_chunk_ids: list[str], vector_id: str) -> None:
     """Insert or replace one merged relation row."""
-    db.execute_many(replace_row(db.dialect, _r), [
-        {"source_key": pair[0], "target_key": pair[1], "keywords": _json(keywords), "description": description,
-         "weight": weight, "source_chunk_ids": _json(source_chunk_ids), "vector_id": vector_id}])
+    db.execute(replace_row(db.dialect, _r), {
+        "source_key": pair[0], "target_key": pair[1], "keywords": _json(keywords), "description": description,
+        "weight": weight, "source_chunk_ids": _json(source_chunk_ids), "vector_id": vector_id})
 
 
 def delete_relation(db: SqlConnection, pair: tuple[str, str]) -> None:

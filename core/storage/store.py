@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
 
-from sqlalchemy import bindparam, delete, distinct, func, insert, literal, select, update
+from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert, literal, select, update
 
 from core.embeddings import window_id
 from core.storage import schema as s
@@ -66,6 +66,17 @@ _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True))
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
                _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
 _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
+# statements run once per document or per log line: built once (a Core statement built per call costs more
+# than running it)
+_DOC: BindParameter[str] = bindparam("doc")
+_DOCUMENT_BY_ID = _DOCUMENT.where(_d.c.doc_id == _DOC)
+_DOCUMENT_TEXT = select(_d.c.text).where(_d.c.doc_id == _DOC)
+_INSERT_DOCUMENT = insert(_d).values(status="pending", error="")
+_SET_STATUS = update(_d).where(_d.c.doc_id == _DOC)
+_DELETE_DOCUMENT = delete(_d).where(_d.c.doc_id == _DOC)
+_DELETE_LOAD_FAILURE = delete(_d).where(_d.c.name == bindparam("failed_name"), _d.c.status == "failed",
+                                        _d.c.content_hash == "")
+_LOG = insert(s.run_log)
 _DELETE_TREE_NODE = delete(_t).where(_t.c.node_id == bindparam("node"))
 COUNTED_TABLES = ("documents", "chunks", "entities", "relations", "mention_edges", "tree_nodes", "llm_cache")
 
@@ -109,7 +120,10 @@ class SqlRecordStore(GraphRows):
         self.db.commit()
 
     def _replace(self, table: Any, rows: list[dict[str, Any]]) -> None:
-        self.db.execute_many(replace_row(self.db.dialect, table), rows)
+        if len(rows) == 1:
+            self.db.execute(replace_row(self.db.dialect, table), rows[0])
+        else:
+            self.db.execute_many(replace_row(self.db.dialect, table), rows)
 
     # --- meta / log ----------------------------------------------------------------------
     def get_meta(self, key: str, default: str = "") -> str:
@@ -128,7 +142,7 @@ class SqlRecordStore(GraphRows):
 
     def log(self, event: str, detail: dict | str) -> None:
         text = detail if isinstance(detail, str) else json.dumps(detail, sort_keys=True)
-        self.db.execute(insert(s.run_log).values(ts=time.time(), event=event, detail=text))
+        self.db.execute(_LOG, {"ts": time.time(), "event": event, "detail": text})
 
     # --- documents -----------------------------------------------------------------------
     def documents(self, status: Optional[str] = None) -> list[DocumentRow]:
@@ -136,11 +150,11 @@ class SqlRecordStore(GraphRows):
         return [DocumentRow(*row) for row in self.db.rows(query.order_by(_d.c.seq))]
 
     def document(self, doc_id: str) -> Optional[DocumentRow]:
-        row = self.db.execute(_DOCUMENT.where(_d.c.doc_id == doc_id)).first()
+        row = self.db.execute(_DOCUMENT_BY_ID, {"doc": doc_id}).first()
         return DocumentRow(*row) if row else None
 
     def document_text(self, doc_id: str) -> str:
-        row = self.db.execute(select(_d.c.text).where(_d.c.doc_id == doc_id)).first()
+        row = self.db.execute(_DOCUMENT_TEXT, {"doc": doc_id}).first()
         return row[0] if row else ""
 
     def documents_named(self, name: str) -> list[DocumentRow]:
@@ -151,22 +165,22 @@ class SqlRecordStore(GraphRows):
 
     def insert_document(self, doc_id: str, name: str, source: str, content_hash: str, text: str, tokens: int) -> None:
         now = time.time()
-        self.db.execute(insert(_d).values(doc_id=doc_id, name=name, source=source, content_hash=content_hash,
-                                          text=text, tokens=tokens, status="pending", error="",
-                                          seq=self.next_seq(), created_at=now, updated_at=now))
+        self.db.execute(_INSERT_DOCUMENT, {"doc_id": doc_id, "name": name, "source": source, "content_hash": content_hash,
+                                           "text": text, "tokens": tokens, "seq": self.next_seq(), "created_at": now,
+                                           "updated_at": now})
 
     def set_status(self, doc_id: str, status: str, error: str = "", elapsed_s: Optional[float] = None) -> None:
         values: dict[str, Any] = {"status": status, "error": error, "updated_at": time.time()}
         if elapsed_s is not None:
             values["elapsed_s"] = elapsed_s
-        self.db.execute(update(_d).where(_d.c.doc_id == doc_id).values(**values))
+        self.db.execute(_SET_STATUS, {"doc": doc_id, **values})
 
     def delete_document_row(self, doc_id: str) -> None:
-        self.db.execute(delete(_d).where(_d.c.doc_id == doc_id))
+        self.db.execute(_DELETE_DOCUMENT, {"doc": doc_id})
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
-        self.db.execute(delete(_d).where(_d.c.name == name, _d.c.status == "failed", _d.c.content_hash == ""))
+        self.db.execute(_DELETE_LOAD_FAILURE, {"failed_name": name})
 
     def processing_to_pending(self, doc_ids: list[str]) -> int:
         """Documents of ``doc_ids`` still 'processing' go back to 'pending'; returns how many."""
