@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from core.graph_page import EdgeDetail, GraphSelection, GraphSummary, NodeDetail
-    from core.storage.store import TreeNode
+    from core.storage.records import TreeNode
 
 __all__ = ["generation", "doc_names", "tree_index", "readable_summary", "mention_index", "knowledge_graph", "mention_graph",
            "graph_summary", "graph_selection", "graph_node", "graph_edge", "mention_chunks",

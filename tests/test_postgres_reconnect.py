@@ -70,7 +70,7 @@ def ws(cluster, tmp_path):
 
 def test_reads_and_writes_work_after_a_restart(cluster, ws):
     from core.annotations import annotations, save_marks
-    from core.storage.ports import CachedReply
+    from core.storage.records import CachedReply
 
     with ws.writer():
         with ws.records.unit_of_work():

@@ -30,7 +30,7 @@ def read_and_extend(ws) -> None:
     from core.annotations import annotations
     from core.indexing.pipeline import process_pending, register_documents
     from core.indexing.reconcile import reconcile
-    from core.storage.ports import CachedReply
+    from core.storage.records import CachedReply
     from core.storage.schema import SCHEMA_VERSION
     from core.types import SourceDocument
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from core.errors import SettingsError
-from core.storage import ports, registry
+from core.storage import ports, records, registry
 from core.storage.annotations import SqlAnnotationStore, SqlAnnotationWriter
 from core.storage.graph_overview import KnowledgeGraphReader, MentionGraphReader
 from core.storage.graph_view import NetworkxGraphView
@@ -25,7 +25,8 @@ from core.storage.postgres_llm_cache import PostgresLLMCache
 from core.storage.sqlite_backend import SqliteBackend
 from core.storage.sqlite_backend import SqliteStore as Store
 from core.storage.vector_search import MatrixSearch
-from core.storage.vectors import VectorMatrix, VectorStore
+from core.storage.vector_search import VectorMatrix
+from core.storage.vectors import VectorStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -153,8 +154,8 @@ def test_graph_view_records_names_and_adjacency() -> None:
     graph.add_node("london", name="", type="GPE")
     graph.add_edge("london", "ada lovelace", keywords=["lived"], description="r", weight=2.0, source_chunk_ids=["c1"])
     view = NetworkxGraphView(graph)
-    assert view.entity("ada lovelace") == ports.EntityRecord("ada lovelace", "Ada Lovelace", "PERSON", "d", ("Ada",),
-                                                             ("c1",))
+    assert view.entity("ada lovelace") == records.GraphEntity("ada lovelace", "Ada Lovelace", "PERSON", "d", ("Ada",),
+                                                              ("c1",))
     assert view.name("london") == "london" and view.name("nobody") == "nobody"  # display name, else the key
     relation = view.relation("london", "ada lovelace")
     assert relation is not None and relation.pair == ("ada lovelace", "london") and relation.weight == 2.0
@@ -163,7 +164,7 @@ def test_graph_view_records_names_and_adjacency() -> None:
     assert view.degree("nobody") == 0 and dict(view.adjacency("nobody")) == {}
     assert view.alias_owner("ada") == "ada lovelace" and view.entities_with_word("lovelace") == {"ada lovelace"}
     assert view.relation_count() == 1 and len(view) == 2 and "london" in view
-    assert ports.node_pair("b", "a") == ports.node_pair("a", "b") == ("a", "b")
+    assert records.node_pair("b", "a") == records.node_pair("a", "b") == ("a", "b")
 
 
 def test_matrix_search_matches_brute_force() -> None:
@@ -212,12 +213,12 @@ def test_the_llm_cache_store_round_trips_and_defers_while_the_file_is_locked(tmp
     path = tmp_path / "db.sqlite3"
     Store(path).close()
     cache = cache_store(path)
-    cache.put("k", ports.CachedReply("hello", 3, 1))
-    assert cache.get("k") == ports.CachedReply("hello", 3, 1)
+    cache.put("k", records.CachedReply("hello", 3, 1))
+    assert cache.get("k") == records.CachedReply("hello", 3, 1)
     blocker = sqlite3.connect(path)
     blocker.execute("BEGIN IMMEDIATE")
-    cache.put("k2", ports.CachedReply("later", 1, 1))  # the file is locked: kept in memory
+    cache.put("k2", records.CachedReply("later", 1, 1))  # the file is locked: kept in memory
     assert not cache.flush() and cache.get("k2") is None
     blocker.rollback()
     blocker.close()
-    assert cache.flush() and cache.get("k2") == ports.CachedReply("later", 1, 1)
+    assert cache.flush() and cache.get("k2") == records.CachedReply("later", 1, 1)

@@ -25,7 +25,8 @@ from typing import Literal, Optional, Sequence
 import numpy as np
 
 from core.retrieval.entity_linking import Seed
-from core.storage.ports import GraphView, node_pair
+from core.storage.ports import GraphView
+from core.storage.records import node_pair
 from core.workspace import Workspace
 
 ANCHOR_BONUS = 1.0

@@ -17,7 +17,8 @@ from core.retrieval.strategies import Strategies, strategies_for
 from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
 from core.retrieval.csv_cells import csv_table  # noqa: F401  (re-exported: the LightRAG context tables)
 from core.settings import Settings
-from core.storage.ports import GraphView, VectorHit
+from core.storage.ports import GraphView
+from core.storage.records import VectorHit
 from core.tokens import count_tokens
 from core.types import ChunkHit, RetrievalResult
 from core.workspace import Workspace

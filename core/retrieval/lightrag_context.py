@@ -24,7 +24,7 @@ from core.retrieval.base import csv_table
 from core.retrieval.csv_cells import record_line
 from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
-from core.storage.ports import node_pair
+from core.storage.records import node_pair
 from core.tokens import count_tokens, encoding
 from core.types import ChunkHit, EntityHit, RelationHit
 

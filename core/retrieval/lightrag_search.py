@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Optional, Sequence
 from core.extraction.query_terms import name_spans
 from core.retrieval.anchoring import ANCHOR_BONUS, anchored_relations
 from core.retrieval.entity_linking import Seed, question_seeds
-from core.storage.ports import GraphView, VectorHit
+from core.storage.ports import GraphView
+from core.storage.records import VectorHit
 from core.types import RetrievalResult
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from core.storage.ports import Pair
+from core.storage.records import Pair
 
 if TYPE_CHECKING:
     from core.answers.question import QuestionFrame

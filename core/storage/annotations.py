@@ -11,28 +11,24 @@ own connection inside a unit of work, and an annotation must neither join nor wa
 fate. Deleting a document drops its marks in the deletion's own unit of work
 (``drop_document_annotations``).
 
-The module functions (``save_marks``, ``annotations``, ``annotation_for``, ``delete_questions``) are
-what callers use; they go through ``Workspace.annotations``.
+What callers use (``save_marks``, ``annotations``, ``annotation_for``, ``delete_questions``) is in
+``core.annotations``, which reaches the store through ``Workspace.annotations``: this module knows
+nothing of the workspace.
 """
 
 import hashlib
-import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 from sqlalchemy import bindparam, delete, select, update
 
 from core.storage import schema as s
-from core.storage.ports import AnnotatedQuestion, AnnotationStore, Mark
+from core.storage.records import AnnotatedQuestion, Mark
 from core.storage.sql_connection import SqlConnection
 from core.storage.upserts import upsert
 
-if TYPE_CHECKING:
-    from core.workspace import Workspace
-
-__all__ = ["AnnotatedQuestion", "Mark", "SqlAnnotationStore", "annotation_for", "annotations", "clean_question",
-           "delete_questions", "drop_document_annotations", "normalize_question", "private_connection",
-           "question_id", "save_marks"]
+__all__ = ["SqlAnnotationStore", "SqlAnnotationWriter", "clean_question", "drop_document_annotations",
+           "normalize_question", "private_connection", "question_id"]
 
 MAX_QUESTION_CHARS = 4000
 MAX_ANSWER_CHARS = 2000
@@ -165,57 +161,6 @@ class SqlAnnotationStore:
     def edit(self) -> Iterator[SqlAnnotationWriter]:
         with private_connection(self.open_connection, write=True, prepare=self.prepare) as conn:
             yield SqlAnnotationWriter(conn)
-
-
-# --- what callers use -------------------------------------------------------------------------------
-def _store(ws: "Workspace") -> AnnotationStore:
-    return ws.annotations
-
-
-def save_marks(ws: "Workspace", question: str, marks: Mapping[str, Optional[bool]], mode: str | Mapping[str, str] = "",
-               answer: Optional[str] = None) -> AnnotatedQuestion:
-    """Set the marks of one question in one transaction: ``{chunk_id: True (relevant) | False (not
-    relevant) | None (unmark)}``; ``mode`` names the mode(s) whose result was read, for all chunks or per
-    chunk id; ``answer`` (when not None) replaces the expected answer. Unknown chunk ids raise ValueError
-    and nothing is written. Returns the question as stored."""
-    text = clean_question(question)
-    qid = question_id(text)
-    now = time.time()
-    store = _store(ws)
-    with store.edit() as edit:
-        wanted = [c for c, v in marks.items() if v is not None]
-        docs = edit.chunk_docs(wanted)
-        unknown = [c for c in wanted if c not in docs]
-        if unknown:
-            raise ValueError(f"{len(unknown)} chunk(s) are not in this workspace (deleted or re-indexed?): "
-                             f"{', '.join(unknown[:3])}")
-        edit.upsert_question(qid, text, answer, now)
-        for chunk_id, value in marks.items():
-            if value is None:
-                edit.delete_mark(qid, chunk_id)
-            else:
-                edit.write_mark(qid, chunk_id, docs[chunk_id], bool(value),
-                                mode if isinstance(mode, str) else mode.get(chunk_id, ""), now)
-        edit.prune()
-    found = store.questions(qid)
-    return found[0] if found else AnnotatedQuestion(qid, text)
-
-
-def annotations(ws: "Workspace") -> list[AnnotatedQuestion]:
-    """Every annotated question of the workspace, oldest first."""
-    return _store(ws).questions()
-
-
-def annotation_for(ws: "Workspace", question: str) -> Optional[AnnotatedQuestion]:
-    """The stored annotation of one question, or None."""
-    found = _store(ws).questions(question_id(question))
-    return found[0] if found else None
-
-
-def delete_questions(ws: "Workspace", qids: Sequence[str]) -> int:
-    """Delete questions and all their marks; returns how many questions were deleted."""
-    with _store(ws).edit() as edit:
-        return sum(edit.delete_question(qid) for qid in dict.fromkeys(qids))
 
 
 def drop_document_annotations(conn: SqlConnection, doc_id: str) -> int:

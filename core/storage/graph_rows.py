@@ -9,9 +9,9 @@ import networkx as nx
 
 from core.storage import graph_store
 from core.storage.graph_overview import graph_reader
-from core.storage.graph_store import EntityFragment, RelationFragment
 from core.storage.graph_view import NetworkxGraphView
-from core.storage.ports import GraphOverview, Pair
+from core.storage.ports import GraphOverview
+from core.storage.records import EntityFragment, Pair, RelationFragment
 
 if TYPE_CHECKING:
     from core.storage.sql_connection import SqlConnection

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 import networkx as nx
@@ -13,34 +12,10 @@ from sqlalchemy import BindParameter, bindparam, delete, func, select, update
 
 from core.extraction.names import normalize_name
 from core.storage import schema as s
+from core.storage.records import EntityFragment, RelationFragment, node_pair
 from core.storage.sql_connection import SqlConnection
 from core.storage.upserts import replace_row, upsert
 from core.types import ChunkExtraction
-
-
-@dataclass
-class EntityFragment:
-    chunk_id: str
-    doc_id: str
-    name: str
-    type: str
-    description: str
-    type_votes: dict[str, int] = field(default_factory=dict)
-    aliases: list[str] = field(default_factory=list)
-
-
-@dataclass
-class RelationFragment:
-    chunk_id: str
-    doc_id: str
-    keywords: list[str]
-    description: str
-    weight: float
-
-
-def relation_key(a: str, b: str) -> tuple[str, str]:
-    """Relations are undirected: the key is the sorted pair of entity keys."""
-    return (a, b) if a <= b else (b, a)
 
 
 _ef, _rf, _e, _r = s.entity_fragments, s.relation_fragments, s.entities, s.relations
@@ -96,7 +71,7 @@ def insert_chunk_extraction(db: SqlConnection, doc_id: str, chunk_id: str, ex: C
             continue
         for key, name in ((a, rel.source), (b, rel.target)):
             entity_rows.setdefault(key, (key, chunk_id, doc_id, name, "UNKNOWN", rel.description, "{}", "[]"))
-        src, tgt = relation_key(a, b)
+        src, tgt = node_pair(a, b)
         previous = relation_rows.get((src, tgt))
         if previous:
             keywords = list(dict.fromkeys(json.loads(previous[4]) + rel.keywords))

@@ -27,7 +27,8 @@ from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 from sqlalchemy import ColumnElement, and_, bindparam, case, delete, func, select
 
 from core.storage import schema as s
-from core.storage.ports import Pair, RecordStore
+from core.storage.ports import RecordStore
+from core.storage.records import Pair
 from core.storage.sql_connection import SqlConnection
 from core.storage.upserts import replace_row
 

@@ -19,7 +19,8 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.exc import OperationalError
 
 from core.storage import schema as s
-from core.storage.ports import CachedReply, LLMCacheStore
+from core.storage.ports import LLMCacheStore
+from core.storage.records import CachedReply
 from core.storage.sql_connection import SqlConnection
 from core.storage.sqlite_connection import SqliteConnection, sqlite_engine
 from core.storage.upserts import replace_row, upsert

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Optional
 
 from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert, literal, select, update
@@ -20,41 +19,12 @@ from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert,
 from core.embeddings import window_id
 from core.storage import schema as s
 from core.storage.graph_rows import GraphRows
+from core.storage.records import DocumentRow, TreeNode
 from core.storage.sql_connection import SqlConnection
 from core.storage.upserts import replace_row
 from core.types import Chunk
 
 BATCH = 900  # keys per IN (...) list
-
-
-@dataclass
-class DocumentRow:
-    doc_id: str
-    name: str
-    source: str
-    content_hash: str
-    tokens: int
-    status: str
-    error: str
-    seq: int
-    created_at: float
-    updated_at: float
-    elapsed_s: float
-
-
-@dataclass
-class TreeNode:
-    node_id: str
-    scope: str  # "doc" | "corpus"
-    doc_id: Optional[str]
-    level: int
-    ord: int
-    parent_id: Optional[str]
-    child_ids: list[str]
-    leaf_chunk_ids: list[str]
-    text: str
-    tokens: int
-    vector_id: str = ""
 
 
 _d, _c, _t = s.documents, s.chunks, s.tree_nodes

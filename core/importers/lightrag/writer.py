@@ -18,7 +18,7 @@ from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.profiles import MergedEntity, MergedRelation
 from core.indexing.vector_writes import delete_vectors, upsert_chunk_vectors, upsert_graph_vectors
 from core.storage.import_writes import ImportWrites, import_writes
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.types import Chunk, ChunkExtraction
 from core.workspace import Workspace
 
