@@ -68,14 +68,14 @@ def main() -> None:
     parser.add_argument("--name", default="store_compare")
     args = parser.parse_args()
 
-    from core.api import sample_paths
     from core.embeddings import local_embedder
     from core.evaluation.questions import load_questions
     from core.loaders import load_path
     from core.retrieval.registry import query_context
     from core.retrieval.registry import modes, retrieve
 
-    sources = [doc for path in sample_paths() for doc in load_path(path)[0]]
+    samples = sorted(p for p in (ROOT / "data" / "samples").glob("*.md") if p.name.lower() != "readme.md")
+    sources = [doc for path in samples for doc in load_path(path)[0]]
     questions = [q.question for q in load_questions(ROOT / "data" / "sample_questions.jsonl")]
     embedder = local_embedder(32)
     embedder.embed(["warm-up"])  # the model load is not part of any timing

@@ -14,7 +14,7 @@ import statistics
 from typing import Any
 
 from core.extraction.names import normalize_name
-from core.storage.ports import display_name
+from core.types import display_name
 from core.workspace import Workspace
 
 EXAMPLES = 5

@@ -6,8 +6,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Mapping, Optional
 
-from core.storage.ports import display_name
 from core.trace import TraceEvent, trace_text
+
+
+def display_name(key: str, attributes: Optional[Mapping[str, Any]]) -> str:
+    """An entity's display name: its ``name`` attribute, else its key."""
+    return str((attributes or {}).get("name") or key)
 
 
 @dataclass

@@ -28,7 +28,7 @@ from core.storage.locking import LOCK_FILE, LOCK_INFO  # noqa: F401 - re-exporte
 from core.storage.ports import AnnotationStore, LLMCacheStore, RecordStore, VectorIndex
 from core.storage.registry import open_backend
 from core.storage.sqlite_backend import DB_FILE  # noqa: F401 - re-exported
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.storage.views import WorkspaceViews
 
 

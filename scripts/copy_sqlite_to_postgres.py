@@ -19,11 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.storage.postgres_connection import connect  # noqa: E402
-from core.storage.postgres_schema import TABLES  # noqa: E402
-from core.storage.sqlite_backend import DB_FILE  # noqa: E402
+from sqlalchemy import delete, func, insert, select  # noqa: E402
 
-SKIP = {"ragscope_schema"}  # PostgreSQL's own migration record
+from core.storage import schema  # noqa: E402
+from core.storage.postgres_connection import connect  # noqa: E402
+from core.storage.sqlite_backend import DB_FILE  # noqa: E402
 
 
 def copy(folder: Path, dsn: str) -> dict[str, int]:
@@ -32,20 +32,18 @@ def copy(folder: Path, dsn: str) -> dict[str, int]:
     target = connect(dsn, "ragscope copy")
     counts: dict[str, int] = {}
     try:
-        if target.execute("SELECT count(*) FROM documents").fetchone()[0]:
+        if target.execute(select(func.count()).select_from(schema.documents)).scalar_one():
             raise SystemExit(f"the PostgreSQL store {dsn} already holds documents: copy into an empty one")
-        target.execute("BEGIN")
-        for table, (columns, _key) in TABLES.items():
-            if table in SKIP:
-                continue
-            rows = source.execute(f"SELECT {', '.join(columns)} FROM {table}").fetchall()
-            target.execute(f"DELETE FROM {table}")  # the rows a fresh store starts with (meta: schema_version)
-            target.executemany(f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
-                               rows)
-            counts[table] = len(rows)
-        if "run_log" in TABLES:  # the identity column continues after the copied ids
-            target.execute("SELECT setval(pg_get_serial_sequence('run_log', 'id'), "
-                           "(SELECT coalesce(max(id), 0) + 1 FROM run_log), false)")
+        target.begin()
+        for table in schema.metadata.sorted_tables:
+            columns = [column.name for column in table.columns]
+            rows = source.execute(f"SELECT {', '.join(columns)} FROM {table.name}").fetchall()
+            target.execute(delete(table))  # the rows a fresh store starts with (meta: schema_version)
+            target.execute_many(insert(table), [dict(zip(columns, row)) for row in rows])
+            counts[table.name] = len(rows)
+        log_id = schema.run_log.c.id  # the identity column continues after the copied ids
+        target.execute(select(func.setval(func.pg_get_serial_sequence(schema.run_log.name, log_id.name),
+                                          select(func.coalesce(func.max(log_id), 0) + 1).scalar_subquery(), False)))
         target.commit()
     except BaseException:
         target.rollback()

@@ -22,7 +22,7 @@ from core.answers.question import (HOW_MANY, HOW_MUCH, WHEN, WHERE, WHO, answer_
 from core.answers.scoring import best
 from core.answers.sentences import build_sentences
 from core.storage.vector_search import MatrixSearch
-from core.storage.vectors import VectorMatrix
+from core.storage.vector_search import VectorMatrix
 from core.types import ChunkHit, EntityHit, PathHit, RelationHit, RetrievalResult, SummaryHit
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "brightwater-robotics.md"

@@ -224,7 +224,7 @@ def test_ui_rule_catches_a_direct_store_read() -> None:
     assert _ui_violations("import shutil\nshutil.rmtree(path)") == ["removing folders"]
     assert _ui_violations("import sqlite3") == ["SQLite"]
     assert _ui_violations("api.save_workspace_settings(who, name, s)  # not ws.save_settings(") == []
-BACKEND_MODULES = {"sqlite3", "chromadb", "psycopg", "psycopg2"}
+BACKEND_MODULES = {"sqlite3", "chromadb", "psycopg", "psycopg2", "sqlalchemy"}
 PRIVATE_GRAPH = {"_adj", "_node"}
 WORKSPACE_INTERNALS = {"_cached", "store"}
 

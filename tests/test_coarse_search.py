@@ -9,7 +9,7 @@ import pytest
 from core.storage import coarse_search
 from core.storage.coarse_search import CoarseIndex
 from core.storage.vector_search import MatrixSearch
-from core.storage.vectors import VectorMatrix
+from core.storage.vector_search import VectorMatrix
 
 
 def clustered(n: int, dims: int = 384, seed: int = 3) -> np.ndarray:

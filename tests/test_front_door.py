@@ -7,7 +7,7 @@ functions and under ``if TYPE_CHECKING:``): ``pages/``, ``ui/`` and ``app.py`` i
   everything that opens, reads or changes a workspace, runs or names a mode, and for the records these
   calls take and return (``Workspace``, ``TreeNode``, ``JudgeReport``…);
 * otherwise only modules that cannot reach a workspace: their imports, followed all the way, never reach
-  ``core.workspace``, ``core.session``, ``core.storage`` (its port records, ``core.storage.ports``, aside),
+  ``core.workspace``, ``core.session``, ``core.storage`` (its port records, ``core.storage.ports`` and ``core.storage.records``, aside),
   ``core.indexing``, ``core.retrieval`` or ``core.answers``. These are settings, errors, roles, records,
   question files, token counts, provider allowlists and model clients that take no workspace.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 FRONT_DOOR = "core.api"
 BEHIND_THE_DOOR = ("core.workspace", "core.session", "core.storage", "core.indexing", "core.retrieval", "core.answers")
-PORT_RECORDS = {"core.storage.ports"}  # plain records and protocols: no workspace behind them
+PORT_RECORDS = {"core.storage.ports", "core.storage.records"}  # plain records and protocols: no workspace behind them
 
 
 def _module_name(path: Path) -> str:
@@ -101,7 +101,7 @@ from typing import TYPE_CHECKING
 from core import api
 from core.api import Workspace
 from core.errors import RAGScopeError
-from core.storage.ports import AnnotatedQuestion
+from core.storage.records import AnnotatedQuestion
 from core.retrieval.registry import modes
 from core.api.querying import run_modes
 if TYPE_CHECKING:

@@ -147,9 +147,10 @@ def test_keywords_fall_back_to_offline_on_bad_json():
 
 
 def _db(tmp_path):
-    from core.storage.schema import connect
+    from core.storage.sqlite_backend import SqliteStore
 
-    return connect(tmp_path / "ws.sqlite3")
+    SqliteStore(tmp_path / "ws.sqlite3").close()  # a workspace database: its schema, WAL mode
+    return sqlite3.connect(tmp_path / "ws.sqlite3", check_same_thread=False)
 
 
 def test_cache_hits_cost_no_call_and_usage_is_recorded(tmp_path):

@@ -7,7 +7,7 @@ from conftest import SAMPLES
 
 from core.indexing.profiles import merge_entity, merge_relation
 from core.settings import Settings
-from core.storage.graph_store import EntityFragment, RelationFragment
+from core.storage.records import EntityFragment, RelationFragment
 from core.indexing.summarize import extractive_summary, lexrank_scores, merge_fragments, readable_summary, split_known, split_sentences
 
 

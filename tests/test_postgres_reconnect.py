@@ -70,7 +70,7 @@ def ws(cluster, tmp_path):
 
 def test_reads_and_writes_work_after_a_restart(cluster, ws):
     from core.annotations import annotations, save_marks
-    from core.storage.ports import CachedReply
+    from core.storage.records import CachedReply
 
     with ws.writer():
         with ws.records.unit_of_work():
@@ -78,7 +78,7 @@ def test_reads_and_writes_work_after_a_restart(cluster, ws):
     save_marks(ws, "What text?", {"d1-c0": True})
     cache = ws.open_llm_cache()
     cache.put("k1", CachedReply("one", 1, 1))
-    connection = ws.records.conn
+    connection = ws.records.db
     restart(cluster)
     assert doc_ids(ws.records) == ["d1"]  # the next read: on a new connection
     assert connection.reconnects == 1
@@ -98,7 +98,7 @@ def test_reads_and_writes_work_after_a_restart(cluster, ws):
 
 
 def test_a_write_in_flight_fails_clearly_and_loses_nothing(cluster, ws):
-    from core.storage.postgres_dialect import StoreConnectionError
+    from core.storage.postgres_connection import StoreConnectionError
 
     with ws.records.unit_of_work():
         add_document(ws.records, "d1")
@@ -119,7 +119,7 @@ def test_a_write_in_flight_fails_clearly_and_loses_nothing(cluster, ws):
 def test_a_lost_connection_refuses_the_rest_of_its_unit_of_work(cluster, ws):
     """A caller that swallows the error inside the unit of work cannot write the rest of it unlocked
     from the transaction on a new connection (half a batch)."""
-    from core.storage.postgres_dialect import StoreConnectionError
+    from core.storage.postgres_connection import StoreConnectionError
 
     records = ws.records
     with pytest.raises(StoreConnectionError, match="roll it back"):
@@ -133,7 +133,7 @@ def test_a_lost_connection_refuses_the_rest_of_its_unit_of_work(cluster, ws):
 
 
 def test_a_writer_whose_lock_session_died_stops(cluster, ws, tmp_path):
-    from core.storage.postgres_dialect import StoreConnectionError
+    from core.storage.postgres_connection import StoreConnectionError
     from core.workspace import Workspace
 
     with ws.writer():
@@ -157,7 +157,7 @@ def test_a_writer_whose_lock_session_died_stops(cluster, ws, tmp_path):
 
 
 def test_a_server_that_stays_down_is_a_clear_error(cluster, tmp_path):
-    from core.storage.postgres_dialect import StoreConnectionError
+    from core.storage.postgres_connection import StoreConnectionError
     from core.workspace import Workspace
 
     folder = Path(tempfile.mkdtemp(prefix="ragscope-pg-down-", dir="/tmp"))

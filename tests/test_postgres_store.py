@@ -36,7 +36,7 @@ def open_ws(path: Path, spec: str):
 
 def test_folder_holds_no_sqlite_file(tmp_path, pg_store):
     from core.annotations import save_marks
-    from core.storage.ports import CachedReply
+    from core.storage.records import CachedReply
     from core.types import Chunk
 
     ws = open_ws(tmp_path / "ws", pg_store)

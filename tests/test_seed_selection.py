@@ -13,7 +13,7 @@ from core.retrieval.path_search import PathRetriever
 from core.retrieval.tree_search import TreeRetriever, query_terms
 from core.storage.graph_view import NetworkxGraphView
 from core.storage.vector_search import MatrixSearch
-from core.storage.vectors import VectorMatrix
+from core.storage.vector_search import VectorMatrix
 
 
 class FakeViews:

@@ -21,7 +21,7 @@ import pytest
 from conftest import ROOT, HashEmbedder
 from postgres_fixture import pg_store, postgres_server  # noqa: F401 - fixtures
 
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.types import Chunk, ChunkExtraction, EntityRecord, MentionRecord, RelationRecord, SentenceRecord
 
 BACKENDS = ["sqlite", "postgresql"]
@@ -309,7 +309,7 @@ def test_annotation_store_port(ws, other):
 
 
 def test_llm_cache_and_usage(ws, other):
-    from core.storage.ports import CachedReply
+    from core.storage.records import CachedReply
 
     cache = ws.open_llm_cache()
     with pytest.raises(RuntimeError):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from core.errors import SettingsError
-from core.storage import ports, registry
+from core.storage import ports, records, registry
 from core.storage.annotations import SqlAnnotationStore, SqlAnnotationWriter
 from core.storage.graph_overview import KnowledgeGraphReader, MentionGraphReader
 from core.storage.graph_view import NetworkxGraphView
@@ -23,9 +23,10 @@ from core.storage.llm_cache import SqliteLLMCache, cache_store
 from core.storage.postgres_backend import PostgresBackend
 from core.storage.postgres_llm_cache import PostgresLLMCache
 from core.storage.sqlite_backend import SqliteBackend
-from core.storage.store import Store
+from core.storage.sqlite_backend import SqliteStore as Store
 from core.storage.vector_search import MatrixSearch
-from core.storage.vectors import VectorMatrix, VectorStore
+from core.storage.vector_search import VectorMatrix
+from core.storage.vectors import VectorStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -119,6 +120,33 @@ def test_a_unit_of_work_commits_as_one_or_not_at_all(tmp_path) -> None:
         reader.close()
 
 
+def test_meta_reads_see_every_change(tmp_path) -> None:
+    """The SQLite store serves meta rows from memory while the database is unchanged; any change shows."""
+    path = tmp_path / "db.sqlite3"
+    writer, reader = Store(path), Store(path)
+    try:
+        writer.set_meta("g", "1")
+        writer.commit()
+        assert reader.get_meta("g") == "1" and reader.get_meta("g") == "1"  # the second read: from memory
+        writer.set_meta("g", "2")
+        assert reader.get_meta("g") == "1"  # not committed yet
+        writer.commit()
+        assert reader.get_meta("g") == "2"  # another connection's commit
+        reader.set_meta("g", "3")  # its own write, in the transaction it opened
+        assert reader.get_meta("g") == "3"
+        reader.rollback()
+        assert reader.get_meta("g") == "2"
+        with reader.unit_of_work():
+            reader.set_meta("g", "4")
+            assert reader.get_meta("g") == "4"
+        assert reader.get_meta("g") == writer.get_meta("g") == "4"
+        reader.conn.execute("UPDATE meta SET value='5' WHERE key='g'")  # straight through the driver
+        assert reader.get_meta("g") == "5" and reader.get_meta("absent", "default") == "default"
+    finally:
+        writer.close()
+        reader.close()
+
+
 def test_graph_view_records_names_and_adjacency() -> None:
     graph = nx.Graph()
     graph.add_node("ada lovelace", name="Ada Lovelace", type="PERSON", description="d", aliases=["Ada"],
@@ -126,8 +154,8 @@ def test_graph_view_records_names_and_adjacency() -> None:
     graph.add_node("london", name="", type="GPE")
     graph.add_edge("london", "ada lovelace", keywords=["lived"], description="r", weight=2.0, source_chunk_ids=["c1"])
     view = NetworkxGraphView(graph)
-    assert view.entity("ada lovelace") == ports.EntityRecord("ada lovelace", "Ada Lovelace", "PERSON", "d", ("Ada",),
-                                                             ("c1",))
+    assert view.entity("ada lovelace") == records.GraphEntity("ada lovelace", "Ada Lovelace", "PERSON", "d", ("Ada",),
+                                                              ("c1",))
     assert view.name("london") == "london" and view.name("nobody") == "nobody"  # display name, else the key
     relation = view.relation("london", "ada lovelace")
     assert relation is not None and relation.pair == ("ada lovelace", "london") and relation.weight == 2.0
@@ -136,7 +164,7 @@ def test_graph_view_records_names_and_adjacency() -> None:
     assert view.degree("nobody") == 0 and dict(view.adjacency("nobody")) == {}
     assert view.alias_owner("ada") == "ada lovelace" and view.entities_with_word("lovelace") == {"ada lovelace"}
     assert view.relation_count() == 1 and len(view) == 2 and "london" in view
-    assert ports.node_pair("b", "a") == ports.node_pair("a", "b") == ("a", "b")
+    assert records.node_pair("b", "a") == records.node_pair("a", "b") == ("a", "b")
 
 
 def test_matrix_search_matches_brute_force() -> None:
@@ -185,12 +213,12 @@ def test_the_llm_cache_store_round_trips_and_defers_while_the_file_is_locked(tmp
     path = tmp_path / "db.sqlite3"
     Store(path).close()
     cache = cache_store(path)
-    cache.put("k", ports.CachedReply("hello", 3, 1))
-    assert cache.get("k") == ports.CachedReply("hello", 3, 1)
+    cache.put("k", records.CachedReply("hello", 3, 1))
+    assert cache.get("k") == records.CachedReply("hello", 3, 1)
     blocker = sqlite3.connect(path)
     blocker.execute("BEGIN IMMEDIATE")
-    cache.put("k2", ports.CachedReply("later", 1, 1))  # the file is locked: kept in memory
+    cache.put("k2", records.CachedReply("later", 1, 1))  # the file is locked: kept in memory
     assert not cache.flush() and cache.get("k2") is None
     blocker.rollback()
     blocker.close()
-    assert cache.flush() and cache.get("k2") == ports.CachedReply("later", 1, 1)
+    assert cache.flush() and cache.get("k2") == records.CachedReply("later", 1, 1)

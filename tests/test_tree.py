@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from core.chunking import chunk_text
-from core.storage.store import Store
+from core.storage.sqlite_backend import SqliteStore as Store
 from core.indexing.tree import Passage, SummaryTree
 
 

@@ -13,7 +13,7 @@ from core.chunking import chunk_text, join_without_overlap
 from core.indexing.summarize import extractive_summary, split_known, tfidf_vectors, unparsed_sentences
 from core.indexing.tree import Passage, SummaryTree, load_rows, run_sentences
 from core.storage import graph_store
-from core.storage.store import Store
+from core.storage.sqlite_backend import SqliteStore as Store
 from core.types import ChunkExtraction, SentenceRecord
 
 DOCS = {
@@ -47,7 +47,7 @@ def test_level_one_passage_has_the_stored_sentences_without_the_overlap(tmp_path
     store.insert_chunks(chunks)
     for chunk in chunks:  # a "parse" that keeps "Dr. Who." inside its sentence
         sentences = re.split(r"(?<=Who\.)\s+", chunk.text.strip())
-        graph_store.insert_chunk_extraction(store.conn, "d1", chunk.chunk_id,
+        graph_store.insert_chunk_extraction(store.db, "d1", chunk.chunk_id,
                                             ChunkExtraction(sentences=[SentenceRecord(s) for s in sentences]))
     seen: list[list[Passage]] = []
 
@@ -81,7 +81,7 @@ def index(path, batch_tokens, docs=DOCS):
 
 
 def stored(ws, chunk_ids):
-    return [s for rows in graph_store.chunk_sentences(ws.store.conn, chunk_ids).values() for s, _ in rows]
+    return [s for rows in graph_store.chunk_sentences(ws.store.db, chunk_ids).values() for s, _ in rows]
 
 
 def test_tree_summaries_are_made_of_the_parsed_sentences(tmp_path):

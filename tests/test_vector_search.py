@@ -6,7 +6,7 @@ import numpy as np
 
 from core.retrieval.registry import query_context
 from core.retrieval.registry import retrieve
-from core.storage.vectors import VectorMatrix
+from core.storage.vector_search import VectorMatrix
 
 
 def _matrix() -> VectorMatrix:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from core.evaluation.questions import question_records
-from core.storage.annotations import annotations as all_annotations
+from core.annotations.marks import annotations as all_annotations
 from core.storage.annotations import MAX_ANSWER_CHARS, clean_question, question_id
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ import numpy as np
 
 from core.answers.question import QuestionFrame
 from core.retrieval.query import QuestionState
-from core.storage.ports import Pair
+from core.storage.records import Pair
 
 
 @dataclass

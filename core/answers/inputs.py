@@ -25,7 +25,8 @@ from core.answers.scoring import Pick, score_sentence
 from core.answers.sentences import Sentence, SentenceBank, sentence_bank
 from core.retrieval.query import QuestionState
 from core.storage.graph_view import as_graph_view
-from core.storage.ports import GraphView, node_pair
+from core.storage.ports import GraphView
+from core.storage.records import node_pair
 
 if TYPE_CHECKING:
     from core.retrieval.query import QueryContext, SeedSelection

@@ -32,7 +32,7 @@ from typing import Any, Optional
 
 from core.answers.question import _WORD, QuestionFrame, stem
 from core.answers.sentences import Sentence
-from core.storage.ports import display_name
+from core.types import display_name
 
 LEXICAL = 2.0
 LEXICAL_NAMES = 0.5

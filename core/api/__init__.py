@@ -56,8 +56,8 @@ from core.api.workspaces import (create_workspace, delete_workspace, generation,
                                  save_workspace_settings, session_workspace, status, store_description,
                                  workspace_names, workspace_path, writer_active)
 from core.indexing.pipeline import IndexReport
-from core.storage.ports import AnnotatedQuestion
-from core.storage.store import DocumentRow, TreeNode
+from core.storage.records import AnnotatedQuestion
+from core.storage.records import DocumentRow, TreeNode
 from core.types import Chunk, RetrievalResult
 from core.workspace import Workspace
 

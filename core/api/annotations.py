@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Mapping, Optional
 
 from core.auth import Principal, Role, requires
-from core.storage.ports import AnnotatedQuestion
+from core.storage.records import AnnotatedQuestion
 from core.workspace import Workspace
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional
 
 from core.auth import Principal, Role, requires
-from core.storage.store import DocumentRow, TreeNode
+from core.storage.records import DocumentRow, TreeNode
 from core.types import Chunk
 from core.workspace import Workspace
 

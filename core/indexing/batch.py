@@ -22,7 +22,7 @@ from core.indexing.common import Extractor, IndexReport, chunk_document, progres
 from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
-from core.storage.store import DocumentRow
+from core.storage.records import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback
 from core.workspace import Workspace
 

@@ -19,7 +19,7 @@ from typing import Optional
 
 from core.indexing.batch import BatchIndexer, PreparedBatch
 from core.indexing.common import Extractor, IndexReport
-from core.storage.store import DocumentRow
+from core.storage.records import DocumentRow
 from core.types import no_progress
 from core.workspace import Workspace
 

@@ -16,7 +16,7 @@ from typing import Callable, Optional, Sequence
 
 from core.extraction.names import normalize_name
 from core.settings import Settings
-from core.storage.graph_store import EntityFragment, RelationFragment
+from core.storage.records import EntityFragment, RelationFragment
 from core.indexing.summarize import merge_fragments, split_sentences
 from core.tokens import count_tokens, truncate
 

@@ -50,8 +50,8 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
     for key in renamed:
         relation_keys.update(records.relations_touching(key))
     old_relation_vectors = records.existing_vector_ids("relations", sorted(relation_keys))
-    for pair, fragments in records.relation_fragments(sorted(relation_keys)).items():
-        if not fragments:
+    for pair, relation_fragments in records.relation_fragments(sorted(relation_keys)).items():
+        if not relation_fragments:
             records.delete_relation(pair)
             if pair in old_relation_vectors:
                 removed.append(old_relation_vectors[pair])
@@ -59,7 +59,7 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
         for key in pair:
             if key not in names:
                 names[key] = records.entity_name(key) or key
-        relation = merge_relation(pair, fragments, names, settings, summarizer)
+        relation = merge_relation(pair, relation_fragments, names, settings, summarizer)
         records.write_relation(pair, relation.keywords, relation.description, relation.weight,
                                    relation.source_chunk_ids, relation.vector_id)
         if old_relation_vectors.get(pair) != relation.vector_id:

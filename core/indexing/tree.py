@@ -24,7 +24,7 @@ from core.chunking import join_without_overlap, split_overlap
 from core.extraction.markup import plain_text
 from core.indexing.summarize import split_known
 from core.storage.ports import RecordStore
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.tokens import count_tokens
 from core.types import Chunk
 

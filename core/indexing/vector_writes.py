@@ -9,7 +9,7 @@ import numpy as np
 
 from core.embeddings import window_records
 from core.indexing.profiles import MergedEntity, MergedRelation
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.types import Chunk
 from core.workspace import Workspace
 

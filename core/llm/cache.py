@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from core.llm.client import ChatStream, Completion, Message
 from core.storage.llm_cache import cache_store
-from core.storage.ports import CachedReply
+from core.storage.records import CachedReply
 
 USAGE_FIELDS = ("calls", "cached", "prompt_tokens", "completion_tokens", "seconds")
 KEY_PREFIX = "v2:"  # v1 keys (before the base URL was part of the key) are dropped, not migrated

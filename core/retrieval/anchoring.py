@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Literal, Optional, Sequence
 import numpy as np
 
 from core.retrieval.query import QueryContext, Seed
-from core.storage.ports import GraphView, node_pair
+from core.storage.ports import GraphView
+from core.storage.records import node_pair
 
 if TYPE_CHECKING:
     from core.workspace import Workspace

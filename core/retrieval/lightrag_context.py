@@ -23,7 +23,7 @@ import networkx as nx
 from core.retrieval.csv_cells import csv_table, record_line
 from core.retrieval.context_blocks import fit_to_budget, prefix_within, source_block, sources_text
 from core.storage.graph_view import NetworkxGraphView, as_graph_view
-from core.storage.ports import node_pair
+from core.storage.records import node_pair
 from core.tokens import count_tokens, encoding
 from core.types import ChunkHit, EntityHit, RelationHit
 

@@ -9,7 +9,8 @@ from typing import Optional, Sequence
 
 from core.retrieval.anchoring import ANCHOR_BONUS, question_anchored
 from core.retrieval.query import QueryContext, RelationSearch, Seed, Stopwatch
-from core.storage.ports import GraphView, VectorHit
+from core.storage.ports import GraphView
+from core.storage.records import VectorHit
 from core.types import RetrievalResult
 
 LEVEL_NAMES = {"low": "low-level", "high": "high-level"}

@@ -24,7 +24,8 @@ from core.embeddings import QUERY_BATCH
 from core.extraction.query_terms import name_spans
 from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
 from core.settings import Settings
-from core.storage.ports import GraphView, VectorHit
+from core.storage.ports import GraphView
+from core.storage.records import VectorHit
 from core.types import RetrievalResult
 
 if TYPE_CHECKING:

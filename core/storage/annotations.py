@@ -5,29 +5,30 @@ A question is identified by ``question_id`` (``ann:`` + a hash of its whitespace
 marking the same question from Inspect and from Compare adds to one record.
 
 ``SqlAnnotationStore`` is the ``AnnotationStore`` port (``core.storage.ports``) of both backends: the
-SQL is shared (PostgreSQL runs it through ``postgres_dialect``), the backend gives it a way to open a
-short-lived private connection. The app may be indexing on a background thread with the workspace's
+statements are shared (SQLAlchemy Core, each dialect's own upsert), the backend gives it a way to open
+a short-lived private connection. The app may be indexing on a background thread with the workspace's
 own connection inside a unit of work, and an annotation must neither join nor wait for that unit's
 fate. Deleting a document drops its marks in the deletion's own unit of work
 (``drop_document_annotations``).
 
-The module functions (``save_marks``, ``annotations``, ``annotation_for``, ``delete_questions``) are
-what callers use; they go through ``Workspace.annotations``.
+What callers use (``save_marks``, ``annotations``, ``annotation_for``, ``delete_questions``) is in
+``core.annotations``, which reaches the store through ``Workspace.annotations``: this module knows
+nothing of the workspace.
 """
 
 import hashlib
-import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
-from core.storage.ports import AnnotatedQuestion, AnnotationStore, Mark
+from sqlalchemy import bindparam, delete, select, update
 
-if TYPE_CHECKING:
-    from core.workspace import Workspace
+from core.storage import schema as s
+from core.storage.records import AnnotatedQuestion, Mark
+from core.storage.sql_connection import SqlConnection
+from core.storage.upserts import upsert
 
-__all__ = ["AnnotatedQuestion", "Mark", "SqlAnnotationStore", "annotation_for", "annotations", "clean_question",
-           "delete_questions", "drop_document_annotations", "normalize_question", "private_connection",
-           "question_id", "save_marks"]
+__all__ = ["SqlAnnotationStore", "SqlAnnotationWriter", "clean_question", "drop_document_annotations",
+           "normalize_question", "private_connection", "question_id"]
 
 MAX_QUESTION_CHARS = 4000
 MAX_ANSWER_CHARS = 2000
@@ -52,12 +53,16 @@ def clean_question(question: str) -> str:
     return text
 
 
+_q, _a = s.annotation_questions, s.annotation_marks
+_UNUSED_QUESTIONS = delete(_q).where(_q.c.answer == "", _q.c.qid.not_in(select(_a.c.qid).distinct()))
+
+
 @contextmanager
-def private_connection(open_connection: Callable[[], Any], write: bool = False,
-                       prepare: Optional[Callable[[Any], None]] = None) -> Iterator[Any]:
-    """A connection of its own, closed at the end; with ``write`` one transaction (``BEGIN IMMEDIATE``:
-    SQLite takes the write lock at once, PostgreSQL reads it as ``BEGIN``), committed when the block
-    ends and rolled back when it raises. ``prepare`` runs first on a writing connection (schema)."""
+def private_connection(open_connection: Callable[[], SqlConnection], write: bool = False,
+                       prepare: Optional[Callable[[SqlConnection], None]] = None) -> Iterator[SqlConnection]:
+    """A connection of its own, closed at the end; with ``write`` one transaction (SQLite takes its write
+    lock at once), committed when the block ends and rolled back when it raises. ``prepare`` runs first
+    on a writing connection (schema)."""
     conn = open_connection()
     try:
         if not write:
@@ -65,7 +70,7 @@ def private_connection(open_connection: Callable[[], Any], write: bool = False,
             return
         if prepare is not None:
             prepare(conn)
-        conn.execute("BEGIN IMMEDIATE")
+        conn.begin(immediate=True)
         try:
             yield conn
         except BaseException:
@@ -76,74 +81,74 @@ def private_connection(open_connection: Callable[[], Any], write: bool = False,
         conn.close()
 
 
-def _prune(conn: Any) -> int:
-    return int(conn.execute("DELETE FROM annotation_questions WHERE answer = '' AND qid NOT IN "
-                            "(SELECT DISTINCT qid FROM annotations)").rowcount)
+def _prune(conn: SqlConnection) -> int:
+    return int(conn.execute(_UNUSED_QUESTIONS).rowcount)
 
 
 class SqlAnnotationWriter:
     """The writes of one annotation transaction (``core.storage.ports.AnnotationWriter``)."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: SqlConnection) -> None:
         self.conn = conn
 
     def chunk_docs(self, chunk_ids: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
         ids = list(dict.fromkeys(chunk_ids))
+        chunks = s.chunks.c
+        query = select(chunks.chunk_id, chunks.doc_id).where(chunks.chunk_id.in_(bindparam("ids", expanding=True)))
         for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            rows = self.conn.execute(
-                f"SELECT chunk_id, doc_id FROM chunks WHERE chunk_id IN ({','.join('?' * len(part))})", part)
+            rows = self.conn.execute(query, {"ids": ids[start:start + 500]})
             out.update({str(c): str(d) for c, d in rows})
         return out
 
     def upsert_question(self, qid: str, question: str, answer: Optional[str], now: float) -> None:
-        self.conn.execute("INSERT INTO annotation_questions(qid, question, answer, created_at, updated_at) "
-                          "VALUES (?, ?, '', ?, ?) ON CONFLICT(qid) DO UPDATE SET updated_at = excluded.updated_at",
-                          (qid, question, now, now))
+        self.conn.execute(upsert(self.conn.dialect, _q, replaced=("updated_at",)),
+                          {"qid": qid, "question": question, "answer": "", "created_at": now, "updated_at": now})
         if answer is not None:
-            self.conn.execute("UPDATE annotation_questions SET answer=? WHERE qid=?",
-                              (answer.strip()[:MAX_ANSWER_CHARS], qid))
+            self.conn.execute(update(_q).where(_q.c.qid == qid).values(answer=answer.strip()[:MAX_ANSWER_CHARS]))
 
     def write_mark(self, qid: str, chunk_id: str, doc_id: str, relevant: bool, mode: str, now: float,
                    keep_mode: bool = False) -> None:
-        update_mode = "" if keep_mode else "mode = excluded.mode, "
-        self.conn.execute(
-            "INSERT INTO annotations(qid, chunk_id, doc_id, relevant, mode, created_at) VALUES (?, ?, ?, ?, ?, ?) "
-            f"ON CONFLICT(qid, chunk_id) DO UPDATE SET relevant = excluded.relevant, {update_mode}"
-            "created_at = excluded.created_at", (qid, chunk_id, doc_id, int(relevant), mode, now))
+        replaced = ("relevant", "created_at") if keep_mode else ("relevant", "mode", "created_at")
+        self.conn.execute(upsert(self.conn.dialect, _a, replaced=replaced),
+                          {"qid": qid, "chunk_id": chunk_id, "doc_id": doc_id, "relevant": int(relevant),
+                           "mode": mode, "created_at": now})
 
     def delete_mark(self, qid: str, chunk_id: str) -> None:
-        self.conn.execute("DELETE FROM annotations WHERE qid=? AND chunk_id=?", (qid, chunk_id))
+        self.conn.execute(delete(_a).where(_a.c.qid == qid, _a.c.chunk_id == chunk_id))
 
     def delete_question(self, qid: str) -> int:
-        self.conn.execute("DELETE FROM annotations WHERE qid=?", (qid,))
-        return int(self.conn.execute("DELETE FROM annotation_questions WHERE qid=?", (qid,)).rowcount)
+        self.conn.execute(delete(_a).where(_a.c.qid == qid))
+        return int(self.conn.execute(delete(_q).where(_q.c.qid == qid)).rowcount)
 
     def prune(self) -> int:
         return _prune(self.conn)
 
 
 class SqlAnnotationStore:
-    """``AnnotationStore`` over the shared annotation SQL; ``open_connection`` gives a new private
-    connection (``sqlite3`` or ``postgres_dialect.PgConnection``) per call; ``prepare`` runs on a writing
-    connection before its transaction; ``missing_tables`` are the errors a database without the
-    annotation tables raises on a read (an older workspace opened read-only: it reads as empty)."""
+    """``AnnotationStore`` over the shared annotation statements; ``open_connection`` gives a new private
+    ``SqlConnection`` per call; ``prepare`` runs on a writing connection before its transaction;
+    ``missing_tables`` are the errors a database without the annotation tables raises on a read (it
+    reads as empty)."""
 
-    def __init__(self, open_connection: Callable[[], Any], prepare: Optional[Callable[[Any], None]] = None,
+    def __init__(self, open_connection: Callable[[], SqlConnection],
+                 prepare: Optional[Callable[[SqlConnection], None]] = None,
                  missing_tables: tuple[type[BaseException], ...] = ()) -> None:
         self.open_connection = open_connection
         self.prepare = prepare
         self.missing_tables = missing_tables
 
     def questions(self, qid: Optional[str] = None) -> list[AnnotatedQuestion]:
-        where, args = ("WHERE qid=?", (qid,)) if qid is not None else ("", ())
+        question_rows = select(_q.c.qid, _q.c.question, _q.c.answer, _q.c.updated_at).order_by(_q.c.created_at,
+                                                                                                _q.c.qid)
+        mark_rows = select(_a.c.qid, _a.c.chunk_id, _a.c.doc_id, _a.c.relevant, _a.c.mode, _a.c.created_at
+                           ).order_by(_a.c.relevant.desc(), _a.c.created_at, _a.c.chunk_id)
+        if qid is not None:
+            question_rows, mark_rows = question_rows.where(_q.c.qid == qid), mark_rows.where(_a.c.qid == qid)
         with private_connection(self.open_connection) as conn:
             try:
-                questions = conn.execute(f"SELECT qid, question, answer, updated_at FROM annotation_questions "
-                                         f"{where} ORDER BY created_at, qid", args).fetchall()
-                rows = conn.execute(f"SELECT qid, chunk_id, doc_id, relevant, mode, created_at FROM annotations "
-                                    f"{where} ORDER BY relevant DESC, created_at, chunk_id", args).fetchall()
+                questions = conn.execute(question_rows).all()
+                rows = conn.execute(mark_rows).all()
             except self.missing_tables:
                 return []
         marks: dict[str, list[Mark]] = {}
@@ -158,64 +163,10 @@ class SqlAnnotationStore:
             yield SqlAnnotationWriter(conn)
 
 
-# --- what callers use -------------------------------------------------------------------------------
-def _store(ws: "Workspace") -> AnnotationStore:
-    return ws.annotations
-
-
-def save_marks(ws: "Workspace", question: str, marks: Mapping[str, Optional[bool]], mode: str | Mapping[str, str] = "",
-               answer: Optional[str] = None) -> AnnotatedQuestion:
-    """Set the marks of one question in one transaction: ``{chunk_id: True (relevant) | False (not
-    relevant) | None (unmark)}``; ``mode`` names the mode(s) whose result was read, for all chunks or per
-    chunk id; ``answer`` (when not None) replaces the expected answer. Unknown chunk ids raise ValueError
-    and nothing is written. Returns the question as stored."""
-    text = clean_question(question)
-    qid = question_id(text)
-    now = time.time()
-    store = _store(ws)
-    with store.edit() as edit:
-        wanted = [c for c, v in marks.items() if v is not None]
-        docs = edit.chunk_docs(wanted)
-        unknown = [c for c in wanted if c not in docs]
-        if unknown:
-            raise ValueError(f"{len(unknown)} chunk(s) are not in this workspace (deleted or re-indexed?): "
-                             f"{', '.join(unknown[:3])}")
-        edit.upsert_question(qid, text, answer, now)
-        for chunk_id, value in marks.items():
-            if value is None:
-                edit.delete_mark(qid, chunk_id)
-            else:
-                edit.write_mark(qid, chunk_id, docs[chunk_id], bool(value),
-                                mode if isinstance(mode, str) else mode.get(chunk_id, ""), now)
-        edit.prune()
-    found = store.questions(qid)
-    return found[0] if found else AnnotatedQuestion(qid, text)
-
-
-def annotations(ws: "Workspace") -> list[AnnotatedQuestion]:
-    """Every annotated question of the workspace, oldest first."""
-    return _store(ws).questions()
-
-
-def annotation_for(ws: "Workspace", question: str) -> Optional[AnnotatedQuestion]:
-    """The stored annotation of one question, or None."""
-    found = _store(ws).questions(question_id(question))
-    return found[0] if found else None
-
-
-def delete_questions(ws: "Workspace", qids: Sequence[str]) -> int:
-    """Delete questions and all their marks; returns how many questions were deleted."""
-    with _store(ws).edit() as edit:
-        return sum(edit.delete_question(qid) for qid in dict.fromkeys(qids))
-
-
-def drop_document_annotations(conn: Any, doc_id: str, missing_tables: tuple[type[BaseException], ...] = ()) -> int:
+def drop_document_annotations(conn: SqlConnection, doc_id: str) -> int:
     """Inside the caller's transaction (document deletion): drop the marks on the document's chunks and the
     questions left with neither a mark nor an expected answer. Returns the marks dropped."""
-    try:
-        dropped = int(conn.execute("DELETE FROM annotations WHERE doc_id=?", (doc_id,)).rowcount)
-    except missing_tables:  # no annotation tables in this database yet
-        return 0
+    dropped = int(conn.execute(delete(_a).where(_a.c.doc_id == doc_id)).rowcount)
     if dropped:
         _prune(conn)
     return dropped

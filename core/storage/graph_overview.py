@@ -7,16 +7,21 @@ Two readers share one interface (``core.storage.ports.GraphOverview``): ``Knowle
 ``entities`` / ``relations`` and ``MentionGraphReader`` over ``mentions`` / ``mention_edges`` (the
 E2GraphRAG co-occurrence graph). The attributes they return are exactly the ones
 ``core.storage.graph_store.load_knowledge_graph`` / ``load_mention_graph`` put on the networkx graph.
-The SQL is the subset SQLite and PostgreSQL share (the PostgreSQL adapter runs it through
-``core.storage.postgres_dialect``). Name search: an ASCII query is narrowed in SQL (``lower(x) LIKE``, a
-superset of Python's ``query in x.lower()`` for an ASCII query, plus the two non-ASCII letters whose
-Python lower case is ASCII) and checked exactly in Python; any other query reads every name.
+The statements are SQLAlchemy Core, the same for SQLite and PostgreSQL. Name search: an ASCII query is
+narrowed in SQL (``lower(x) LIKE``, a superset of Python's ``query in x.lower()`` for an ASCII query,
+plus the two non-ASCII letters whose Python lower case is ASCII) and checked exactly in Python; any
+other query reads every name.
 """
 from __future__ import annotations
 
 import json
 from collections import Counter
 from typing import Any, Iterable, Iterator, Optional, Sequence
+
+from sqlalchemy import Column, Table, bindparam, func, or_, select
+
+from core.storage import schema as s
+from core.storage.sql_connection import SqlConnection
 
 BATCH = 500  # keys per IN (...) list
 _ASCII_LOWERING = ("%\u0130%", "%\u212a%")  # 'İ'.lower() == 'i̇', 'K' (Kelvin).lower() == 'k'
@@ -28,10 +33,6 @@ def _batches(keys: Iterable[str], size: int = BATCH) -> Iterator[list[str]]:
         yield items[start:start + size]
 
 
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
-
-
 def like_pattern(query: str) -> str:
     """``%query%`` for ``LIKE … ESCAPE '!'`` (the query's ``%``, ``_`` and ``!`` taken literally)."""
     return "%" + query.replace("!", "!!").replace("%", "!%").replace("_", "!_") + "%"
@@ -41,12 +42,13 @@ class _SqlGraphReader:
     """What both graphs share: degrees from the edge table's two key indexes, one hop, edges among keys."""
 
     kind_attr = ""
-    _edges = ""      # edge table
-    _a = _b = ""     # its two endpoint columns (a <= b as stored)
-    _edge_cols = ""  # the attribute columns selected after the endpoints
+    _edges: Table  # edge table
+    _a: Column[Any]  # its two endpoint columns (a <= b as stored)
+    _b: Column[Any]
+    _edge_cols: tuple[Column[Any], ...] = ()  # the attribute columns selected after the endpoints
 
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
+    def __init__(self, db: SqlConnection) -> None:
+        self.db = db
 
     # --- to be given by each graph -------------------------------------------------------------
     def _edge_attributes(self, row: Sequence[Any]) -> dict[str, Any]:
@@ -72,24 +74,22 @@ class _SqlGraphReader:
         """Degree of every node with at least one edge (a self-loop counts twice, as networkx does)."""
         out: Counter[str] = Counter()
         for column in (self._a, self._b):
-            for key, count in self.conn.execute(
-                    f"SELECT {column}, count(*) FROM {self._edges} GROUP BY {column}"):
+            for key, count in self.db.rows(select(column, func.count()).group_by(column)):
                 out[key] += int(count)
         return dict(out)
 
     def edge_keys(self) -> Iterator[tuple[str, str]]:
         """Every edge's endpoints (for degrees inside a filtered node set)."""
-        for a, b in self.conn.execute(f"SELECT {self._a}, {self._b} FROM {self._edges}"):
+        for a, b in self.db.rows(select(self._a, self._b)):
             yield a, b
 
     def neighbour_keys(self, keys: Iterable[str]) -> dict[str, set[str]]:
         """Key -> its neighbours' keys, for the given keys (one indexed read per endpoint column)."""
         out: dict[str, set[str]] = {}
         for part in _batches(keys):
-            marks = _marks(len(part))
             for near, far in ((self._a, self._b), (self._b, self._a)):
-                for key, other in self.conn.execute(
-                        f"SELECT {near}, {far} FROM {self._edges} WHERE {near} IN ({marks})", part):
+                for key, other in self.db.rows(select(near, far).where(near.in_(bindparam("keys", expanding=True))),
+                                                  {"keys": part}):
                     out.setdefault(key, set()).add(other)
         return out
 
@@ -98,13 +98,10 @@ class _SqlGraphReader:
         wanted = set(keys)
         found: list[tuple[str, str, dict[str, Any]]] = []
         for part in _batches(sorted(wanted)):
-            sql = (f"SELECT {self._a}, {self._b}, {self._edge_cols} FROM {self._edges} "
-                   f"WHERE {self._a} IN ({_marks(len(part))})")
-            params = list(part)
+            query = select(self._a, self._b, *self._edge_cols).where(self._a.in_(part))
             if len(wanted) <= BATCH:
-                sql += f" AND {self._b} IN ({_marks(len(wanted))})"
-                params += sorted(wanted)
-            found += [(row[0], row[1], self._edge_attributes(row[2:])) for row in self.conn.execute(sql, params)
+                query = query.where(self._b.in_(sorted(wanted)))
+            found += [(row[0], row[1], self._edge_attributes(row[2:])) for row in self.db.rows(query)
                       if row[1] in wanted]
         return sorted(found, key=lambda edge: (edge[0], edge[1]))
 
@@ -112,8 +109,8 @@ class _SqlGraphReader:
         """(neighbour, edge attributes) of one node, by neighbour key (networkx's adjacency order)."""
         rows = []
         for near, far in ((self._a, self._b), (self._b, self._a)):
-            rows += [(row[0], self._edge_attributes(row[1:])) for row in self.conn.execute(
-                f"SELECT {far}, {self._edge_cols} FROM {self._edges} WHERE {near} = ?", (key,))]
+            rows += [(row[0], self._edge_attributes(row[1:])) for row in self.db.rows(
+                select(far, *self._edge_cols).where(near == key))]
         unique = dict(sorted(rows, key=lambda item: item[0]))  # a self-loop is found twice
         return list(unique.items())
 
@@ -124,48 +121,48 @@ class _SqlGraphReader:
     def edge(self, a: str, b: str) -> Optional[dict[str, Any]]:
         """The attributes of the edge between ``a`` and ``b`` (either order); None when there is none."""
         first, second = (a, b) if a <= b else (b, a)
-        row = self.conn.execute(f"SELECT {self._edge_cols} FROM {self._edges} WHERE {self._a} = ? AND {self._b} = ?",
-                                (first, second)).fetchone()
+        row = self.db.execute(select(*self._edge_cols).where(self._a == first, self._b == second)).first()
         return None if row is None else self._edge_attributes(row)
+
+
+_e, _r, _m, _me = s.entities, s.relations, s.mentions, s.mention_edges
 
 
 class KnowledgeGraphReader(_SqlGraphReader):
     """The merged knowledge graph: ``entities`` (nodes) and ``relations`` (edges)."""
 
     kind_attr = "type"
-    _edges, _a, _b = "relations", "source_key", "target_key"
-    _edge_cols = "keywords, description, weight, source_chunk_ids"
+    _edges, _a, _b = _r, _r.c.source_key, _r.c.target_key
+    _edge_cols = (_r.c.keywords, _r.c.description, _r.c.weight, _r.c.source_chunk_ids)
 
     def _edge_attributes(self, row: Sequence[Any]) -> dict[str, Any]:
         return {"keywords": json.loads(row[0]), "description": row[1], "weight": row[2],
                 "source_chunk_ids": json.loads(row[3])}
 
     def node_keys(self) -> list[str]:
-        return [row[0] for row in self.conn.execute("SELECT entity_key FROM entities ORDER BY entity_key")]
+        return self.db.scalars(select(_e.c.entity_key).order_by(_e.c.entity_key))
 
     def kinds(self) -> dict[str, str]:
-        return {key: kind for key, kind in self.conn.execute("SELECT entity_key, type FROM entities")}
+        return {key: kind for key, kind in self.db.rows(select(_e.c.entity_key, _e.c.type))}
 
     def node_attributes(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         out = {}
+        query = select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description, _e.c.source_chunk_ids, _e.c.aliases
+                       ).where(_e.c.entity_key.in_(bindparam("keys", expanding=True)))
         for part in _batches(keys):
-            for key, name, etype, desc, sources, aliases in self.conn.execute(
-                    "SELECT entity_key, name, type, description, source_chunk_ids, aliases FROM entities "
-                    f"WHERE entity_key IN ({_marks(len(part))})", part):
+            for key, name, etype, desc, sources, aliases in self.db.rows(query, {"keys": part}):
                 out[key] = {"name": name, "type": etype, "description": desc,
                             "source_chunk_ids": json.loads(sources), "aliases": json.loads(aliases or "[]")}
         return out
 
     def name_candidates(self, query: str) -> list[tuple[str, str]]:
-        if not query.isascii():
-            rows = self.conn.execute("SELECT entity_key, name FROM entities")
-        else:
+        names = select(_e.c.entity_key, _e.c.name)
+        if query.isascii():
             pattern = like_pattern(query)
-            rows = self.conn.execute(
-                "SELECT entity_key, name FROM entities WHERE lower(name) LIKE ? ESCAPE '!' "
-                "OR lower(entity_key) LIKE ? ESCAPE '!' OR name LIKE ? OR name LIKE ?",
-                (pattern, pattern, *_ASCII_LOWERING))
-        return [(key, str(name or key)) for key, name in rows]
+            names = names.where(or_(func.lower(_e.c.name).like(pattern, escape="!"),
+                                    func.lower(_e.c.entity_key).like(pattern, escape="!"),
+                                    *(_e.c.name.like(letter) for letter in _ASCII_LOWERING)))
+        return [(key, str(name or key)) for key, name in self.db.rows(names)]
 
 
 class MentionGraphReader(_SqlGraphReader):
@@ -173,44 +170,45 @@ class MentionGraphReader(_SqlGraphReader):
     ``mention_edges`` (weight: sentences together)."""
 
     kind_attr = "label"
-    _edges, _a, _b = "mention_edges", "a", "b"
-    _edge_cols = "weight"
+    _edges, _a, _b = _me, _me.c.a, _me.c.b
+    _edge_cols = (_me.c.weight,)
 
     def _edge_attributes(self, row: Sequence[Any]) -> dict[str, Any]:
         return {"weight": row[0]}
 
     def node_keys(self) -> list[str]:
-        return [row[0] for row in self.conn.execute("SELECT term FROM mentions GROUP BY term ORDER BY term")]
+        return self.db.scalars(select(_m.c.term).group_by(_m.c.term).order_by(_m.c.term))
 
     def kinds(self) -> dict[str, str]:
-        return {term: label for term, label in self.conn.execute("SELECT term, max(label) FROM mentions GROUP BY term")}
+        return {term: label for term, label in self.db.rows(
+            select(_m.c.term, func.max(_m.c.label)).group_by(_m.c.term))}
 
     def node_attributes(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         out = {}
+        query = (select(_m.c.term, func.max(_m.c.label)).where(_m.c.term.in_(bindparam("keys", expanding=True)))
+                 .group_by(_m.c.term))
         for part in _batches(keys):
-            for term, label in self.conn.execute(
-                    f"SELECT term, max(label) FROM mentions WHERE term IN ({_marks(len(part))}) GROUP BY term", part):
+            for term, label in self.db.rows(query, {"keys": part}):
                 out[term] = {"label": label}
         return out
 
     def name_candidates(self, query: str) -> list[tuple[str, str]]:
-        if not query.isascii():
-            rows = self.conn.execute("SELECT term FROM mentions GROUP BY term")
-        else:
-            rows = self.conn.execute("SELECT term FROM mentions WHERE lower(term) LIKE ? ESCAPE '!' OR term LIKE ? "
-                                     "OR term LIKE ? GROUP BY term", (like_pattern(query), *_ASCII_LOWERING))
-        return [(row[0], str(row[0])) for row in rows]
+        terms = select(_m.c.term)
+        if query.isascii():
+            terms = terms.where(or_(func.lower(_m.c.term).like(like_pattern(query), escape="!"),
+                                    *(_m.c.term.like(letter) for letter in _ASCII_LOWERING)))
+        return [(row[0], str(row[0])) for row in self.db.rows(terms.group_by(_m.c.term))]
 
     def chunk_counts(self, terms: Iterable[str]) -> dict[str, dict[str, int]]:
         """Term -> {chunk id: mentions} for the given terms (the mention index, a few rows of it)."""
         out: dict[str, dict[str, int]] = {}
+        query = select(_m.c.term, _m.c.chunk_id, _m.c.count).where(_m.c.term.in_(bindparam("keys", expanding=True)))
         for part in _batches(terms):
-            for term, chunk_id, count in self.conn.execute(
-                    f"SELECT term, chunk_id, count FROM mentions WHERE term IN ({_marks(len(part))})", part):
+            for term, chunk_id, count in self.db.rows(query, {"keys": part}):
                 out.setdefault(term, {})[chunk_id] = int(count)
         return out
 
 
-def graph_reader(conn: Any, mention: bool) -> _SqlGraphReader:
-    """The reader of the mention graph (``mention``) or of the knowledge graph over ``conn``."""
-    return MentionGraphReader(conn) if mention else KnowledgeGraphReader(conn)
+def graph_reader(db: SqlConnection, mention: bool) -> _SqlGraphReader:
+    """The reader of the mention graph (``mention``) or of the knowledge graph over ``db``."""
+    return MentionGraphReader(db) if mention else KnowledgeGraphReader(db)

@@ -12,7 +12,8 @@ from typing import Any, Iterable, Mapping, Optional
 import networkx as nx
 
 from core.extraction.names import normalize_name
-from core.storage.ports import EntityRecord, RelationRecord, display_name, node_pair
+from core.storage.records import GraphEntity, GraphRelation, node_pair
+from core.types import display_name
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -46,11 +47,11 @@ class NetworkxGraphView:
     def name(self, key: str) -> str:
         return display_name(key, self._attributes.get(key))
 
-    def entity(self, key: str) -> Optional[EntityRecord]:
+    def entity(self, key: str) -> Optional[GraphEntity]:
         data = self._attributes.get(key)
         if data is None:
             return None
-        return EntityRecord(key, str(data.get("name") or ""), str(data.get("type") or ""),
+        return GraphEntity(key, str(data.get("name") or ""), str(data.get("type") or ""),
                             str(data.get("description") or ""), tuple(data.get("aliases") or ()),
                             tuple(data.get("source_chunk_ids") or ()))
 
@@ -60,12 +61,12 @@ class NetworkxGraphView:
     def relation_attributes(self, a: str, b: str) -> Mapping[str, Any]:
         return self._adjacency.get(a, _EMPTY).get(b, _EMPTY)
 
-    def relation(self, a: str, b: str) -> Optional[RelationRecord]:
+    def relation(self, a: str, b: str) -> Optional[GraphRelation]:
         data = self._adjacency.get(a, _EMPTY).get(b)
         if data is None:
             return None
         src, tgt = node_pair(a, b)
-        return RelationRecord(src, tgt, tuple(data.get("keywords") or ()), str(data.get("description") or ""),
+        return GraphRelation(src, tgt, tuple(data.get("keywords") or ()), str(data.get("description") or ""),
                               float(data.get("weight", 1.0)), tuple(data.get("source_chunk_ids") or ()))
 
     def adjacency(self, key: str) -> Mapping[str, Mapping[str, Any]]:

@@ -2,8 +2,8 @@
 of each graph part (imported, or added later by RAGScope's own indexing).
 
 ``ImportWrites`` is the small protocol the importer writes through; ``import_writes(records)`` gives the one
-for a workspace's ``RecordStore``. The SQL adapter serves both SQLite and PostgreSQL (the PostgreSQL store
-runs the same SQL through ``postgres_dialect``). What it adds to the record store's own methods:
+for a workspace's ``RecordStore``. The SQL adapter serves both SQLite and PostgreSQL (SQLAlchemy Core
+statements, each dialect's own upsert). What it adds to the record store's own methods:
 
 * fragment rows with keys the importer chose (``graph_store.insert_chunk_extraction`` keys by
   ``normalize_name`` and would merge names the other system kept apart), written in bulk;
@@ -24,7 +24,13 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
-from core.storage.ports import Pair, RecordStore
+from sqlalchemy import ColumnElement, and_, bindparam, case, delete, func, select
+
+from core.storage import schema as s
+from core.storage.ports import RecordStore
+from core.storage.records import Pair
+from core.storage.sql_connection import SqlConnection
+from core.storage.upserts import replace_row
 
 EntityRow = tuple[str, str, str, str, list[str], str]
 EntityFragmentRow = tuple[str, str, str, str, str, str]
@@ -63,6 +69,7 @@ class ImportWrites(Protocol):
 
 
 _PART = 400  # keys per IN (...) list: below SQLite's and PostgreSQL's parameter limits with room to spare
+_d, _c, _e, _r, _ef, _rf = s.documents, s.chunks, s.entities, s.relations, s.entity_fragments, s.relation_fragments
 
 
 def _parts(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -70,69 +77,77 @@ def _parts(items: Sequence[Any]) -> Iterable[Sequence[Any]]:
         yield items[start:start + _PART]
 
 
+def _from_source(doc_id: ColumnElement[Any], source: Any) -> ColumnElement[bool]:
+    """The row's document came from ``source`` (an import)."""
+    return doc_id.in_(select(_d.c.doc_id).where(_d.c.source == source))
+
+
+def _by_origin(rows: Iterable[Any], source: str) -> dict[str, int]:
+    """{"imported": n, "added": m} from (document source, count) rows."""
+    out = {"imported": 0, "added": 0}
+    for origin, count in rows:
+        out["imported" if origin == source else "added"] += int(count)
+    return out
+
+
 class SqlImportWrites:
-    """``ImportWrites`` over a SQL record store's connection (SQLite, or PostgreSQL through its dialect shim)."""
+    """``ImportWrites`` over a SQL record store's connection (SQLite or PostgreSQL)."""
 
-    _IMPORTED = "doc_id IN (SELECT doc_id FROM documents WHERE source=?)"
-
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
+    def __init__(self, db: SqlConnection) -> None:
+        self.db = db
 
     def stored_entities(self) -> dict[str, tuple]:
-        rows = self.conn.execute("SELECT entity_key, name, type, description, source_chunk_ids, vector_id FROM entities")
+        rows = self.db.rows(select(_e.c.entity_key, _e.c.name, _e.c.type, _e.c.description,
+                                      _e.c.source_chunk_ids, _e.c.vector_id))
         return {r[0]: (r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows}
 
     def stored_relations(self) -> dict[Pair, tuple]:
-        rows = self.conn.execute("SELECT source_key, target_key, keywords, description, weight, source_chunk_ids, "
-                                 "vector_id FROM relations")
+        rows = self.db.rows(select(_r.c.source_key, _r.c.target_key, _r.c.keywords, _r.c.description,
+                                      _r.c.weight, _r.c.source_chunk_ids, _r.c.vector_id))
         return {(r[0], r[1]): (json.loads(r[2]), r[3], float(r[4]), json.loads(r[5]), r[6]) for r in rows}
 
-    def _any_imported(self, table: str, source: str) -> bool:
-        return self.conn.execute(f"SELECT 1 FROM {table} WHERE {self._IMPORTED} LIMIT 1", (source,)).fetchone() is not None
+    def _any_imported(self, table: Any, source: str) -> bool:
+        found = self.db.execute(select(table.c.doc_id).where(_from_source(table.c.doc_id, source)).limit(1))
+        return found.first() is not None
 
     def drop_fragments(self, entity_keys: Iterable[str], relation_keys: Iterable[Pair], source: str) -> None:
-        keys = sorted(set(entity_keys)) if self._any_imported("entity_fragments", source) else []
+        keys = sorted(set(entity_keys)) if self._any_imported(_ef, source) else []
         for part in _parts(keys):
-            self.conn.execute(f"DELETE FROM entity_fragments WHERE entity_key IN ({','.join('?' * len(part))}) "
-                              f"AND {self._IMPORTED}", (*part, source))
-        pairs = sorted(set(relation_keys)) if self._any_imported("relation_fragments", source) else []
-        if pairs:
-            self.conn.executemany(f"DELETE FROM relation_fragments WHERE source_key=? AND target_key=? AND "
-                                  f"{self._IMPORTED}", [(a, b, source) for a, b in pairs])
+            self.db.execute(delete(_ef).where(_ef.c.entity_key.in_(part), _from_source(_ef.c.doc_id, source)))
+        pairs = sorted(set(relation_keys)) if self._any_imported(_rf, source) else []
+        statement = delete(_rf).where(_rf.c.source_key == bindparam("pair_source"),
+                                      _rf.c.target_key == bindparam("pair_target"),
+                                      _from_source(_rf.c.doc_id, bindparam("origin")))
+        self.db.execute_many(statement, [{"pair_source": a, "pair_target": b, "origin": source} for a, b in pairs])
 
     def replace_entities(self, entities: Sequence[EntityRow], fragments: Sequence[EntityFragmentRow],
                          source: str) -> None:
         self.drop_fragments([e[0] for e in entities], (), source)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO entity_fragments(entity_key, chunk_id, doc_id, name, type, description, "
-            "type_votes, aliases) VALUES (?, ?, ?, ?, ?, ?, ?, '[]')",
-            [(*row, json.dumps({row[4]: 1})) for row in fragments])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO entities(entity_key, name, type, description, source_chunk_ids, vector_id, "
-            "aliases) VALUES (?, ?, ?, ?, ?, ?, '[]')",
-            [(k, n, t, d, json.dumps(s), v) for k, n, t, d, s, v in entities])
+        self.db.execute_many(replace_row(self.db.dialect, _ef), [
+            {"entity_key": k, "chunk_id": c, "doc_id": d, "name": n, "type": t, "description": desc,
+             "type_votes": json.dumps({t: 1}), "aliases": "[]"} for k, c, d, n, t, desc in fragments])
+        self.db.execute_many(replace_row(self.db.dialect, _e), [
+            {"entity_key": k, "name": n, "type": t, "description": d, "source_chunk_ids": json.dumps(src),
+             "vector_id": v, "aliases": "[]"} for k, n, t, d, src, v in entities])
 
     def replace_relations(self, relations: Sequence[RelationRow], fragments: Sequence[RelationFragmentRow],
                           source: str) -> None:
         self.drop_fragments((), [(r[0], r[1]) for r in relations], source)
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO relation_fragments(source_key, target_key, chunk_id, doc_id, keywords, "
-            "description, weight) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(s, t, c, d, json.dumps(k), desc, w) for s, t, c, d, k, desc, w in fragments])
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO relations(source_key, target_key, keywords, description, weight, "
-            "source_chunk_ids, vector_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(a, b, json.dumps(k), d, w, json.dumps(s), v) for a, b, k, d, w, s, v in relations])
+        self.db.execute_many(replace_row(self.db.dialect, _rf), [
+            {"source_key": a, "target_key": b, "chunk_id": c, "doc_id": d, "keywords": json.dumps(k),
+             "description": desc, "weight": w} for a, b, c, d, k, desc, w in fragments])
+        self.db.execute_many(replace_row(self.db.dialect, _r), [
+            {"source_key": a, "target_key": b, "keywords": json.dumps(k), "description": d, "weight": w,
+             "source_chunk_ids": json.dumps(src), "vector_id": v} for a, b, k, d, w, src, v in relations])
 
-    def _origins(self, table: str, key_sql: str, source: str, where: str = "", args: Sequence[Any] = ()
+    def _origins(self, table: Any, keys: tuple[Any, ...], source: str, *where: ColumnElement[bool]
                  ) -> dict[Any, str]:
-        rows = self.conn.execute(
-            f"SELECT {key_sql}, max(CASE WHEN d.source=? THEN 1 ELSE 0 END), "
-            f"max(CASE WHEN d.source=? THEN 0 ELSE 1 END) FROM {table} f JOIN documents d ON d.doc_id = f.doc_id "
-            f"{where} GROUP BY {key_sql}", (source, source, *args))
+        query = (select(*keys, func.max(case((_d.c.source == source, 1), else_=0)),
+                        func.max(case((_d.c.source == source, 0), else_=1)))
+                 .select_from(table.join(_d, _d.c.doc_id == table.c.doc_id)).where(*where).group_by(*keys))
         out: dict[Any, str] = {}
-        for row in rows:
-            key = row[0] if key_sql == "f.entity_key" else (row[0], row[1])
+        for row in self.db.rows(query):
+            key = row[0] if len(keys) == 1 else (row[0], row[1])
             imported, added = int(row[-2]), int(row[-1])
             out[key] = "both" if imported and added else ("imported" if imported else "added")
         return out
@@ -141,34 +156,29 @@ class SqlImportWrites:
                   ) -> dict[Any, str]:
         out: dict[Any, str] = {}
         for part in _parts(sorted(set(entity_keys))):
-            out.update(self._origins("entity_fragments", "f.entity_key", source,
-                                     f"WHERE f.entity_key IN ({','.join('?' * len(part))})", part))
+            out.update(self._origins(_ef, (_ef.c.entity_key,), source, _ef.c.entity_key.in_(part)))
         for a, b in sorted(set(relation_keys)):
-            out.update(self._origins("relation_fragments", "f.source_key, f.target_key", source,
-                                     "WHERE f.source_key=? AND f.target_key=?", (a, b)))
+            out.update(self._origins(_rf, (_rf.c.source_key, _rf.c.target_key), source,
+                                     and_(_rf.c.source_key == a, _rf.c.target_key == b)))
         return out
 
     def origin_counts(self, source: str) -> dict[str, dict[str, int]]:
-        docs = dict(self.conn.execute("SELECT CASE WHEN source=? THEN 'imported' ELSE 'added' END, count(*) "
-                                      "FROM documents GROUP BY 1", (source,)).fetchall())
-        chunks = dict(self.conn.execute(
-            "SELECT CASE WHEN d.source=? THEN 'imported' ELSE 'added' END, count(*) FROM chunks c "
-            "JOIN documents d ON d.doc_id = c.doc_id GROUP BY 1", (source,)).fetchall())
-        out = {"documents": {o: int(docs.get(o, 0)) for o in ORIGINS[:2]},
-               "chunks": {o: int(chunks.get(o, 0)) for o in ORIGINS[:2]}}
-        for part, table, key_sql in (("entities", "entity_fragments", "f.entity_key"),
-                                     ("relations", "relation_fragments", "f.source_key, f.target_key")):
-            origins = list(self._origins(table, key_sql, source).values())
+        docs = self.db.execute(select(_d.c.source, func.count()).group_by(_d.c.source))
+        chunks = self.db.execute(select(_d.c.source, func.count()).select_from(_c.join(_d, _d.c.doc_id == _c.c.doc_id))
+                                 .group_by(_d.c.source))
+        out = {"documents": _by_origin(docs, source), "chunks": _by_origin(chunks, source)}
+        for part, table, keys in (("entities", _ef, (_ef.c.entity_key,)),
+                                  ("relations", _rf, (_rf.c.source_key, _rf.c.target_key))):
+            origins = list(self._origins(table, keys, source).values())
             out[part] = {o: origins.count(o) for o in ORIGINS}
         return out
 
 
 def import_writes(records: RecordStore) -> ImportWrites:
     """The import port of a workspace's record store (SQLite or PostgreSQL)."""
-    from core.storage.store import Store
+    from core.storage.store import SqlRecordStore
 
-    if isinstance(records, Store):  # the PostgreSQL store is a Store over a PgConnection
-        return SqlImportWrites(records.conn)
+    if isinstance(records, SqlRecordStore):
+        return SqlImportWrites(records.db)
     raise TypeError(f"{type(records).__name__} has no import writes: importing another system's graph needs the "
                     "SQLite or PostgreSQL record store")
-

@@ -1,7 +1,7 @@
 """The storage ports: the small interfaces retrieval, answers, evaluation and indexing use to reach a
 workspace's data, whatever backend holds it.
 
-* ``GraphView`` — the merged knowledge graph, read-only: typed ``EntityRecord`` / ``RelationRecord``,
+* ``GraphView`` — the merged knowledge graph, read-only: typed ``GraphEntity`` / ``GraphRelation``,
   neighbours, degree, adjacency and the relation of a node pair.
 * ``GraphOverview`` — either graph read a few rows at a time (the Knowledge graph page: degrees, the rows
   of the nodes drawn, one node's neighbours), never loaded whole.
@@ -14,61 +14,21 @@ workspace's data, whatever backend holds it.
 * ``AnnotationStore`` — the analyst annotations (``AnnotatedQuestion`` with its ``Mark`` records): reads
   and one write transaction (``edit()``) of their own, never joined to the indexing unit of work.
 
-Records are plain dataclasses and tuples: no connection, cursor or row type of a backend leaves it.
+The records they take and return are in ``core.storage.records`` (plain dataclasses and tuples: no
+connection, cursor or row type of a backend leaves it) and ``core.types`` (chunks, extraction records).
 A backend registers a factory by name in ``core.storage.registry``; ``docs/storage.md`` says how.
 """
 from __future__ import annotations
 
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Protocol, Sequence, runtime_checkable
 
 import networkx as nx
 import numpy as np
 
-Pair = tuple[str, str]
-
-
-def node_pair(a: str, b: str) -> Pair:
-    """Relations are undirected: a relation's key is the sorted pair of its entity keys."""
-    return (a, b) if a <= b else (b, a)
-
-
-def display_name(key: str, attributes: Optional[Mapping[str, Any]]) -> str:
-    """An entity's display name: its ``name`` attribute, else its key."""
-    return str((attributes or {}).get("name") or key)
-
-
-@dataclass(frozen=True)
-class EntityRecord:
-    """One merged entity of the knowledge graph."""
-
-    key: str
-    name: str
-    type: str
-    description: str
-    aliases: tuple[str, ...] = ()
-    source_chunk_ids: tuple[str, ...] = ()
-
-    @property
-    def display_name(self) -> str:
-        return self.name or self.key
-
-
-@dataclass(frozen=True)
-class RelationRecord:
-    """One merged (undirected) relation; ``source <= target``."""
-
-    source: str
-    target: str
-    keywords: tuple[str, ...]
-    description: str
-    weight: float
-    source_chunk_ids: tuple[str, ...] = ()
-
-    @property
-    def pair(self) -> Pair:
-        return (self.source, self.target)
+from core.storage.records import (AnnotatedQuestion, CachedReply, DocumentRow, EntityFragment, GraphEntity,
+                                  GraphRelation, Pair, RelationFragment, TreeNode, VectorHit)
+from core.types import Chunk, ChunkExtraction
 
 
 @runtime_checkable
@@ -82,7 +42,7 @@ class GraphView(Protocol):
     def keys(self) -> Iterable[str]:
         """Every entity key, in key order."""
 
-    def entity(self, key: str) -> Optional[EntityRecord]: ...
+    def entity(self, key: str) -> Optional[GraphEntity]: ...
 
     def name(self, key: str) -> str:
         """The entity's display name, else its key (also for a key not in the graph)."""
@@ -90,7 +50,7 @@ class GraphView(Protocol):
     def attributes(self, key: str) -> Mapping[str, Any]:
         """The entity's stored attributes (name, type, description, aliases, source_chunk_ids)."""
 
-    def relation(self, a: str, b: str) -> Optional[RelationRecord]: ...
+    def relation(self, a: str, b: str) -> Optional[GraphRelation]: ...
 
     def has_relation(self, a: str, b: str) -> bool: ...
 
@@ -151,13 +111,6 @@ class GraphOverview(Protocol):
 
     def chunk_counts(self, terms: Iterable[str]) -> dict[str, dict[str, int]]:
         """Mention graph: term -> {chunk id: mentions}; the knowledge graph has none ({})."""
-
-
-@dataclass
-class VectorHit:
-    id: str
-    score: float  # cosine similarity
-    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -228,8 +181,8 @@ class UnitOfWork(Protocol):
 @runtime_checkable
 class RecordStore(UnitOfWork, Protocol):
     """The system of record: everything retrieval, answers, evaluation, reports and indexing read or
-    write. Rows come back as the dataclasses of ``core.storage.store`` (``DocumentRow``, ``TreeNode``),
-    ``core.types.Chunk`` and ``core.storage.graph_store`` fragments, or plain tuples and dicts. Writes
+    write. Rows come back as the records of ``core.storage.records`` (``DocumentRow``, ``TreeNode``, the
+    fragments), ``core.types.Chunk``, or plain tuples and dicts. Writes
     belong inside ``unit_of_work()``; ``commit()`` ends a single bookkeeping write made outside one."""
 
     def commit(self) -> None: ...
@@ -240,7 +193,7 @@ class RecordStore(UnitOfWork, Protocol):
     def delete_meta(self, *keys: str) -> None: ...
     def log(self, event: str, detail: dict | str) -> None: ...
     def log_details(self, event: str) -> list[str]: ...
-    def count(self, table: str, where: str = "") -> int: ...
+    def count(self, table: str) -> int: ...
     def mention_node_count(self) -> int: ...
     def status_counts(self) -> dict[str, int]: ...
     def total_tokens(self) -> int: ...
@@ -248,10 +201,10 @@ class RecordStore(UnitOfWork, Protocol):
     def chunks_per_document(self) -> dict[str, int]: ...
     def entities_per_document(self) -> dict[str, int]: ...
     # documents
-    def documents(self, status: Optional[str] = None) -> list[Any]: ...
-    def document(self, doc_id: str) -> Optional[Any]: ...
+    def documents(self, status: Optional[str] = None) -> list[DocumentRow]: ...
+    def document(self, doc_id: str) -> Optional[DocumentRow]: ...
     def document_text(self, doc_id: str) -> str: ...
-    def documents_named(self, name: str) -> list[Any]: ...
+    def documents_named(self, name: str) -> list[DocumentRow]: ...
     def insert_document(self, doc_id: str, name: str, source: str, content_hash: str, text: str, tokens: int
                         ) -> None: ...
     def set_status(self, doc_id: str, status: str, error: str = "", elapsed_s: Optional[float] = None) -> None: ...
@@ -261,19 +214,19 @@ class RecordStore(UnitOfWork, Protocol):
     def failed_to_pending(self) -> int: ...
     def drop_document_annotations(self, doc_id: str) -> int: ...
     # chunks and sentences
-    def insert_chunks(self, chunks: Iterable[Any]) -> None: ...
-    def chunks_of(self, doc_id: str) -> list[Any]: ...
-    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Any]: ...
+    def insert_chunks(self, chunks: Iterable[Chunk]) -> None: ...
+    def chunks_of(self, doc_id: str) -> list[Chunk]: ...
+    def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]: ...
     def has_chunks(self) -> bool: ...
     def all_chunk_ids(self) -> list[str]: ...
     def delete_chunks_of(self, doc_id: str) -> list[str]: ...
     def chunk_sentences(self, chunk_ids: Iterable[str]) -> dict[str, list[tuple[str, list[list[str]]]]]: ...
     # graph fragments and merged rows
-    def insert_chunk_extraction(self, doc_id: str, chunk_id: str, extraction: Any
+    def insert_chunk_extraction(self, doc_id: str, chunk_id: str, extraction: ChunkExtraction
                                 ) -> tuple[set[str], set[Pair]]: ...
     def remove_chunks(self, chunk_ids: list[str]) -> tuple[set[str], set[Pair]]: ...
-    def entity_fragments(self, keys: Iterable[str]) -> dict[str, list[Any]]: ...
-    def relation_fragments(self, keys: Iterable[Pair]) -> dict[Pair, list[Any]]: ...
+    def entity_fragments(self, keys: Iterable[str]) -> dict[str, list[EntityFragment]]: ...
+    def relation_fragments(self, keys: Iterable[Pair]) -> dict[Pair, list[RelationFragment]]: ...
     def existing_vector_ids(self, table: str, keys: Iterable[Any]) -> dict[Any, str]: ...
     def entity_name(self, key: str) -> Optional[str]: ...
     def entity_names(self) -> dict[str, str]: ...
@@ -294,48 +247,13 @@ class RecordStore(UnitOfWork, Protocol):
     def load_mention_index(self) -> dict[str, dict[str, int]]: ...
     def graph_overview(self, mention: bool) -> GraphOverview: ...
     # summary tree
-    def tree_nodes(self, scope: Optional[str] = None, doc_id: Optional[str] = None) -> list[Any]: ...
-    def upsert_tree_node(self, node: Any) -> None: ...
+    def tree_nodes(self, scope: Optional[str] = None, doc_id: Optional[str] = None) -> list[TreeNode]: ...
+    def upsert_tree_node(self, node: TreeNode) -> None: ...
     def set_tree_parent(self, node_id: str, parent_id: str) -> None: ...
     def delete_tree_nodes(self, node_ids: Iterable[str]) -> None: ...
     def doc_roots(self) -> dict[str, tuple[str, Optional[str]]]: ...
     def set_doc_root(self, doc_id: str, root_id: str, corpus_parent: Optional[str]) -> None: ...
     def delete_doc_root(self, doc_id: str) -> None: ...
-
-
-@dataclass
-class Mark:
-    """One chunk judged for one question."""
-
-    chunk_id: str
-    doc_id: str
-    relevant: bool
-    mode: str = ""
-    created_at: float = 0.0
-
-
-@dataclass
-class AnnotatedQuestion:
-    """A question with its expected answer ('' when none) and its marks (relevant first, then by time)."""
-
-    qid: str
-    question: str
-    answer: str = ""
-    marks: list[Mark] = field(default_factory=list)
-    updated_at: float = 0.0
-
-    @property
-    def relevant(self) -> list[Mark]:
-        return [m for m in self.marks if m.relevant]
-
-    @property
-    def not_relevant(self) -> list[Mark]:
-        return [m for m in self.marks if not m.relevant]
-
-    @property
-    def gold_doc_ids(self) -> list[str]:
-        """Documents holding at least one chunk marked relevant, in marking order."""
-        return list(dict.fromkeys(m.doc_id for m in self.relevant))
 
 
 @runtime_checkable
@@ -372,13 +290,6 @@ class AnnotationStore(Protocol):
 
     def edit(self) -> AbstractContextManager[AnnotationWriter]:
         """One write transaction: committed when the block ends, rolled back entirely when it raises."""
-
-
-@dataclass(frozen=True)
-class CachedReply:
-    text: str
-    prompt_tokens: int
-    completion_tokens: int
 
 
 @runtime_checkable

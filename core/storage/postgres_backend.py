@@ -10,8 +10,9 @@ the advisory lock (PostgreSQL drops it when the holder's session ends, also when
 killed, so there is no stale lock to clear). The workspace folder holds settings and, with embedded
 ChromaDB, the vectors; never a SQLite file.
 
-The record store is the SQLite adapter's ``Store`` with its connection swapped for
-``postgres_dialect.PgConnection``: the same SQL runs on both databases.
+The record store is ``core.storage.store.SqlRecordStore`` over a ``PgConnection``: the statements are the
+SQLite backend's, rendered by SQLAlchemy's PostgreSQL dialect. The lock queries read PostgreSQL's own
+catalogs (``pg_locks``, ``pg_stat_activity``), described here as lightweight Core tables.
 """
 from __future__ import annotations
 
@@ -23,35 +24,44 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
-import psycopg
+from sqlalchemy import column, func, literal, select, table, true
+from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import WorkspaceBusyError
 from core.storage.annotations import SqlAnnotationStore
-from core.storage.postgres_connection import connect, connection_string, redacted
-from core.storage.postgres_dialect import PgConnection, StoreConnectionError
+from core.storage.postgres_connection import PgConnection, StoreConnectionError, connect, connection_string, redacted
 from core.storage.postgres_llm_cache import PostgresLLMCache
-from core.storage.store import Store
+from core.storage.store import SqlRecordStore
 from core.storage.vectors import VectorStore
 
 WRITER_LOCK = (0x52414753, 1)  # ('RAGS', 1): the workspace writer's advisory lock (per database)
-_HOLDER = ("SELECT a.pid, a.application_name, a.backend_start, a.client_addr FROM pg_locks l "
-           "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-           "AND l.classid = ? AND l.objid = ? AND l.objsubid = 2 "
-           "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())")
+_locks = table("pg_locks", column("pid"), column("locktype"), column("granted"), column("classid"), column("objid"),
+               column("objsubid"), column("database"))
+_activity = table("pg_stat_activity", column("pid"), column("application_name"), column("backend_start"),
+                  column("client_addr"))
+_databases = table("pg_database", column("oid"), column("datname"))
+_HOLDER = (select(_activity.c.pid, _activity.c.application_name, _activity.c.backend_start, _activity.c.client_addr)
+           .select_from(_locks.join(_activity, _activity.c.pid == _locks.c.pid))
+           .where(_locks.c.locktype == "advisory", _locks.c.granted == true(), _locks.c.classid == WRITER_LOCK[0],
+                  _locks.c.objid == WRITER_LOCK[1], _locks.c.objsubid == 2,
+                  _locks.c.database == select(_databases.c.oid)
+                  .where(_databases.c.datname == func.current_database()).scalar_subquery()))
 
 
-class PostgresStore(Store):
-    """The record store on PostgreSQL: ``Store``'s methods over a ``PgConnection``. ``writer_check`` runs
-    before each unit of work (the backend's: is this process's writer lock still held?)."""
+class PostgresStore(SqlRecordStore):
+    """The record store on PostgreSQL. ``writer_check`` runs before each unit of work (the backend's: is
+    this process's writer lock still held?)."""
 
-    def __init__(self, dsn: str, application_name: str = "ragscope",  # noqa: D107 - no super(): no file
+    db: PgConnection
+
+    def __init__(self, dsn: str, application_name: str = "ragscope",
                  writer_check: Optional[Callable[[], None]] = None) -> None:
         self.dsn = dsn
-        self.conn = connect(dsn, application_name)  # type: ignore[assignment]
+        super().__init__(connect(dsn, application_name))
         self.writer_check = writer_check
 
     @contextmanager
-    def unit_of_work(self) -> Iterator["Store"]:
+    def unit_of_work(self) -> Iterator[SqlRecordStore]:
         if self.writer_check is not None:
             self.writer_check()
         with super().unit_of_work() as store:
@@ -59,14 +69,9 @@ class PostgresStore(Store):
 
     transaction = unit_of_work
 
-    @property
-    def path(self) -> Path:  # type: ignore[override]  # the SQLite store's file: there is none here
-        raise AttributeError("a PostgreSQL record store has no database file")
-
 
 def _acquired(conn: PgConnection) -> bool:
-    row = conn.raw.execute("SELECT pg_try_advisory_lock(%s, %s)", WRITER_LOCK).fetchone()
-    return bool(row and row[0])
+    return bool(conn.sql.execute(select(func.pg_try_advisory_lock(*WRITER_LOCK))).scalar())
 
 
 def _holder_name() -> str:
@@ -98,8 +103,8 @@ class PostgresBackend:
         if conn is None:
             return
         try:
-            conn.raw.execute("SELECT 1")
-        except psycopg.Error:
+            conn.sql.execute(select(literal(1)))  # this session, never a new one: a new one holds no lock
+        except SQLAlchemyError:
             raise StoreConnectionError(
                 f"the PostgreSQL store {self.display} dropped this writer's session (the server restarted?) "
                 "and with it the writer lock: this run stops before writing anything more. Start it again "
@@ -134,8 +139,8 @@ class PostgresBackend:
             finally:
                 self._lock_conn = None
                 try:
-                    conn.raw.execute("SELECT pg_advisory_unlock(%s, %s)", WRITER_LOCK)
-                except psycopg.Error:
+                    conn.sql.execute(select(func.pg_advisory_unlock(*WRITER_LOCK)))
+                except SQLAlchemyError:
                     pass  # the session is gone, and the lock with it
         finally:
             conn.close()
@@ -143,12 +148,12 @@ class PostgresBackend:
     def holder(self, conn: Optional[PgConnection] = None) -> Optional[dict[str, Any]]:
         """Who holds the writer lock (server pid, application name, since, client address), None when free."""
         if conn is not None:
-            row = conn.execute(_HOLDER, WRITER_LOCK).fetchone()
+            row = conn.execute(_HOLDER).first()
         else:
             with self._probe_lock:  # one probe connection, reused (the app asks on every rerun)
                 if self._probe is None:
                     self._probe = connect(self.dsn, "ragscope lock probe")
-                row = self._probe.execute(_HOLDER, WRITER_LOCK).fetchone()
+                row = self._probe.execute(_HOLDER).first()
         if row is None:
             return None
         return {"server_pid": row[0], "application": row[1], "since": row[2], "client": str(row[3] or "local")}

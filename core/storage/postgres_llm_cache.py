@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from typing import Optional
 
-import psycopg
+from sqlalchemy.exc import SQLAlchemyError
 
 from core.errors import CorruptWorkspaceError
 from core.storage.llm_cache import QueuedCacheWrites  # the queue, the statements and the flush, shared
-from core.storage.postgres_connection import connect
-from core.storage.postgres_dialect import PgConnection, StoreConnectionError
+from core.storage.postgres_connection import PgConnection, StoreConnectionError, connect
 
 
 class PostgresLLMCache(QueuedCacheWrites):
     """Cache lookups and writes, and usage rows, on a private connection (opened on first use)."""
 
-    retry_later = (psycopg.Error, OSError, CorruptWorkspaceError, StoreConnectionError)
+    retry_later = (SQLAlchemyError, OSError, CorruptWorkspaceError, StoreConnectionError)
 
     def __init__(self, dsn: str) -> None:
         super().__init__()
@@ -32,16 +31,12 @@ class PostgresLLMCache(QueuedCacheWrites):
             self._conn = connect(self.dsn, "ragscope llm cache")
         return self._conn
 
-    def _begin(self, conn: PgConnection) -> bool:
-        conn.execute("BEGIN")
-        return True
-
     def _abandon(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
             try:
                 conn.close()
-            except psycopg.Error:
+            except SQLAlchemyError:
                 pass
 
     _read_failed = _abandon

@@ -1,234 +1,246 @@
-"""SQLite schema of a workspace (the system of record) and connection set-up (WAL)."""
+"""The schema of a workspace's system of record, written once as SQLAlchemy Core ``Table``s for both
+backends, and its creation / upgrade on an open connection.
+
+Each dialect renders its own DDL from the same tables. The column types are chosen so that both
+databases hold what SQLite held from the start:
+
+* text is ``TEXT`` on SQLite and ``TEXT COLLATE "C"`` on PostgreSQL (byte order, which is code-point
+  order in UTF-8 — what SQLite and Python sort by — so every ``ORDER BY`` and every tie-break is the
+  same on both backends). On PostgreSQL a NUL character, which its text cannot hold, is stored as U+FFFD;
+* numbers are ``INTEGER`` and ``REAL`` on SQLite, ``INTEGER`` and ``DOUBLE PRECISION`` on PostgreSQL
+  (its ``real`` has 4 bytes: timestamps would lose their seconds); on PostgreSQL a numpy scalar or a
+  ``bool`` parameter is bound as the Python number SQLite would have stored;
+* ``run_log.id`` is SQLite's ``INTEGER PRIMARY KEY AUTOINCREMENT`` and PostgreSQL's identity column.
+
+The bind adaptations live in PostgreSQL-only type variants, so SQLite binds run no Python code per value.
+
+``create_or_upgrade(conn)`` creates what is missing — tables, the columns added after version 1 and the
+indexes added later — with SQLAlchemy's DDL constructs; each backend calls it under its own lock and
+records ``SCHEMA_VERSION``. The schema is the one of version 4 written by earlier releases as SQL text
+(the tables, columns, types, defaults, keys and index names are unchanged), so their databases open as
+they are.
+"""
 from __future__ import annotations
 
-import sqlite3
-from pathlib import Path
+from typing import Any, Optional
 
-from core.errors import CorruptWorkspaceError
+from sqlalchemy import (REAL, BigInteger, Column, Connection, Dialect, Identity, Index, Integer, MetaData,
+                        PrimaryKeyConstraint, Table, Text, inspect, text)
+from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
+from sqlalchemy.schema import CreateColumn
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 SCHEMA_VERSION = 4  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges
 
+
+def _plain_number(value: Any) -> Any:
+    """A ``bool`` as 0/1 and a numpy scalar as its Python number (what sqlite3 would have stored)."""
+    if isinstance(value, bool):
+        return int(value)
+    item = getattr(value, "item", None)
+    if item is not None and getattr(value, "shape", None) == ():
+        return item()
+    return value
+
+
+class _PgText(TypeDecorator):
+    """PostgreSQL text in byte order; NUL (which PostgreSQL text cannot hold) is bound as U+FFFD."""
+
+    impl = Text
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        return dialect.type_descriptor(Text(collation="C"))
+
+    def process_bind_param(self, value: Optional[Any], dialect: Dialect) -> Optional[Any]:
+        if isinstance(value, str) and "\x00" in value:
+            return value.replace("\x00", "\ufffd")
+        return value
+
+
+class _PgInteger(TypeDecorator):
+    impl = Integer
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[Any], dialect: Dialect) -> Optional[Any]:
+        return _plain_number(value)
+
+
+class _PgDouble(TypeDecorator):
+    impl = DOUBLE_PRECISION
+    cache_ok = True
+
+    def process_bind_param(self, value: Optional[Any], dialect: Dialect) -> Optional[Any]:
+        return _plain_number(value)
+
+
+TEXT = Text().with_variant(_PgText(), "postgresql")
+INTEGER = Integer().with_variant(_PgInteger(), "postgresql")
+DOUBLE: TypeEngine[float] = REAL().with_variant(_PgDouble(), "postgresql")
+
+metadata = MetaData()
+
+
+def _text(name: str, default: Optional[str] = None, nullable: bool = False) -> Column[Any]:
+    return Column(name, TEXT, nullable=nullable, server_default=default)
+
+
+def _int(name: str, default: Optional[int] = None) -> Column[Any]:
+    return Column(name, INTEGER, nullable=False, server_default=None if default is None else text(str(default)))
+
+
+def _real(name: str, default: Optional[int] = None) -> Column[Any]:
+    return Column(name, DOUBLE, nullable=False, server_default=None if default is None else text(str(default)))
+
+
+meta = Table("meta", metadata, Column("key", TEXT, primary_key=True), _text("value"))
+
+documents = Table(
+    "documents", metadata,
+    Column("doc_id", TEXT, primary_key=True), _text("name"), _text("source", ""), _text("content_hash"),
+    _text("text"), _int("tokens", 0),
+    _text("status"),  # pending | processing | processed | failed
+    _text("error", ""),
+    _int("seq"),  # insertion order (corpus level of the summary tree)
+    _real("created_at"), _real("updated_at"), _real("elapsed_s", 0))
+Index("documents_name", documents.c.name)
+
+chunks = Table(
+    "chunks", metadata,
+    Column("chunk_id", TEXT, primary_key=True), _text("doc_id"), _int("ord"), _text("text"), _int("tokens"),
+    _int("start_token"),
+    _int("windows", 1))  # vectors of the chunk in the chunks collection (one per window)
+Index("chunks_doc", chunks.c.doc_id, chunks.c.ord)
+
+# knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
+entity_fragments = Table(
+    "entity_fragments", metadata,
+    _text("entity_key"), _text("chunk_id"), _text("doc_id"), _text("name"), _text("type"), _text("description"),
+    _text("type_votes", "{}"),  # JSON {label: mentions}: the entity's type is voted over mentions
+    _text("aliases", "[]"),  # JSON list of surface forms merged into this name
+    PrimaryKeyConstraint("entity_key", "chunk_id"))
+Index("entity_fragments_chunk", entity_fragments.c.chunk_id)
+
+relation_fragments = Table(
+    "relation_fragments", metadata,
+    _text("source_key"), _text("target_key"), _text("chunk_id"), _text("doc_id"),
+    _text("keywords"),  # JSON list
+    _text("description"), _real("weight"),
+    PrimaryKeyConstraint("source_key", "target_key", "chunk_id"))
+Index("relation_fragments_chunk", relation_fragments.c.chunk_id)
+
+# merged (deduplicated) knowledge graph
+entities = Table(
+    "entities", metadata,
+    Column("entity_key", TEXT, primary_key=True), _text("name"), _text("type"), _text("description"),
+    _text("source_chunk_ids"),  # JSON list, in fragment order
+    _text("vector_id"),
+    _text("aliases", "[]"))  # JSON list of merged surface forms
+
+relations = Table(
+    "relations", metadata,
+    _text("source_key"), _text("target_key"), _text("keywords"), _text("description"), _real("weight"),
+    _text("source_chunk_ids"), _text("vector_id"),
+    PrimaryKeyConstraint("source_key", "target_key"))
+Index("relations_target", relations.c.target_key)  # a node's relations, its degree
+
+# E2GraphRAG mention graph: per-chunk counts and aggregated co-occurrence edges
+mentions = Table(
+    "mentions", metadata,
+    _text("term"), _text("chunk_id"), _int("count"), _text("label"),
+    PrimaryKeyConstraint("term", "chunk_id"))
+Index("mentions_chunk", mentions.c.chunk_id)
+
+chunk_cooccurrence = Table(
+    "chunk_cooccurrence", metadata,
+    _text("chunk_id"), _text("a"), _text("b"), _int("count"),
+    PrimaryKeyConstraint("chunk_id", "a", "b"))
+
+mention_edges = Table(
+    "mention_edges", metadata,
+    _text("a"), _text("b"), _int("weight"),
+    PrimaryKeyConstraint("a", "b"))
+Index("mention_edges_b", mention_edges.c.b)
+
+# sentences of each chunk (markup removed) with their typed mentions, for offline answers
+sentences = Table(
+    "sentences", metadata,
+    _text("chunk_id"), _int("ord"), _text("text"),
+    _text("mentions"),  # JSON [[label, surface, entity key or ""], ...]
+    PrimaryKeyConstraint("chunk_id", "ord"))
+
+# summary tree (summaries only; leaves are chunks)
+tree_nodes = Table(
+    "tree_nodes", metadata,
+    Column("node_id", TEXT, primary_key=True),
+    _text("scope"),  # 'doc' | 'corpus'
+    _text("doc_id", nullable=True),  # owning document for scope 'doc'
+    _int("level"),  # height above the leaves (chunks are 0)
+    _int("ord"),  # position among siblings
+    _text("parent_id", nullable=True),
+    _text("child_ids"),  # JSON list of node ids or chunk ids
+    _text("leaf_chunk_ids"),  # JSON list
+    _text("text"), _int("tokens"), _text("vector_id", ""))
+Index("tree_nodes_doc", tree_nodes.c.doc_id)
+
+doc_roots = Table(
+    "doc_roots", metadata,
+    Column("doc_id", TEXT, primary_key=True),
+    _text("root_id"),  # a tree node id, or the single chunk id
+    _text("corpus_parent", nullable=True))  # corpus-level node holding this root
+
+llm_cache = Table(
+    "llm_cache", metadata,
+    Column("key", TEXT, primary_key=True), _text("response"), _int("prompt_tokens", 0),
+    _int("completion_tokens", 0), _real("created_at"))
+
+llm_usage = Table(
+    "llm_usage", metadata,
+    Column("stage", TEXT, primary_key=True), _int("calls", 0), _int("cached", 0), _int("prompt_tokens", 0),
+    _int("completion_tokens", 0), _real("seconds", 0))
+
+run_log = Table(
+    "run_log", metadata,
+    Column("id", Integer().with_variant(BigInteger(), "postgresql"), Identity(), primary_key=True),
+    _real("ts"), _text("event"), _text("detail"),
+    sqlite_autoincrement=True)
+
 # Analyst annotations (core.annotations): questions with an optional expected answer, and chunks marked
 # relevant / not relevant for them. Created with the schema and again, idempotently, before annotations are used.
-ANNOTATION_SCHEMA = """
-CREATE TABLE IF NOT EXISTS annotation_questions (
-    qid TEXT PRIMARY KEY,
-    question TEXT NOT NULL,
-    answer TEXT NOT NULL DEFAULT '',
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS annotations (
-    qid TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    relevant INTEGER NOT NULL,         -- 1 relevant, 0 not relevant
-    mode TEXT NOT NULL DEFAULT '',     -- the mode whose result the analyst was reading
-    created_at REAL NOT NULL,
-    PRIMARY KEY (qid, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS annotations_doc ON annotations(doc_id);
-"""
+annotation_questions = Table(
+    "annotation_questions", metadata,
+    Column("qid", TEXT, primary_key=True), _text("question"), _text("answer", ""), _real("created_at"),
+    _real("updated_at"))
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    content_hash TEXT NOT NULL,
-    text TEXT NOT NULL,
-    tokens INTEGER NOT NULL DEFAULT 0,
-    status TEXT NOT NULL,               -- pending | processing | processed | failed
-    error TEXT NOT NULL DEFAULT '',
-    seq INTEGER NOT NULL,              -- insertion order (corpus level of the summary tree)
-    created_at REAL NOT NULL,
-    updated_at REAL NOT NULL,
-    elapsed_s REAL NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS documents_name ON documents(name);
-CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id TEXT PRIMARY KEY,
-    doc_id TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    tokens INTEGER NOT NULL,
-    start_token INTEGER NOT NULL,
-    windows INTEGER NOT NULL DEFAULT 1  -- vectors of the chunk in the chunks collection (one per window)
-);
-CREATE INDEX IF NOT EXISTS chunks_doc ON chunks(doc_id, ord);
--- knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
-CREATE TABLE IF NOT EXISTS entity_fragments (
-    entity_key TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    name TEXT NOT NULL,
-    type TEXT NOT NULL,
-    description TEXT NOT NULL,
-    type_votes TEXT NOT NULL DEFAULT '{}',  -- JSON {label: mentions}: the entity's type is voted over mentions
-    aliases TEXT NOT NULL DEFAULT '[]',     -- JSON list of surface forms merged into this name
-    PRIMARY KEY (entity_key, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS entity_fragments_chunk ON entity_fragments(chunk_id);
-CREATE TABLE IF NOT EXISTS relation_fragments (
-    source_key TEXT NOT NULL,
-    target_key TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    doc_id TEXT NOT NULL,
-    keywords TEXT NOT NULL,            -- JSON list
-    description TEXT NOT NULL,
-    weight REAL NOT NULL,
-    PRIMARY KEY (source_key, target_key, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS relation_fragments_chunk ON relation_fragments(chunk_id);
--- merged (deduplicated) knowledge graph
-CREATE TABLE IF NOT EXISTS entities (
-    entity_key TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    type TEXT NOT NULL,
-    description TEXT NOT NULL,
-    source_chunk_ids TEXT NOT NULL,    -- JSON list, in fragment order
-    vector_id TEXT NOT NULL,
-    aliases TEXT NOT NULL DEFAULT '[]'  -- JSON list of merged surface forms
-);
-CREATE TABLE IF NOT EXISTS relations (
-    source_key TEXT NOT NULL,
-    target_key TEXT NOT NULL,
-    keywords TEXT NOT NULL,            -- JSON list
-    description TEXT NOT NULL,
-    weight REAL NOT NULL,
-    source_chunk_ids TEXT NOT NULL,
-    vector_id TEXT NOT NULL,
-    PRIMARY KEY (source_key, target_key)
-);
-CREATE INDEX IF NOT EXISTS relations_target ON relations(target_key);  -- a node's relations, its degree
--- E2GraphRAG mention graph: per-chunk counts and aggregated co-occurrence edges
-CREATE TABLE IF NOT EXISTS mentions (
-    term TEXT NOT NULL,
-    chunk_id TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    label TEXT NOT NULL,
-    PRIMARY KEY (term, chunk_id)
-);
-CREATE INDEX IF NOT EXISTS mentions_chunk ON mentions(chunk_id);
-CREATE TABLE IF NOT EXISTS chunk_cooccurrence (
-    chunk_id TEXT NOT NULL,
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    PRIMARY KEY (chunk_id, a, b)
-);
-CREATE TABLE IF NOT EXISTS mention_edges (
-    a TEXT NOT NULL,
-    b TEXT NOT NULL,
-    weight INTEGER NOT NULL,
-    PRIMARY KEY (a, b)
-);
-CREATE INDEX IF NOT EXISTS mention_edges_b ON mention_edges(b);
--- sentences of each chunk (markup removed) with their typed mentions, for offline answers
-CREATE TABLE IF NOT EXISTS sentences (
-    chunk_id TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    mentions TEXT NOT NULL,            -- JSON [[label, surface, entity key or ""], ...]
-    PRIMARY KEY (chunk_id, ord)
-);
--- summary tree (summaries only; leaves are chunks)
-CREATE TABLE IF NOT EXISTS tree_nodes (
-    node_id TEXT PRIMARY KEY,
-    scope TEXT NOT NULL,               -- 'doc' | 'corpus'
-    doc_id TEXT,                       -- owning document for scope 'doc'
-    level INTEGER NOT NULL,            -- height above the leaves (chunks are 0)
-    ord INTEGER NOT NULL,              -- position among siblings
-    parent_id TEXT,
-    child_ids TEXT NOT NULL,           -- JSON list of node ids or chunk ids
-    leaf_chunk_ids TEXT NOT NULL,      -- JSON list
-    text TEXT NOT NULL,
-    tokens INTEGER NOT NULL,
-    vector_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS tree_nodes_doc ON tree_nodes(doc_id);
-CREATE TABLE IF NOT EXISTS doc_roots (
-    doc_id TEXT PRIMARY KEY,
-    root_id TEXT NOT NULL,             -- a tree node id, or the single chunk id
-    corpus_parent TEXT                 -- corpus-level node holding this root
-);
-CREATE TABLE IF NOT EXISTS llm_cache (
-    key TEXT PRIMARY KEY,
-    response TEXT NOT NULL,
-    prompt_tokens INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    created_at REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS llm_usage (
-    stage TEXT PRIMARY KEY,
-    calls INTEGER NOT NULL DEFAULT 0,
-    cached INTEGER NOT NULL DEFAULT 0,
-    prompt_tokens INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    seconds REAL NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS run_log (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
-    event TEXT NOT NULL,
-    detail TEXT NOT NULL
-);
-""" + ANNOTATION_SCHEMA
+annotation_marks = Table(
+    "annotations", metadata,
+    _text("qid"), _text("chunk_id"), _text("doc_id"),
+    _int("relevant"),  # 1 relevant, 0 not relevant
+    _text("mode", ""),  # the mode whose result the analyst was reading
+    _real("created_at"),
+    PrimaryKeyConstraint("qid", "chunk_id"))
+Index("annotations_doc", annotation_marks.c.doc_id)
+
+ANNOTATION_TABLES = (annotation_questions, annotation_marks)
+
+# Columns added after version 1: (table, column). Older workspaces get them on open, with defaults that
+# read as "no aliases, one vote for the stored type"; re-indexing fills them.
+ADDED_COLUMNS = [(entity_fragments, "type_votes"), (entity_fragments, "aliases"), (entities, "aliases"),
+                 (chunks, "windows")]
 
 
-# Columns added after version 1: (table, column, declaration). Older workspaces get them on open, with
-# defaults that read as "no aliases, one vote for the stored type"; re-indexing fills them.
-ADDED_COLUMNS = [
-    ("entity_fragments", "type_votes", "TEXT NOT NULL DEFAULT '{}'"),
-    ("entity_fragments", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
-    ("entities", "aliases", "TEXT NOT NULL DEFAULT '[]'"),
-    ("chunks", "windows", "INTEGER NOT NULL DEFAULT 1"),
-]
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    for table, column, declaration in ADDED_COLUMNS:
-        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-        if column not in present:
-            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
-
-
-def _schema_ready(conn: sqlite3.Connection) -> bool:
-    """True when the schema of this version exists (checked with a read, which WAL never blocks)."""
-    try:
-        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    except sqlite3.OperationalError:  # no meta table yet: a new database
-        return False
-    return row is not None and int(row[0]) >= SCHEMA_VERSION
-
-
-def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    """Open the workspace database in WAL mode and make sure the schema exists."""
-    try:
-        if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False, timeout=30)
-        else:
-            conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout=30000")
-        if not readonly:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            if not _schema_ready(conn):  # writing the schema would wait for (and block on) an active writer
-                conn.executescript(SCHEMA)
-                _migrate(conn)
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                )
-                conn.commit()
-        conn.execute("SELECT count(*) FROM documents").fetchone()
-    except sqlite3.DatabaseError as exc:
-        raise CorruptWorkspaceError(
-            f"the workspace database {path} is damaged or not a RAGScope database ({exc}). "
-            "Move the workspace folder aside and re-index the documents into a new workspace."
-        ) from exc
-    return conn
+def create_or_upgrade(conn: Connection, tables: Optional[tuple[Table, ...]] = None) -> None:
+    """Create the missing tables, added columns and indexes of ``tables`` (default: all) on ``conn``,
+    inside the caller's transaction (each backend holds its own lock around it)."""
+    chosen = list(tables) if tables is not None else list(metadata.sorted_tables)
+    metadata.create_all(conn, tables=chosen, checkfirst=True)
+    inspector = inspect(conn)
+    for table, name in ADDED_COLUMNS:
+        if table in chosen and name not in {c["name"] for c in inspector.get_columns(table.name)}:
+            # ALTER TABLE … ADD COLUMN is the same statement in both databases; the column is rendered by
+            # the dialect from its Table definition
+            definition = CreateColumn(table.c[name]).compile(dialect=conn.dialect)
+            conn.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {definition}"))
+    for table in chosen:
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)

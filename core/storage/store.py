@@ -1,286 +1,271 @@
-"""The SQLite ``RecordStore`` (``core.storage.ports``): typed access to the workspace's database —
-documents, chunks, graph fragments, merged entities/relations, mention graph, summary tree, meta and
-run log. One ``Store`` is one connection; ``Workspace`` gives every thread its own, so a reader never
-sees the writer's uncommitted unit of work (WAL: each read sees the last commit)."""
+"""The SQL ``RecordStore`` (``core.storage.ports``) of both backends: typed access to the workspace's
+database — documents, chunks, graph fragments, merged entities/relations, mention graph, summary tree,
+meta and run log — with statements written once in SQLAlchemy Core.
+
+One store is one connection (``core.storage.sql_connection.SqlConnection``); ``Workspace`` gives every
+thread its own, so a reader never sees the writer's uncommitted unit of work. The SQLite backend
+(``SqliteStore``) and the PostgreSQL one (``PostgresStore``) give the connection; the statements are
+the same.
+"""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterable, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
+
+from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert, literal, select, update
 
 from core.embeddings import window_id
+from core.storage import schema as s
 from core.storage.graph_rows import GraphRows
-from core.storage.schema import connect
+from core.storage.records import DocumentRow, TreeNode
+from core.storage.sql_connection import SqlConnection
+from core.storage.upserts import replace_row
 from core.types import Chunk
 
-
-@dataclass
-class DocumentRow:
-    doc_id: str
-    name: str
-    source: str
-    content_hash: str
-    tokens: int
-    status: str
-    error: str
-    seq: int
-    created_at: float
-    updated_at: float
-    elapsed_s: float
+BATCH = 900  # keys per IN (...) list
 
 
-@dataclass
-class TreeNode:
-    node_id: str
-    scope: str  # "doc" | "corpus"
-    doc_id: Optional[str]
-    level: int
-    ord: int
-    parent_id: Optional[str]
-    child_ids: list[str]
-    leaf_chunk_ids: list[str]
-    text: str
-    tokens: int
-    vector_id: str = ""
+_d, _c, _t = s.documents, s.chunks, s.tree_nodes
+_DOCUMENT = select(_d.c.doc_id, _d.c.name, _d.c.source, _d.c.content_hash, _d.c.tokens, _d.c.status, _d.c.error,
+                   _d.c.seq, _d.c.created_at, _d.c.updated_at, _d.c.elapsed_s)
+_CHUNK = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.text, _c.c.tokens, _c.c.start_token, _c.c.windows)
+_CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
+_CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
+_TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
+               _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
+_GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
+# statements run once per document or per log line: built once (a Core statement built per call costs more
+# than running it)
+_DOC: BindParameter[str] = bindparam("doc")
+_DOCUMENT_BY_ID = _DOCUMENT.where(_d.c.doc_id == _DOC)
+_DOCUMENT_TEXT = select(_d.c.text).where(_d.c.doc_id == _DOC)
+_INSERT_DOCUMENT = insert(_d).values(status="pending", error="")
+_SET_STATUS = update(_d).where(_d.c.doc_id == _DOC)
+_DELETE_DOCUMENT = delete(_d).where(_d.c.doc_id == _DOC)
+_DELETE_LOAD_FAILURE = delete(_d).where(_d.c.name == bindparam("failed_name"), _d.c.status == "failed",
+                                        _d.c.content_hash == "")
+_LOG = insert(s.run_log)
+_DELETE_TREE_NODE = delete(_t).where(_t.c.node_id == bindparam("node"))
+COUNTED_TABLES = ("documents", "chunks", "entities", "relations", "mention_edges", "tree_nodes", "llm_cache")
 
 
-def _placeholders(n: int) -> str:
-    return ",".join("?" * n)
+def _chunk(row: Any) -> Chunk:
+    return Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6]))
 
 
-class Store(GraphRows):
-    """One SQLite connection (WAL). Writers wrap their writes in ``unit_of_work()``; reads are plain queries."""
+class SqlRecordStore(GraphRows):
+    """The record store over one ``SqlConnection``. Writers wrap their writes in ``unit_of_work()``;
+    reads are plain queries."""
 
-    def __init__(self, path: Path, readonly: bool = False) -> None:
-        self.path = Path(path)
-        self.conn: sqlite3.Connection = connect(self.path, readonly=readonly)
+    def __init__(self, db: SqlConnection) -> None:
+        self.db = db
 
     def close(self) -> None:
-        self.conn.close()
+        self.db.close()
 
     @contextmanager
-    def unit_of_work(self) -> Iterator["Store"]:
-        """BEGIN IMMEDIATE … COMMIT: the block's writes land together or, when it raises, not at all."""
-        self.conn.execute("BEGIN IMMEDIATE")
+    def unit_of_work(self) -> Iterator["SqlRecordStore"]:
+        """BEGIN … COMMIT: the block's writes land together or, when it raises, not at all."""
+        self.db.begin(immediate=True)
         try:
             yield self
         except BaseException:
-            self.conn.rollback()
+            self.db.rollback()
             raise
-        self.conn.commit()
+        self.db.commit()
 
     transaction = unit_of_work  # the older name
 
     def in_unit_of_work(self) -> bool:
-        return self.conn.in_transaction
+        return self.db.in_transaction
 
     def rollback(self) -> None:
         """Abandon the open unit of work (nothing happens outside one)."""
-        if self.conn.in_transaction:
-            self.conn.rollback()
+        self.db.rollback()
 
     def commit(self) -> None:
         """Commit writes made outside a unit of work (single bookkeeping rows)."""
-        self.conn.commit()
+        self.db.commit()
+
+    def _replace(self, table: Any, rows: list[dict[str, Any]]) -> None:
+        if len(rows) == 1:
+            self.db.execute(replace_row(self.db.dialect, table), rows[0])
+        else:
+            self.db.execute_many(replace_row(self.db.dialect, table), rows)
 
     # --- meta / log ----------------------------------------------------------------------
     def get_meta(self, key: str, default: str = "") -> str:
-        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return row[0] if row else default
+        value = self._read_meta(key)
+        return default if value is None else value
+
+    def _read_meta(self, key: str) -> Optional[str]:
+        row = self.db.execute(_GET_META, {"key": key}).first()
+        return row[0] if row else None
 
     def delete_meta(self, *keys: str) -> None:
-        self.conn.execute(f"DELETE FROM meta WHERE key IN ({_placeholders(len(keys))})", keys)
+        self.db.execute(delete(s.meta).where(s.meta.c.key.in_(keys)))
 
     def set_meta(self, key: str, value: str) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+        self._replace(s.meta, [{"key": key, "value": value}])
 
     def log(self, event: str, detail: dict | str) -> None:
         text = detail if isinstance(detail, str) else json.dumps(detail, sort_keys=True)
-        self.conn.execute("INSERT INTO run_log(ts, event, detail) VALUES (?, ?, ?)", (time.time(), event, text))
+        self.db.execute(_LOG, {"ts": time.time(), "event": event, "detail": text})
 
     # --- documents -----------------------------------------------------------------------
     def documents(self, status: Optional[str] = None) -> list[DocumentRow]:
-        sql = ("SELECT doc_id, name, source, content_hash, tokens, status, error, seq, created_at, updated_at, "
-               "elapsed_s FROM documents")
-        args: tuple = ()
-        if status:
-            sql += " WHERE status=?"
-            args = (status,)
-        return [DocumentRow(*row) for row in self.conn.execute(sql + " ORDER BY seq", args)]
+        query = _DOCUMENT.where(_d.c.status == status) if status else _DOCUMENT
+        return [DocumentRow(*row) for row in self.db.rows(query.order_by(_d.c.seq))]
 
     def document(self, doc_id: str) -> Optional[DocumentRow]:
-        row = self.conn.execute(
-            "SELECT doc_id, name, source, content_hash, tokens, status, error, seq, created_at, updated_at, elapsed_s "
-            "FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+        row = self.db.execute(_DOCUMENT_BY_ID, {"doc": doc_id}).first()
         return DocumentRow(*row) if row else None
 
     def document_text(self, doc_id: str) -> str:
-        row = self.conn.execute("SELECT text FROM documents WHERE doc_id=?", (doc_id,)).fetchone()
+        row = self.db.execute(_DOCUMENT_TEXT, {"doc": doc_id}).first()
         return row[0] if row else ""
 
     def documents_named(self, name: str) -> list[DocumentRow]:
         return [d for d in self.documents() if d.name == name]
 
     def next_seq(self) -> int:
-        return int(self.conn.execute("SELECT coalesce(max(seq), 0) + 1 FROM documents").fetchone()[0])
+        return int(self.db.execute(select(func.coalesce(func.max(_d.c.seq), 0) + 1)).scalar_one())
 
     def insert_document(self, doc_id: str, name: str, source: str, content_hash: str, text: str, tokens: int) -> None:
         now = time.time()
-        self.conn.execute(
-            "INSERT INTO documents(doc_id, name, source, content_hash, text, tokens, status, error, seq, created_at, "
-            "updated_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', '', ?, ?, ?)",
-            (doc_id, name, source, content_hash, text, tokens, self.next_seq(), now, now),
-        )
+        self.db.execute(_INSERT_DOCUMENT, {"doc_id": doc_id, "name": name, "source": source, "content_hash": content_hash,
+                                           "text": text, "tokens": tokens, "seq": self.next_seq(), "created_at": now,
+                                           "updated_at": now})
 
     def set_status(self, doc_id: str, status: str, error: str = "", elapsed_s: Optional[float] = None) -> None:
-        if elapsed_s is None:
-            self.conn.execute("UPDATE documents SET status=?, error=?, updated_at=? WHERE doc_id=?",
-                              (status, error, time.time(), doc_id))
-        else:
-            self.conn.execute("UPDATE documents SET status=?, error=?, updated_at=?, elapsed_s=? WHERE doc_id=?",
-                              (status, error, time.time(), elapsed_s, doc_id))
+        values: dict[str, Any] = {"status": status, "error": error, "updated_at": time.time()}
+        if elapsed_s is not None:
+            values["elapsed_s"] = elapsed_s
+        self.db.execute(_SET_STATUS, {"doc": doc_id, **values})
 
     def delete_document_row(self, doc_id: str) -> None:
-        self.conn.execute("DELETE FROM documents WHERE doc_id=?", (doc_id,))
+        self.db.execute(_DELETE_DOCUMENT, {"doc": doc_id})
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
-        self.conn.execute("DELETE FROM documents WHERE name=? AND status='failed' AND content_hash=''", (name,))
+        self.db.execute(_DELETE_LOAD_FAILURE, {"failed_name": name})
 
     def processing_to_pending(self, doc_ids: list[str]) -> int:
         """Documents of ``doc_ids`` still 'processing' go back to 'pending'; returns how many."""
-        return self.conn.execute(f"UPDATE documents SET status='pending', error='' WHERE status='processing' "
-                                 f"AND doc_id IN ({_placeholders(len(doc_ids))})", tuple(doc_ids)).rowcount
+        return int(self.db.execute(update(_d).where(_d.c.status == "processing", _d.c.doc_id.in_(doc_ids))
+                                   .values(status="pending", error="")).rowcount)
 
     def failed_to_pending(self) -> int:
         """Failed documents that still have their text go back to 'pending'; returns how many."""
-        return self.conn.execute(
-            "UPDATE documents SET status='pending', error='' WHERE status='failed' AND content_hash != ''").rowcount
+        return int(self.db.execute(update(_d).where(_d.c.status == "failed", _d.c.content_hash != "")
+                                   .values(status="pending", error="")).rowcount)
 
     # --- chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Iterable[Chunk]) -> None:
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO chunks(chunk_id, doc_id, ord, text, tokens, start_token, windows) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(c.chunk_id, c.doc_id, c.order, c.text, c.tokens, c.start_token, c.windows) for c in chunks],
-        )
+        self._replace(_c, [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "ord": c.order, "text": c.text,
+                            "tokens": c.tokens, "start_token": c.start_token, "windows": c.windows} for c in chunks])
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
-        rows = self.conn.execute(
-            "SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE doc_id=? ORDER BY ord",
-            (doc_id,))
-        return [Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6])) for row in rows]
+        return [_chunk(row) for row in self.db.rows(_CHUNKS_OF, {"doc_id": doc_id})]
 
     def chunks_by_id(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         ids = list(dict.fromkeys(chunk_ids))
         out: dict[str, Chunk] = {}
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
-            rows = self.conn.execute(
-                f"SELECT chunk_id, doc_id, ord, text, tokens, start_token, windows FROM chunks WHERE chunk_id IN "
-                f"({_placeholders(len(part))})", part)
-            out.update({row[0]: Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6])) for row in rows})
+        for start in range(0, len(ids), BATCH):
+            rows = self.db.rows(_CHUNKS_BY_ID, {"ids": ids[start:start + BATCH]})
+            out.update({row[0]: _chunk(row) for row in rows})
         return out
 
     def has_chunks(self) -> bool:
-        return self.conn.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+        return self.db.execute(select(literal(1)).select_from(_c).limit(1)).first() is not None
 
     def all_chunk_ids(self) -> list[str]:
-        return [r[0] for r in self.conn.execute(
-            "SELECT c.chunk_id FROM chunks c JOIN documents d USING(doc_id) ORDER BY d.seq, c.ord")]
+        return self.db.scalars(select(_c.c.chunk_id).select_from(_c.join(_d, _c.c.doc_id == _d.c.doc_id))
+                               .order_by(_d.c.seq, _c.c.ord))
 
     def delete_chunks_of(self, doc_id: str) -> list[str]:
-        ids = [r[0] for r in self.conn.execute("SELECT chunk_id FROM chunks WHERE doc_id=?", (doc_id,))]
-        self.conn.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        ids = self.db.scalars(select(_c.c.chunk_id).where(_c.c.doc_id == doc_id))
+        self.db.execute(delete(_c).where(_c.c.doc_id == doc_id))
         return ids
 
     # --- counts --------------------------------------------------------------------------
-    def count(self, table: str, where: str = "") -> int:
-        allowed = {"documents", "chunks", "entities", "relations", "mention_edges", "tree_nodes", "llm_cache"}
-        if table not in allowed:
+    def count(self, table: str) -> int:
+        if table not in COUNTED_TABLES:
             raise ValueError(table)
-        return int(self.conn.execute(f"SELECT count(*) FROM {table} {where}").fetchone()[0])
+        return int(self.db.execute(select(func.count()).select_from(s.metadata.tables[table])).scalar_one())
 
     def mention_node_count(self) -> int:
-        return int(self.conn.execute("SELECT count(DISTINCT term) FROM mentions").fetchone()[0])
+        return int(self.db.execute(select(func.count(distinct(s.mentions.c.term)))).scalar_one())
 
     # --- tree ----------------------------------------------------------------------------
     def tree_nodes(self, scope: Optional[str] = None, doc_id: Optional[str] = None) -> list[TreeNode]:
-        sql = ("SELECT node_id, scope, doc_id, level, ord, parent_id, child_ids, leaf_chunk_ids, text, tokens, "
-               "vector_id FROM tree_nodes")
-        clauses, args = [], []
+        query = _TREE
         if scope:
-            clauses.append("scope=?")
-            args.append(scope)
+            query = query.where(_t.c.scope == scope)
         if doc_id:
-            clauses.append("doc_id=?")
-            args.append(doc_id)
-        if clauses:
-            sql += " WHERE " + " AND ".join(clauses)
-        sql += " ORDER BY scope, doc_id, level, ord"
-        return [
-            TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), json.loads(r[7]), r[8], r[9], r[10])
-            for r in self.conn.execute(sql, args)
-        ]
+            query = query.where(_t.c.doc_id == doc_id)
+        return [TreeNode(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6]), json.loads(r[7]), r[8], r[9], r[10])
+                for r in self.db.rows(query.order_by(_t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord))]
 
     def upsert_tree_node(self, node: TreeNode) -> None:
-        self.conn.execute(
-            "INSERT OR REPLACE INTO tree_nodes(node_id, scope, doc_id, level, ord, parent_id, child_ids, leaf_chunk_ids, "
-            "text, tokens, vector_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (node.node_id, node.scope, node.doc_id, node.level, node.ord, node.parent_id, json.dumps(node.child_ids),
-             json.dumps(node.leaf_chunk_ids), node.text, node.tokens, node.vector_id),
-        )
+        self._replace(_t, [{"node_id": node.node_id, "scope": node.scope, "doc_id": node.doc_id, "level": node.level,
+                            "ord": node.ord, "parent_id": node.parent_id, "child_ids": json.dumps(node.child_ids),
+                            "leaf_chunk_ids": json.dumps(node.leaf_chunk_ids), "text": node.text,
+                            "tokens": node.tokens, "vector_id": node.vector_id}])
 
     def set_tree_parent(self, node_id: str, parent_id: str) -> None:
-        self.conn.execute("UPDATE tree_nodes SET parent_id=? WHERE node_id=?", (parent_id, node_id))
+        self.db.execute(update(_t).where(_t.c.node_id == node_id).values(parent_id=parent_id))
 
     def delete_tree_nodes(self, node_ids: Iterable[str]) -> None:
-        self.conn.executemany("DELETE FROM tree_nodes WHERE node_id=?", [(i,) for i in node_ids])
+        self.db.execute_many(_DELETE_TREE_NODE, [{"node": i} for i in node_ids])
 
     def doc_roots(self) -> dict[str, tuple[str, Optional[str]]]:
-        return {r[0]: (r[1], r[2]) for r in self.conn.execute("SELECT doc_id, root_id, corpus_parent FROM doc_roots")}
+        r = s.doc_roots.c
+        return {row[0]: (row[1], row[2]) for row in self.db.rows(select(r.doc_id, r.root_id, r.corpus_parent))}
 
     def set_doc_root(self, doc_id: str, root_id: str, corpus_parent: Optional[str]) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO doc_roots(doc_id, root_id, corpus_parent) VALUES (?, ?, ?)",
-                          (doc_id, root_id, corpus_parent))
+        self._replace(s.doc_roots, [{"doc_id": doc_id, "root_id": root_id, "corpus_parent": corpus_parent}])
 
     def delete_doc_root(self, doc_id: str) -> None:
-        self.conn.execute("DELETE FROM doc_roots WHERE doc_id=?", (doc_id,))
+        self.db.execute(delete(s.doc_roots).where(s.doc_roots.c.doc_id == doc_id))
 
     # --- reports ---------------------------------------------------------------------------
     def status_counts(self) -> dict[str, int]:
         """Documents per status."""
-        return dict(self.conn.execute("SELECT status, count(*) FROM documents GROUP BY status").fetchall())
+        return {row[0]: int(row[1]) for row in self.db.rows(
+            select(_d.c.status, func.count()).group_by(_d.c.status))}
 
     def total_tokens(self) -> int:
-        return int(self.conn.execute("SELECT coalesce(sum(tokens), 0) FROM documents").fetchone()[0])
+        return int(self.db.execute(select(func.coalesce(func.sum(_d.c.tokens), 0))).scalar_one())
 
     def log_details(self, event: str) -> list[str]:
         """The JSON details of the run-log entries of ``event``, oldest first."""
-        return [r[0] for r in self.conn.execute("SELECT detail FROM run_log WHERE event=? ORDER BY id", (event,))]
+        log = s.run_log.c
+        return self.db.scalars(select(log.detail).where(log.event == event).order_by(log.id))
 
     def llm_usage_rows(self) -> list[tuple]:
         """(stage, calls, cached, prompt_tokens, completion_tokens, seconds) per LLM stage."""
-        return [tuple(r) for r in self.conn.execute(
-            "SELECT stage, calls, cached, prompt_tokens, completion_tokens, seconds FROM llm_usage ORDER BY stage")]
+        u = s.llm_usage.c
+        return [tuple(r) for r in self.db.rows(
+            select(u.stage, u.calls, u.cached, u.prompt_tokens, u.completion_tokens, u.seconds).order_by(u.stage))]
 
     def chunks_per_document(self) -> dict[str, int]:
-        return dict(self.conn.execute("SELECT doc_id, count(*) FROM chunks GROUP BY doc_id").fetchall())
+        return {row[0]: int(row[1]) for row in self.db.rows(
+            select(_c.c.doc_id, func.count()).group_by(_c.c.doc_id))}
 
     def entities_per_document(self) -> dict[str, int]:
-        return dict(self.conn.execute(
-            "SELECT doc_id, count(DISTINCT entity_key) FROM entity_fragments GROUP BY doc_id").fetchall())
+        f = s.entity_fragments.c
+        return {row[0]: int(row[1]) for row in self.db.rows(
+            select(f.doc_id, func.count(distinct(f.entity_key))).group_by(f.doc_id))}
 
     # --- expected vector ids (for reconciliation) -----------------------------------------
     def expected_vector_ids(self) -> dict[str, set[str]]:
         return {
-            "chunks": {window_id(cid, i) for cid, n in self.conn.execute("SELECT chunk_id, windows FROM chunks")
+            "chunks": {window_id(cid, i) for cid, n in self.db.rows(select(_c.c.chunk_id, _c.c.windows))
                        for i in range(max(1, int(n)))},
-            "entities": {r[0] for r in self.conn.execute("SELECT vector_id FROM entities")},
-            "relations": {r[0] for r in self.conn.execute("SELECT vector_id FROM relations")},
-            "tree": {r[0] for r in self.conn.execute("SELECT vector_id FROM tree_nodes")},
+            "entities": set(self.db.scalars(select(s.entities.c.vector_id))),
+            "relations": set(self.db.scalars(select(s.relations.c.vector_id))),
+            "tree": set(self.db.scalars(select(_t.c.vector_id))),
         }

@@ -1,18 +1,101 @@
-"""The SQLite + Chroma adapter's ``VectorSearch``: every vector of a collection loaded once per
-workspace generation into a ``VectorMatrix`` (exact cosines by matrix products, deterministic),
-with the key → row maps the callers look vectors up by. Nothing outside this adapter sees the
-matrices, rows or maps."""
+"""The Chroma adapter's ``VectorSearch``: every vector of a collection loaded once per workspace
+generation into a ``VectorMatrix`` (exact cosines by matrix products, deterministic), with the
+key → row maps the callers look vectors up by. Nothing outside this adapter sees the matrices, rows
+or maps. ``core.storage.vectors`` (the collections) loads the matrices; this module imports nothing
+of it."""
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from core.storage.ports import VectorHit
+from core.embeddings import chunk_of_window
+from core.storage.coarse_search import CoarseIndex, wants_coarse
+from core.storage.records import VectorHit
 
-if TYPE_CHECKING:
-    from core.storage.vectors import VectorMatrix
+WINDOW_OVERFETCH = 4  # window hits fetched per chunk wanted (a chunk of 1,200 tokens has ~7 windows)
+
+
+def window_chunk(vector_id: str, meta: dict[str, Any]) -> str:
+    """The chunk a chunk-collection vector belongs to (one vector per window of a chunk)."""
+    return str(meta.get("chunk_id") or chunk_of_window(vector_id))
+
+
+class VectorMatrix:
+    """All vectors of one collection in memory: row ``i`` is ``ids[i]`` with ``metadatas[i]``."""
+
+    def __init__(self, ids: list[str], vectors: np.ndarray, metadatas: list[dict[str, Any]]) -> None:
+        self.ids = ids
+        self.vectors = vectors
+        self.metadatas = metadatas
+        self.row = {vector_id: i for i, vector_id in enumerate(ids)}
+        self.chunk_of_row = [window_chunk(vector_id, meta) for vector_id, meta in zip(ids, metadatas)]
+        self.rows_of_chunk: dict[str, list[int]] = {}
+        for i, chunk_id in enumerate(self.chunk_of_row):
+            self.rows_of_chunk.setdefault(chunk_id, []).append(i)
+        self.coarse = CoarseIndex(vectors) if wants_coarse(len(ids)) else None  # large: two-stage top-k
+
+    def chunk_cosines(self, vector: np.ndarray, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Each known chunk's best window cosine to ``vector`` (chunks without vectors are left out)."""
+        rows = [(c, r) for c in dict.fromkeys(chunk_ids) for r in self.rows_of_chunk.get(c, [])]
+        if not rows:
+            return {}
+        cosines = self.vectors[np.asarray([r for _, r in rows])] @ np.asarray(vector, dtype=np.float32)
+        out: dict[str, float] = {}
+        for (chunk_id, _), cosine in zip(rows, cosines.tolist()):
+            if cosine > out.get(chunk_id, -2.0):
+                out[chunk_id] = float(cosine)
+        return out
+
+    def top(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """Exact top-k by cosine (ties: id), like a brute-force vector database (LightRAG's
+        nano-vectordb); unlike ChromaDB's HNSW search it is deterministic and never misses a vector."""
+        if k <= 0 or not len(self.ids):
+            return []
+        if self.coarse is not None:  # a large collection: candidates from a projection (core.storage.coarse_search)
+            found, values = self.coarse.top_rows(vector, k)
+            hits = [VectorHit(self.ids[r], float(v), dict(self.metadatas[r])) for r, v in zip(found.tolist(), values)]
+            return sorted(hits, key=lambda h: (-h.score, h.id))
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        k = min(k, len(scores))
+        rows = np.argpartition(-scores, k - 1)[:k]
+        hits = [VectorHit(self.ids[r], float(scores[r]), dict(self.metadatas[r])) for r in rows.tolist()]
+        return sorted(hits, key=lambda h: (-h.score, h.id))
+
+    def top_chunks(self, vector: np.ndarray, k: int) -> list[VectorHit]:
+        """Exact top-k chunks, each scored by its best window (max-sim); a hit's id is the chunk id."""
+        if k <= 0 or not len(self.ids):
+            return []
+        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
+        n, want = len(scores), WINDOW_OVERFETCH * k
+        while True:  # the best rows in (score desc, row) order: a prefix of the stable sort of every row
+            if want < n:
+                cut = np.partition(scores, n - want)[n - want]
+                rows = np.flatnonzero(scores >= cut)  # every row tied at the cut too
+                rows = rows[np.lexsort((rows, -scores[rows]))]
+            else:
+                rows = np.argsort(-scores, kind="stable")
+            best: dict[str, VectorHit] = {}
+            for row in rows.tolist():
+                chunk_id = self.chunk_of_row[row]
+                if chunk_id not in best:
+                    best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(self.metadatas[row]))
+                    if len(best) >= k:
+                        break
+            if len(best) >= k or want >= n:
+                return sorted(best.values(), key=lambda h: (-h.score, h.id))
+            want *= 4  # too few distinct chunks among the best rows: look further
+
+    def by_meta(self, *fields: str) -> dict[Any, int]:
+        """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
+        if len(fields) == 1:
+            return {m.get(fields[0]): i for i, m in enumerate(self.metadatas)}
+        return {tuple(m.get(f) for f in fields): i for i, m in enumerate(self.metadatas)}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
 
 _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
 
@@ -20,13 +103,13 @@ _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
 class MatrixSearch:
     """Exact vector search over in-memory matrices loaded lazily by ``load(collection)``."""
 
-    def __init__(self, load: Callable[[str], "VectorMatrix"]) -> None:
+    def __init__(self, load: Callable[[str], VectorMatrix]) -> None:
         self._load = load
-        self._matrices: dict[str, "VectorMatrix"] = {}
+        self._matrices: dict[str, VectorMatrix] = {}
         self._rows: dict[str, dict[Any, int]] = {}
         self._lock = threading.Lock()
 
-    def _matrix(self, collection: str) -> "VectorMatrix":
+    def _matrix(self, collection: str) -> VectorMatrix:
         matrix = self._matrices.get(collection)
         if matrix is None:
             with self._lock:
@@ -44,7 +127,7 @@ class MatrixSearch:
             self._rows[collection] = rows
         return rows
 
-    def _key(self, collection: str, matrix: "VectorMatrix", row: int) -> Any:
+    def _key(self, collection: str, matrix: VectorMatrix, row: int) -> Any:
         fields = _KEY_FIELDS.get(collection)
         if fields is None:
             return matrix.ids[row]

@@ -11,95 +11,11 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from core.embeddings import chunk_of_window
-from core.storage.coarse_search import CoarseIndex, wants_coarse
-from core.storage.ports import VectorHit  # noqa: F401 - also re-exported here
+from core.storage.records import VectorHit
+from core.storage.vector_search import WINDOW_OVERFETCH, MatrixSearch, VectorMatrix, window_chunk
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
 UPSERT_BATCH = 2000
-WINDOW_OVERFETCH = 4  # window hits fetched per chunk wanted (a chunk of 1,200 tokens has ~7 windows)
-
-
-def window_chunk(vector_id: str, meta: dict[str, Any]) -> str:
-    """The chunk a chunk-collection vector belongs to (one vector per window of a chunk)."""
-    return str(meta.get("chunk_id") or chunk_of_window(vector_id))
-
-
-class VectorMatrix:
-    """All vectors of one collection in memory: row ``i`` is ``ids[i]`` with ``metadatas[i]``."""
-
-    def __init__(self, ids: list[str], vectors: np.ndarray, metadatas: list[dict[str, Any]]) -> None:
-        self.ids = ids
-        self.vectors = vectors
-        self.metadatas = metadatas
-        self.row = {vector_id: i for i, vector_id in enumerate(ids)}
-        self.chunk_of_row = [window_chunk(vector_id, meta) for vector_id, meta in zip(ids, metadatas)]
-        self.rows_of_chunk: dict[str, list[int]] = {}
-        for i, chunk_id in enumerate(self.chunk_of_row):
-            self.rows_of_chunk.setdefault(chunk_id, []).append(i)
-        self.coarse = CoarseIndex(vectors) if wants_coarse(len(ids)) else None  # large: two-stage top-k
-
-    def chunk_cosines(self, vector: np.ndarray, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """Each known chunk's best window cosine to ``vector`` (chunks without vectors are left out)."""
-        rows = [(c, r) for c in dict.fromkeys(chunk_ids) for r in self.rows_of_chunk.get(c, [])]
-        if not rows:
-            return {}
-        cosines = self.vectors[np.asarray([r for _, r in rows])] @ np.asarray(vector, dtype=np.float32)
-        out: dict[str, float] = {}
-        for (chunk_id, _), cosine in zip(rows, cosines.tolist()):
-            if cosine > out.get(chunk_id, -2.0):
-                out[chunk_id] = float(cosine)
-        return out
-
-    def top(self, vector: np.ndarray, k: int) -> list[VectorHit]:
-        """Exact top-k by cosine (ties: id), like a brute-force vector database (LightRAG's
-        nano-vectordb); unlike ChromaDB's HNSW search it is deterministic and never misses a vector."""
-        if k <= 0 or not len(self.ids):
-            return []
-        if self.coarse is not None:  # a large collection: candidates from a projection (core.storage.coarse_search)
-            found, values = self.coarse.top_rows(vector, k)
-            hits = [VectorHit(self.ids[r], float(v), dict(self.metadatas[r])) for r, v in zip(found.tolist(), values)]
-            return sorted(hits, key=lambda h: (-h.score, h.id))
-        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
-        k = min(k, len(scores))
-        rows = np.argpartition(-scores, k - 1)[:k]
-        hits = [VectorHit(self.ids[r], float(scores[r]), dict(self.metadatas[r])) for r in rows.tolist()]
-        return sorted(hits, key=lambda h: (-h.score, h.id))
-
-    def top_chunks(self, vector: np.ndarray, k: int) -> list[VectorHit]:
-        """Exact top-k chunks, each scored by its best window (max-sim); a hit's id is the chunk id."""
-        if k <= 0 or not len(self.ids):
-            return []
-        scores = self.vectors @ np.asarray(vector, dtype=np.float32)
-        n, want = len(scores), WINDOW_OVERFETCH * k
-        while True:  # the best rows in (score desc, row) order: a prefix of the stable sort of every row
-            if want < n:
-                cut = np.partition(scores, n - want)[n - want]
-                rows = np.flatnonzero(scores >= cut)  # every row tied at the cut too
-                rows = rows[np.lexsort((rows, -scores[rows]))]
-            else:
-                rows = np.argsort(-scores, kind="stable")
-            best: dict[str, VectorHit] = {}
-            for row in rows.tolist():
-                chunk_id = self.chunk_of_row[row]
-                if chunk_id not in best:
-                    best[chunk_id] = VectorHit(chunk_id, float(scores[row]), dict(self.metadatas[row]))
-                    if len(best) >= k:
-                        break
-            if len(best) >= k or want >= n:
-                return sorted(best.values(), key=lambda h: (-h.score, h.id))
-            want *= 4  # too few distinct chunks among the best rows: look further
-
-    def by_meta(self, *fields: str) -> dict[Any, int]:
-        """Row of each vector keyed by metadata fields (one field: its value; several: a tuple)."""
-        if len(fields) == 1:
-            return {m.get(fields[0]): i for i, m in enumerate(self.metadatas)}
-        return {tuple(m.get(f) for f in fields): i for i, m in enumerate(self.metadatas)}
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
 class VectorStore:
     """The four collections of one workspace; cosine space."""
 
@@ -234,7 +150,7 @@ class VectorStore:
         got = self._collections[name].get(ids=list(ids), include=["embeddings"])
         return {i: np.asarray(v, dtype=np.float32) for i, v in zip(got["ids"], cast(Iterable[Any], got["embeddings"]))}  # included above
 
-    def matrix(self, name: str) -> "VectorMatrix":
+    def matrix(self, name: str) -> VectorMatrix:
         """Every vector of a collection in memory (ids, a unit-vector matrix, metadatas), for exact
         cosines of many candidates at once; the caller caches it per workspace generation."""
         coll = self._collections[name]
@@ -254,11 +170,9 @@ class VectorStore:
         dim = rows[0].shape[1] if rows else 0
         return VectorMatrix(ids, np.concatenate(rows) if rows else np.zeros((0, dim), dtype=np.float32), metas)
 
-    def exact_search(self) -> Any:
+    def exact_search(self) -> MatrixSearch:
         """Exact (deterministic) search over this index's vectors, loaded into memory per collection
         on first use; the caller keeps it for one workspace generation."""
-        from core.storage.vector_search import MatrixSearch
-
         return MatrixSearch(self.matrix)
 
     def drop_all(self) -> None:

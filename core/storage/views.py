@@ -16,7 +16,7 @@ import networkx as nx
 
 if TYPE_CHECKING:
     from core.storage.ports import GraphView, RecordStore, VectorIndex, VectorSearch
-    from core.storage.store import TreeNode
+    from core.storage.records import TreeNode
 
 T = TypeVar("T")
 

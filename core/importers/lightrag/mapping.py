@@ -24,7 +24,7 @@ from core.extraction.names import normalize_name
 from core.importers.lightrag.reader import SEP, LightRAGIndex, split_sep
 from core.indexing.profiles import (MergedEntity, MergedRelation, entity_vector_id, entity_vector_text,
                                  relation_vector_id, relation_vector_text)
-from core.storage.graph_store import relation_key
+from core.storage.records import node_pair
 from core.tokens import count_tokens
 from core.types import Chunk
 
@@ -172,7 +172,7 @@ def map_index(index: LightRAGIndex) -> ImportPlan:
     for rel in index.relations:
         if rel.source not in keys or rel.target not in keys or keys[rel.source] == keys[rel.target]:
             continue
-        pair = relation_key(keys[rel.source], keys[rel.target])
+        pair = node_pair(keys[rel.source], keys[rel.target])
         keywords = keywords_of(rel.keywords)
         live = [cid for cid in rel.source_chunk_ids if cid in chunk_doc]
         if not live or pair[0] not in fragments or pair[1] not in fragments:

@@ -18,7 +18,7 @@ from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.profiles import MergedEntity, MergedRelation
 from core.indexing.vector_writes import delete_vectors, upsert_chunk_vectors, upsert_graph_vectors
 from core.storage.import_writes import ImportWrites, import_writes
-from core.storage.store import TreeNode
+from core.storage.records import TreeNode
 from core.types import Chunk, ChunkExtraction
 from core.workspace import Workspace
 
@@ -176,7 +176,7 @@ def finish(ws: Workspace, event: str, detail: dict[str, Any]) -> None:
 
 def counts(ws: Workspace) -> dict[str, int]:
     s = ws.records
-    return {"documents": s.count("documents", "WHERE status='processed'"), "chunks": s.count("chunks"),
+    return {"documents": s.status_counts().get("processed", 0), "chunks": s.count("chunks"),
             "entities": s.count("entities"), "relations": s.count("relations"),
             "mention_nodes": s.mention_node_count(), "mention_edges": s.count("mention_edges"),
             "tree_nodes": s.count("tree_nodes")}
