@@ -288,6 +288,7 @@ class Answer:
     text: str
     kind: str  # "llm" | "extractive"
     model: str = ""
+    note: str = ""  # why an extractive answer bolds no short answer (``core.answers.claim``), else ""
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
@@ -198,6 +199,8 @@ def render_answer(result: RetrievalResult) -> None:
         if result.answer is not None and result.answer.kind == "extractive" and text:
             first, _, rest = text.partition("\n")
             st.html(first_line_html(first))
+            if result.answer.note:  # why no short answer is bolded (core.answers.claim)
+                st.caption(escape_markdown(result.answer.note))
             if rest.strip():
                 st.text(rest.strip())
             return

@@ -7,7 +7,8 @@ in ``path`` (one chain of supporting sentences per kept path).
 All use the sentence records stored at indexing time (``sentences``: no parsing per query), score
 them with lexical, graph and answer-type signals (``question``, ``scoring``; no embedding of
 sentences) and lay them out the same way (``layout``): the single best sentence first with the
-short answer bolded, then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
+short answer bolded when the sentence clearly states it (``support``, ``claim``; otherwise the answer's
+``note`` says why nothing is bolded), then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
 is ``Answer(kind="extractive")``.
 
 With an LLM, ``answer`` generates the answer instead (``core.llm.generated_answers``).
@@ -16,10 +17,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from core.answers.claim import claimed
 from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, compose
 from core.answers.scoring import Pick, best
-from core.answers.support import checked
 from core.retrieval.query import QuestionState
 from core.types import Answer, RetrievalResult
 
@@ -54,8 +55,9 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     settings = getattr(ctx, "settings", None) or ws.settings
     inputs = answer_inputs(ws, result.query, max(1, lines or settings.answer_sentences), ctx, cache)
     candidates, entries = _builder(result.mode)(inputs, result)
-    first = checked(best(candidates), inputs.frame, inputs.graph, inputs.cache)  # bold only what it supports
-    return Answer(compose(first, entries, inputs.lines), "extractive", "")
+    # the first line: bolded only where its sentence supports the short answer as a clear claim
+    first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
+    return Answer(compose(first, entries, inputs.lines), "extractive", "", note)
 
 
 def answer(result: RetrievalResult, ws: Workspace, llm: Optional[Any] = None, cache: Optional[QuestionState] = None,

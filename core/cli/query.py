@@ -37,6 +37,8 @@ def _print_result(result: RetrievalResult) -> None:
     label = "LLM answer" if answer and answer.kind == "llm" else "Extractive answer (quoted from the context)"
     print(f"== {result.mode} ==")
     print(f"{label}:\n{answer.text if answer else ''}\n")
+    if answer is not None and answer.note:
+        print(f"({answer.note})\n")
     print(summary_line(result))
     for line in result.trace_lines()[:12]:
         print(f"  · {line}")

@@ -1,0 +1,122 @@
+"""May the first line bold its short answer? A bold is a claim ("this is the answer"): it is shown
+only when the chosen sentence says what the question asks, and otherwise the sentence is quoted
+without a bold and the answer carries a short note saying why.
+
+``support.checked`` has already kept only a mention of the asked-for type in the asked-for argument of
+the question's verb. This module adds the three conditions that its parse cannot see, each a reason
+a bold was wrong on the dev sets (``docs/offline-answers.md`` has the measured effect):
+
+1. **The sentence states the question's relation.** It holds at least half of the question's own
+   words for its answer — the common words of the main clause, outside the clauses that describe the
+   bridge ("How many *turbines make up* the *power station* developed by …") — and, when the question
+   has a main verb ("Who *founded* …"), that verb. A sentence that only shares a name with the question
+   ("Kim Jong-il's mother … was **Kim Il-sung**'s first wife" for "Who is the wife of Kim Jong-chul?")
+   states something else about it.
+2. **The sentence picks one candidate.** A sentence naming three or more mentions of the asked-for
+   type besides the question's own (a table row, a list of clubs, members or counts) does not say
+   which of them answers; nearness to a question word is a guess there.
+3. **The choice is clear.** The chosen sentence scores at least ``CLEAR_MARGIN`` above the best
+   candidate with other words (``scoring``'s scale; its own copies under other labels do not count):
+   when two different sentences are nearly equal, which one holds the answer is not known.
+
+The first line stays the scorer's best sentence either way. Tried and not kept: quoting first a lower
+sentence that passes the checks (within 1.0 of the best) when the best does not — it raised right bolds on
+the sample corpus but doubled wrong ones on the dev sets (docs/offline-answers.md).
+
+``paper_strict`` does not change this: it is RAGScope's answer layer, not a paper's algorithm.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Sequence
+
+from core.answers.cache import answer_cache
+from core.answers.question import QuestionFrame
+from core.answers.scoring import Pick
+from core.retrieval.query import QuestionState
+
+MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its answer
+MAX_CANDIDATES = 2  # more mentions of the asked-for type than this: a list, no single answer
+CLEAR_MARGIN = 0.2  # the best sentence's lead over the next sentence with other words (scoring's scale)
+
+NOTE_RELATION = "No short answer is bolded: the quoted sentence does not state what the question asks."
+NOTE_LIST = "No short answer is bolded: the quoted sentence names several candidates of the asked-for type."
+NOTE_CLOSE = "No short answer is bolded: another sentence of the evidence fits the question almost as well."
+
+
+@dataclass(frozen=True)
+class QuestionClaim:
+    """What a sentence must state to answer the question: the main clause's own words (stems) and
+    the question's main verb (stem; empty when the question has none the parse can read)."""
+
+    main_terms: frozenset[str]
+    verb: str
+
+
+def claim_terms(question: str) -> frozenset[str]:
+    """The main clause's own words (``support.main_clause_terms``) without the noun a wh-word
+    determines: "what *year*", "which *company*" name the answer's type, not what it states."""
+    from core.answers.question import stem
+    from core.answers.support import _parse, main_clause_terms
+
+    typed = {stem(t.lower_) for t in _parse(question)
+             if any(c.dep_ == "det" and c.lower_ in ("what", "which", "whose") for c in t.children)}
+    return main_clause_terms(question) - typed
+
+
+def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
+    """The question's claim, parsed once per question (memoised in the answers' cache)."""
+    from core.answers.support import question_relation
+
+    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else {}
+    key = ("claim", frame.text)
+    if key not in store:
+        relation = question_relation(frame.text)
+        store[key] = QuestionClaim(claim_terms(frame.text), relation.verb if relation else "")
+    return store[key]
+
+
+def _candidates(pick: Pick, frame: QuestionFrame) -> int:
+    """Mentions of the first asked-for type in the sentence that the question does not name."""
+    group = frame.groups[0] if frame.groups else ()
+    seen = {surface.lower() for label, surface, _ in pick.sentence.mentions
+            if label in group and not frame.names_in_question(surface)}
+    return len(seen)
+
+
+def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
+    """The pick's lead over the best candidate quoting another sentence (its own copies under other
+    labels, or the same words in a duplicated document, do not count); negative when promoted."""
+    others = [c.score for c in candidates if c.sentence.text != pick.sentence.text]
+    return pick.score - max(others) if others else float("inf")
+
+
+def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim) -> str:
+    """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can)."""
+    stems = pick.sentence.stems
+    if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
+        return NOTE_RELATION
+    if claim.verb and claim.verb not in stems:
+        return NOTE_RELATION
+    if _candidates(pick, frame) > MAX_CANDIDATES:
+        return NOTE_LIST
+    return ""
+
+
+def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
+            cache: Any = None) -> tuple[Optional[Pick], str]:
+    """(the first line's pick — the scorer's ``best`` of ``candidates`` — bolded only when it is a clear
+    claim; the note saying why nothing is bolded, or "")."""
+    from core.answers.support import checked
+
+    if best is None or not best.typed:
+        return best, ""  # nothing of the asked-for type to bold: nothing to explain
+    note = reason(best, frame, question_claim(frame, cache))
+    if not note:
+        kept = checked(best, frame, graph, cache) or best
+        if not kept.typed:
+            return kept, NOTE_RELATION  # the parse shows the mention outside the asked-for argument
+        if _lead(best, candidates) >= CLEAR_MARGIN:
+            return kept, ""
+        note = NOTE_CLOSE
+    return replace(best, typed=[]), note
