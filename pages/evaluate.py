@@ -130,7 +130,8 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
                 f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
                 f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
                 "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
-                "answer is / is not the gold answer (no bold counts as neither).")
+                "answer is / is not the gold answer (no bold counts as neither). A gold answer longer than six words "
+                "(a sentence) is matched by its content words instead, and left out of the bold columns.")
     st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)

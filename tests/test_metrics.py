@@ -1,6 +1,8 @@
 """Evaluation metrics and question parsing, with numbers checked by hand."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from core.evaluation.metrics import (all_at_k, answer_in_context, bootstrap_ci, normalize_answer,
@@ -42,3 +44,33 @@ def test_question_parsing_reports_the_bad_line_and_resolves_names():
     qs = parse_questions(['{"qid": "s1", "question": "Who?", "answer": "X", "gold_doc_names": ["a.md"]}'])
     resolve_gold(qs, {"doc-1": "a.md", "doc-2": "b.md"})
     assert qs[0].gold_doc_ids == ["doc-1"]
+
+
+# --- sentence-form gold answers ---------------------------------------------------------------------
+def test_sentence_form_gold_is_matched_by_its_content_words_and_left_out_of_the_bold_columns():
+    from core.evaluation.metrics import answer_in_context, key_term_recall, right_bold, sentence_gold, wrong_bold
+
+    gold = "He was afraid that the ghosts would take away all of his wealth."
+    assert sentence_gold(gold) and not sentence_gold("Josiah Harland") and not sentence_gold(gold, ["wealth"])
+    context = "Scrooge was afraid, at night, that the ghosts had come to take away his wealth."
+    assert key_term_recall(context, gold) >= 0.8
+    assert answer_in_context(context, gold) == 1.0  # a verbatim match would have said 0.0
+    assert answer_in_context("The ghosts visited him at night.", gold) == 0.0
+    assert wrong_bold("**Marley** came first.", gold) is None and right_bold("**wealth** was gone.", gold) is None
+    assert wrong_bold("**Marley** came first.", "Scrooge") == 1.0  # short gold: still judged
+
+
+def test_the_evaluation_report_says_how_sentence_form_gold_was_judged(sample_ws, tmp_path):
+    from core.evaluation.questions import load_questions
+    from core.evaluation.runner import evaluate
+
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"qid": "s1", "question": "Why did the railway matter to the cooperative?",
+                                "answer": "The opening of the railway allowed the cooperative to send fresh fish "
+                                          "to inland markets.",
+                                "gold_doc_names": ["06-velmora-coastal-railway.md"]}) + "\n", encoding="utf-8")
+    report = evaluate(sample_ws, load_questions(path), ["naive"], ks=(2,))
+    assert any("1 of 1 gold answers are sentences" in w for w in report.warnings), report.warnings
+    row = report.rows[0]
+    assert row["wrong_bold"] is None and row["right_bold"] is None
+    assert row["answer_in_context"] == 1.0  # the railway paragraph holds the sentence's content words

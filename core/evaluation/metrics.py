@@ -1,6 +1,12 @@
 """Evidence metrics: recall@k and all@k of gold documents over a ranked document list,
 answer-in-context, answer-in-answer, the bolded short answer judged against the gold answer
-(``wrong_bold`` / ``right_bold``), and bootstrap confidence intervals."""
+(``wrong_bold`` / ``right_bold``), and bootstrap confidence intervals.
+
+Gold answers that are sentences or long phrases (every form longer than ``SHORT_ANSWER_WORDS`` words, as in
+long-document QA sets) are never found verbatim in a context: for them answer-in-context and
+answer-in-answer count a match when at least ``KEY_TERM_RECALL`` of the gold answer's content words occur
+(key-term recall), and the bold columns leave them out (a bold is a short answer of at most six words).
+``sentence_gold`` says which questions are judged so; the evaluation report says how many."""
 from __future__ import annotations
 
 import re
@@ -11,6 +17,8 @@ import numpy as np
 from scipy import stats
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
+SHORT_ANSWER_WORDS = 6  # a longer gold answer (in every form) is sentence-form
+KEY_TERM_RECALL = 0.8  # share of a sentence-form gold answer's content words that must occur
 
 
 def normalize_answer(text: str) -> str:
@@ -42,11 +50,32 @@ def all_at_k(ranked_docs: Sequence[str], gold: Sequence[str], k: int) -> Optiona
     return 1.0 if gold_set <= set(ranked_docs[:k]) else 0.0
 
 
+def sentence_gold(answer: Optional[str], aliases: Sequence[str] = ()) -> bool:
+    """Is the gold answer a sentence or a long phrase: every form of it longer than ``SHORT_ANSWER_WORDS``?"""
+    forms = [normalize_answer(a) for a in [answer, *aliases] if a and normalize_answer(a)]
+    return bool(forms) and all(len(f.split()) > SHORT_ANSWER_WORDS for f in forms)
+
+
+def _content_words(text: str) -> set[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return {w for w in normalize_answer(text).split() if w not in STOP_WORDS}
+
+
+def key_term_recall(text: str, gold: str) -> float:
+    """Share of the gold answer's content words (normalised, stop words left out) that occur in ``text``."""
+    wanted = _content_words(gold)
+    return len(wanted & set(normalize_answer(text).split())) / len(wanted) if wanted else 0.0
+
+
 def answer_in_context(context: str, answer: Optional[str], aliases: Sequence[str] = ()) -> Optional[float]:
-    """1.0 when the normalised answer or an alias occurs in the normalised context (None without answer)."""
+    """1.0 when the normalised answer or an alias occurs in the normalised context (None without answer);
+    for a sentence-form gold answer, when its key-term recall reaches ``KEY_TERM_RECALL``."""
     candidates = [a for a in [answer, *aliases] if a and normalize_answer(a)]
     if not candidates:
         return None
+    if sentence_gold(answer, aliases):
+        return 1.0 if max(key_term_recall(context, a) for a in candidates) >= KEY_TERM_RECALL else 0.0
     haystack = f" {normalize_answer(context)} "
     return 1.0 if any(f" {normalize_answer(a)} " in haystack for a in candidates) else 0.0
 
@@ -85,8 +114,9 @@ def _is_gold(span: str, answer: Optional[str], aliases: Sequence[str]) -> bool:
 def wrong_bold(answer_text: Optional[str], answer: Optional[str], aliases: Sequence[str] = ()
                ) -> Optional[float]:
     """1.0 when the first line bolds a short answer and no bolded span is the gold answer, else 0.0
-    (no bold at all is 0.0: no claim made). None without a gold answer or without an answer."""
-    if answer_text is None or not normalize_answer(answer or ""):
+    (no bold at all is 0.0: no claim made). None without a gold answer or without an answer, and for a
+    sentence-form gold answer (a bold is a short answer: not measurable)."""
+    if answer_text is None or not normalize_answer(answer or "") or sentence_gold(answer, aliases):
         return None
     spans = bold_spans(answer_text)
     return 1.0 if spans and not any(_is_gold(s, answer, aliases) for s in spans) else 0.0
@@ -95,7 +125,7 @@ def wrong_bold(answer_text: Optional[str], answer: Optional[str], aliases: Seque
 def right_bold(answer_text: Optional[str], answer: Optional[str], aliases: Sequence[str] = ()
                ) -> Optional[float]:
     """1.0 when a span the first line bolds is the gold answer (None as for ``wrong_bold``)."""
-    if answer_text is None or not normalize_answer(answer or ""):
+    if answer_text is None or not normalize_answer(answer or "") or sentence_gold(answer, aliases):
         return None
     return 1.0 if any(_is_gold(s, answer, aliases) for s in bold_spans(answer_text)) else 0.0
 

@@ -10,8 +10,9 @@ import numpy as np
 from core.evaluation.bm25 import BM25Baseline
 from core.answers import extractive_answer
 from core.evaluation.loss import chunk_loss, document_loss, stage_counts
-from core.evaluation.metrics import (all_at_k, answer_in_answer, answer_in_context, bootstrap_ci, first_line, mean,
-                                     right_bold, wrong_bold,
+from core.evaluation.metrics import (KEY_TERM_RECALL, SHORT_ANSWER_WORDS, all_at_k, answer_in_answer,
+                                     answer_in_context, bootstrap_ci, first_line, mean, right_bold, sentence_gold,
+                                     wrong_bold,
                                      ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
 from core.retrieval.registry import query_context, retrieve
@@ -83,6 +84,13 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
     if missing:
         report.warnings.append(f"{missing} gold document id(s) are not in this workspace: was it built from the "
                                "matching corpus with its doc_ids kept?")
+    long_gold = sum(1 for q in questions if sentence_gold(q.answer, q.aliases))
+    if long_gold:
+        report.warnings.append(
+            f"{long_gold} of {len(questions)} gold answers are sentences or long phrases (more than "
+            f"{SHORT_ANSWER_WORDS} words): for them answer-in-context and answer-in-answer count a match when at least "
+            f"{KEY_TERM_RECALL:.0%} of the gold answer's content words occur (key-term recall), and the bold columns "
+            "leave them out (a bold is a short answer).")
     chunk_doc = _chunk_docs(ws)
     with_spans = any(q.evidence_spans for q in questions)
     chunk_text = ({cid: c.text for cid, c in ws.records.chunks_by_id(ws.records.all_chunk_ids()).items()}
