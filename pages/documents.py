@@ -103,9 +103,11 @@ def start_job(ws: Workspace, calls: list[IndexCall], what: str) -> None:
 
 
 def _cancel_job() -> None:
+    """Cancel through the front door (editor or above; the run on this session's workspace only)."""
     job = st.session_state.get(JOB_KEY)
     if job is not None:
-        job.cancel()
+        with show_errors():
+            api.cancel_indexing(state.principal(), job.ws)
 
 
 def finish_job(job: IndexJob) -> None:
@@ -147,6 +149,8 @@ def job_panel() -> None:
                        f"prompt + {t['completion_tokens']:,} completion tokens")
         if snap["cancelling"]:
             st.warning("Cancelling: waiting for the LLM calls in flight (their replies are cached)…")
+        elif not state.can(Role.editor):
+            st.caption("An editor is indexing this workspace; only an editor or admin can cancel the run.")
         else:
             st.button("Cancel", key="doc_cancel", on_click=_cancel_job,
                       help="Stop at the next safe point: LLM calls in flight finish and are cached, no new call "

@@ -40,7 +40,7 @@ API_ROLES = {
     "question_id": Role.viewer, "graph_bytes": Role.viewer,
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
-    "index_text": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
+    "index_text": Role.editor, "cancel_indexing": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
     "save_annotation_marks": Role.editor, "delete_annotations": Role.editor, "import_annotations": Role.editor,
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,

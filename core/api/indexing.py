@@ -2,7 +2,7 @@
 retry, resume, the sample corpus, and loading the embedding model as an indexing step of its own.
 
 Every indexing action (app and CLI) goes through ``index_pending``, which takes the workspace's write
-lock. Upload, index, delete, retry and resume are editor functions; ``sample_paths`` and
+lock. Upload, index, cancel, delete, retry and resume are editor functions; ``sample_paths`` and
 ``load_embedder`` are viewer functions (they change no data). Re-exported by ``core.api``.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from core.auth import Principal, Role, requires
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
+from core.indexing.running import cancel_runs, registered
 from core.loaders import ParseLimits, load_uploads
 from core.types import LoadFailure, ProgressCallback, SourceDocument, no_progress
 from core.workspace import Workspace
@@ -28,19 +29,33 @@ def index_pending(principal: Principal, ws: Workspace, progress: ProgressCallbac
     and summarizers when ``llm`` is given (its cache and usage rows are flushed afterwards). Every
     indexing action (app and CLI) goes through here."""
     report = report if report is not None else IndexReport()
-    options: dict[str, Any] = {"cancel": cancel if cancel is not None else getattr(llm, "cancel_event", None)}
+    event = cancel if cancel is not None else getattr(llm, "cancel_event", None)
+    options: dict[str, Any] = {"cancel": event if event is not None else threading.Event()}
     if llm is not None:
         from core.llm.provider import index_components
 
         options.update(index_components(ws, llm))
     try:
-        with ws.writer(wait=wait):
+        with ws.writer(wait=wait), registered(_workspace_key(ws), options["cancel"]):  # cancel_indexing reaches it
             if before is not None:
                 before(report)
             return process_pending(ws, progress, report=report, **options)
     finally:
         if llm is not None:
             llm.flush()
+
+
+def _workspace_key(ws: Workspace) -> str:
+    """The key under which indexing runs on ``ws`` are registered (its folder)."""
+    return str(Path(ws.path).resolve())
+
+
+@requires(Role.editor)
+def cancel_indexing(principal: Principal, ws: Workspace) -> int:
+    """Ask the indexing runs on ``ws`` in this process to stop at their next safe point (editor or above:
+    a viewer who watches a run's progress cannot stop it). Unfinished documents stay pending; returns the
+    number of runs reached (0: nothing was running)."""
+    return cancel_runs(_workspace_key(ws))
 
 
 @requires(Role.editor)
