@@ -21,6 +21,7 @@ from ui.auth_gate import guard
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api  # noqa: E402
+from core.csv_safe import csv_text  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
@@ -157,9 +158,16 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
                         for r in report.rows])
     st.download_button("Download summary (JSON)", json.dumps(report.summary(), indent=2), "eval_summary.json",
                        "application/json", key="eval_dl_summary")
-    st.download_button("Download per-question rows (CSV)", raw.to_csv(index=False), "eval_rows.csv", "text/csv",
+    st.download_button("Download per-question rows (CSV)", rows_csv(raw), "eval_rows.csv", "text/csv",
                        key="eval_dl_rows")
     loss_view.render_loss(report, names)
+
+
+def rows_csv(raw: pd.DataFrame) -> str:
+    """The per-question rows as CSV, empty cells for missing values, formula-looking cells neutralised
+    (``core.csv_safe``: ids and types come from uploaded files)."""
+    cells = raw.astype(object).where(raw.notna(), "")
+    return csv_text(cells.to_dict("records"), [str(c) for c in raw.columns])
 
 
 main()

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from core.csv_safe import csv_text
 from core.cli.base import add_embedding_flags, add_provider_flags, emit_json, open_workspace, providers, with_params
 from core.retrieval.registry import modes, parse_modes
 
@@ -33,11 +33,9 @@ def write_rows(rows: list[dict], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix.lower() == ".csv":
         keys = list(dict.fromkeys(k for r in rows for k in r))
+        cells = ({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()} for r in rows)
         with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=keys)
-            writer.writeheader()
-            for r in rows:
-                writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in r.items()})
+            handle.write(csv_text(cells, keys))  # formula-looking cells neutralised (core.csv_safe)
     else:
         path.write_text(json.dumps(rows, indent=1), encoding="utf-8")
 
