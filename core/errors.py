@@ -57,7 +57,7 @@ class InputTooLongError(RAGScopeError, ValueError):
 
 
 MAX_SEARCH_CHARS = 200  # a graph search: part of a name
-MAX_QUESTION_CHARS = 2000  # a question typed on Compare/Inspect or passed to ``query``
+MAX_QUESTION_CHARS = 10_000  # a question (Compare and Inspect use the first 2,000 characters of what is typed)
 
 
 def check_length(text: str, limit: int, what: str) -> str:
