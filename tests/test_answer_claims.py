@@ -5,6 +5,7 @@ hand-made sentences, then the sample corpus's questions through every mode."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import networkx as nx
@@ -66,15 +67,63 @@ def test_a_list_of_candidates_is_not_bolded():
 
 def test_a_close_second_sentence_withholds_the_bold_but_a_copy_of_the_same_sentence_does_not():
     frame = make_frame("Who founded the Velmora Marine Institute?")
-    text = "The Velmora Marine Institute was founded in 1921 by Agnes Marlowe."
+    text = "In 1921 Agnes Marlowe founded it with a gift from her father."  # "it": the parse cannot show whose founding
     best = _pick(text, [("PERSON", "Agnes Marlowe")], ["Agnes Marlowe"], 4.0)
     close = _pick("Tom Vale founded a sailing club near the Velmora Marine Institute.", [("PERSON", "Tom Vale")],
                   ["Tom Vale"], 3.9)
     pick, note = claimed(best, [best, close], frame, GRAPH)
     assert pick is not None and pick.typed == [] and note == NOTE_CLOSE
+    assert pick.sentence is best.sentence  # Tom Vale founded a club near the institute: not promoted
     copy = Pick(_sentence(text, [("PERSON", "Agnes Marlowe")]), 3.95, "bridge", "bridge", ["Agnes Marlowe"])
     pick, note = claimed(best, [best, copy], frame, GRAPH)
     assert pick is not None and pick.typed == ["Agnes Marlowe"] and note == ""
+
+
+def test_a_sentence_whose_parse_states_the_relation_about_the_subject_needs_no_margin():
+    """"X was founded … by **A**": the question's verb with its named subject on the other side and the
+    span in the asked-for side is bolded even when another sentence scores almost as high."""
+    frame = make_frame("Who founded the Velmora Marine Institute?")
+    best = _pick("The Velmora Marine Institute was founded in 1921 by Agnes Marlowe.", [("PERSON", "Agnes Marlowe")],
+                 ["Agnes Marlowe"], 4.0)
+    close = _pick("Tom Vale founded a sailing club near the Velmora Marine Institute.", [("PERSON", "Tom Vale")],
+                  ["Tom Vale"], 3.9)
+    pick, note = claimed(best, [best, close], frame, GRAPH)
+    assert pick is not None and pick.typed == ["Agnes Marlowe"] and note == ""
+
+
+def test_a_lower_sentence_that_states_the_claim_is_quoted_first_and_bolded():
+    frame = make_frame("Who founded the Velmora Marine Institute?")
+    best = _pick("Agnes Marlowe lectured at the Velmora Marine Institute for thirty years.",
+                 [("PERSON", "Agnes Marlowe")], ["Agnes Marlowe"], 4.0)
+    lower = _pick("The institute's records show that Edwin Marlowe founded the Velmora Marine Institute in 1921.",
+                  [("PERSON", "Edwin Marlowe")], ["Edwin Marlowe"], 3.0)
+    pick, note = claimed(best, [best, lower], frame, GRAPH)
+    assert pick is not None and pick.sentence is lower.sentence and pick.typed == ["Edwin Marlowe"] and note == ""
+    far = replace(lower, score=best.score - claim.PROMOTE_WINDOW - 0.1)
+    pick, note = claimed(best, [best, far], frame, GRAPH)
+    assert pick is not None and pick.sentence is best.sentence and pick.typed == [] and note == NOTE_RELATION
+
+
+def test_promotion_rests_on_the_parse(monkeypatch):
+    """The guard of the two tests above: with the parse check stubbed out, nothing is promoted or bolded."""
+    import core.answers.support as support
+
+    monkeypatch.setattr(support, "parse_verified", lambda *a, **k: [])
+    frame = make_frame("Who founded the Velmora Marine Institute?")
+    best = _pick("Agnes Marlowe lectured at the Velmora Marine Institute for thirty years.",
+                 [("PERSON", "Agnes Marlowe")], ["Agnes Marlowe"], 4.0)
+    lower = _pick("The institute's records show that Edwin Marlowe founded the Velmora Marine Institute in 1921.",
+                  [("PERSON", "Edwin Marlowe")], ["Edwin Marlowe"], 3.0)
+    pick, _ = claimed(best, [best, lower], frame, GRAPH)
+    assert pick is not None and pick.sentence is best.sentence and pick.typed == []
+
+
+def test_a_wrong_type_span_is_never_bolded_even_when_the_parse_states_the_relation():
+    frame = make_frame("Who founded the Velmora Marine Institute?")
+    best = _pick("The Velmora Marine Institute was founded by the Harbour Trust in 1921.",
+                 [("DATE", "1921")], [], 4.0)
+    pick, note = claimed(best, [best], frame, GRAPH)
+    assert pick is not None and pick.typed == []
 
 
 def test_no_typed_mention_means_no_note():

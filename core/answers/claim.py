@@ -38,6 +38,8 @@ from core.retrieval.query import QuestionState
 MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its answer
 MAX_CANDIDATES = 2  # more mentions of the asked-for type than this: a list, no single answer
 CLEAR_MARGIN = 0.2  # the best sentence's lead over the next sentence with other words (scoring's scale)
+PROMOTE_WINDOW = 2.0  # a lower sentence this close to the best may be quoted first when its parse proves the claim
+PROMOTE_TRIES = 4  # at most this many lower sentences are parsed per answer
 
 NOTE_RELATION = "No short answer is bolded: the quoted sentence does not state what the question asks."
 NOTE_LIST = "No short answer is bolded: the quoted sentence names several candidates of the asked-for type."
@@ -103,20 +105,59 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim) -> str:
     return ""
 
 
+def _strong(pick: Pick, frame: QuestionFrame, graph: Any, claim: QuestionClaim, cache: Any) -> Optional[Pick]:
+    """``pick`` bolded with the span its parse shows in the asked-for side of the question's relation
+    about the question's named subject (``support.parse_verified``), or None."""
+    from core.answers.support import parse_verified
+
+    if reason(pick, frame, claim):
+        return None
+    verified = parse_verified(pick, frame, graph, cache)
+    return replace(pick, typed=verified) if verified else None
+
+
+def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, claim: QuestionClaim,
+             cache: Any = None) -> Optional[Pick]:
+    """A lower sentence (within ``PROMOTE_WINDOW`` of the best, at most ``PROMOTE_TRIES`` parsed) that
+    states the question's relation about its named subject with a span of the asked-for type in the
+    asked-for place: quoted first and bolded instead of a best sentence that cannot carry a bold."""
+    seen = {best.sentence.text}
+    tries = 0
+    for pick in sorted(candidates, key=lambda c: -c.score):
+        if pick.score < best.score - PROMOTE_WINDOW or tries >= PROMOTE_TRIES:
+            break
+        if pick.sentence.text in seen or reason(pick, frame, claim):
+            continue
+        seen.add(pick.sentence.text)
+        tries += 1
+        strong = _strong(pick, frame, graph, claim, cache)
+        if strong is not None:
+            return strong
+    return None
+
+
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
             cache: Any = None) -> tuple[Optional[Pick], str]:
-    """(the first line's pick — the scorer's ``best`` of ``candidates`` — bolded only when it is a clear
-    claim; the note saying why nothing is bolded, or "")."""
+    """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted``
+    over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or "")."""
     from core.answers.support import checked
 
-    if best is None or not best.typed:
-        return best, ""  # nothing of the asked-for type to bold: nothing to explain
-    note = reason(best, frame, question_claim(frame, cache))
-    if not note:
-        kept = checked(best, frame, graph, cache) or best
-        if not kept.typed:
-            return kept, NOTE_RELATION  # the parse shows the mention outside the asked-for argument
-        if _lead(best, candidates) >= CLEAR_MARGIN:
-            return kept, ""
-        note = NOTE_CLOSE
-    return replace(best, typed=[]), note
+    if best is None:
+        return best, ""
+    claim = question_claim(frame, cache)
+    if best.typed:
+        note = reason(best, frame, claim)
+        if not note:
+            kept = checked(best, frame, graph, cache) or best
+            if kept.typed and _lead(best, candidates) >= CLEAR_MARGIN:
+                return kept, ""
+            strong = _strong(best, frame, graph, claim, cache)
+            if strong is not None:
+                return strong, ""  # the parse shows the relation about the subject: no margin needed
+            note = NOTE_RELATION if not kept.typed else NOTE_CLOSE
+    else:
+        note = ""  # nothing of the asked-for type to bold: nothing to explain unless a lower sentence has it
+    lifted = promoted(best, candidates, frame, graph, claim, cache)
+    if lifted is not None:
+        return lifted, ""
+    return (replace(best, typed=[]), note) if best.typed else (best, "")

@@ -330,3 +330,59 @@ def checked(pick: Optional[Pick], frame: QuestionFrame, graph: Any, cache: Any =
     if pick is None or not pick.typed:
         return pick
     return replace(pick, typed=supported_surfaces(pick, frame, graph, cache))
+
+
+def _core_names(tokens: list[Any]) -> frozenset[str]:
+    """Name stems of an argument itself: its proper nouns not inside a prepositional phrase (other than
+    "of") or a clause hanging on it ("a sailing club *near the Velmora Marine Institute*" names a club)."""
+    ids = {t.i for t in tokens}
+    out: set[str] = set()
+    for token in tokens:
+        if token.pos_ != "PROPN":
+            continue
+        head, inside = token, True
+        while head.head.i in ids and head.head.i != head.i:
+            if (head.dep_ == "prep" and head.lower_ != "of") or head.dep_ in _CLAUSES:
+                inside = False
+                break
+            head = head.head
+        if inside:
+            out.add(stem(token.lower_))
+    return frozenset(out)
+
+
+def parse_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = None) -> list[str]:
+    """The short answer the sentence states beyond doubt (``[]`` when not shown): the question has a
+    "who/which … <verb> <name>" relation whose other side is named, the sentence holds that verb with the
+    question's name on the other side, and a wanted-type mention of the sentence lies in the asked-for
+    side ("The Velmora Marine Institute was founded in 1921 by **Agnes Marlowe**" for "Who founded the
+    Velmora Marine Institute?"). The strong evidence ``claim.claimed`` may bold even when the sentence
+    does not lead the others by a clear margin."""
+    if not pick.typed and not pick.sentence.mentions:
+        return []
+    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
+        cache if isinstance(cache, dict) else {})
+    key = ("verified_relation", frame.text)
+    if key not in store:
+        store[key] = question_relation(frame.text)
+    relation: Optional[Relation] = store[key]
+    if relation is None or not relation.other_names:
+        return []
+    text = pick.sentence.text
+    typed = _year_checked(pick, frame, graph) if pick.typed else []
+    wanted = list(dict.fromkeys(typed + _replacements(pick, frame, graph)))
+    if not wanted:
+        return []
+    for verb in (t for t in _parse(text) if t.pos_ == "VERB"
+                 and relation.verb in (stem(t.lower_), stem(t.lemma_.lower()))):
+        doer, undergoer = _sides(verb)
+        answer_side, other_side = (doer, undergoer) if relation.role == "doer" else (undergoer, doer)
+        if not answer_side or not relation.other_names <= _core_names(other_side):
+            continue  # the other side must name the question's subject itself, not something near it
+        spans = _span(answer_side)
+        inside = [s for s in wanted if _inside(text, s, spans)]
+        if _YEAR_QUESTION.search(frame.text):
+            inside = [s for s in inside if _YEAR.search(s)]
+        if inside:
+            return inside[:1]
+    return []
