@@ -159,12 +159,13 @@ def _sample_bolds(sample_ws) -> tuple[int, int, dict[str, int]]:
 @pytest.mark.slow
 def test_sample_questions_bold_rarely_wrongly_and_still_bold_right_answers(sample_ws):
     """Over the sample corpus's answerable questions in every mode: before the claim check 68 right and
-    23 wrong bolds; with it 48 right and 3 wrong (tree's two lighthouse-keeper questions, path's one).
-    Replacing the check by a pass-through brings the wrong bolds back (see the next test)."""
+    23 wrong bolds; with it 48 right and 3 wrong (tree's two lighthouse-keeper questions, path's one);
+    with the role check and promotion (``copular``, ``claim.promoted``) 52 right and 1 wrong (tree's
+    festival question). Replacing the check by a pass-through brings the wrong bolds back (next test)."""
     right, wrong, by_mode = _sample_bolds(sample_ws)
-    assert wrong <= 4, by_mode
-    assert right >= 40
-    assert right >= 5 * wrong
+    assert wrong <= 2, by_mode
+    assert right >= 50
+    assert right >= 10 * wrong
 
 
 @pytest.mark.slow
@@ -182,3 +183,50 @@ def test_the_claim_check_is_what_keeps_wrong_bolds_away(sample_ws, monkeypatch):
     _, wrong, by_mode = _sample_bolds(sample_ws)
     assert wrong > 10, by_mode
     assert claim.claimed is not pass_through
+
+
+def test_a_role_stated_by_a_copula_about_the_named_subject_is_bolded():
+    frame = make_frame("Who was the first keeper of Kestrel Point Lighthouse?")
+    best = Pick(Sentence("The most important warning came from Ruth Harland, the principal keeper of Kestrel Point "
+                         "Lighthouse, who noticed the rising sea.", "c1", 0, "07-great-velmora-flood.md, chunk 2",
+                         [("PERSON", "Ruth Harland", "")], frozenset(),
+                         sentence_stems("The most important warning came from Ruth Harland, the principal keeper of "
+                                        "Kestrel Point Lighthouse, who noticed the rising sea.")),
+                4.0, "chunk", "chunk #1", ["Ruth Harland"])
+    text = "The first principal keeper was Josiah Harland (1831–1904), a former ship's carpenter."
+    answer = Pick(Sentence(text, "c2", 3, "05-kestrel-point-lighthouse.md, chunk 2", [("PERSON", "Josiah Harland", "")],
+                           frozenset(), sentence_stems(text)), 3.0, "chunk", "chunk #2", ["Josiah Harland"])
+    pick, note = claimed(best, [best, answer], frame, GRAPH)
+    assert pick is not None and pick.sentence is answer.sentence and pick.typed == ["Josiah Harland"] and note == ""
+    # the principal keeper is another role than the first keeper: never bolded on its own
+    pick, note = claimed(best, [best], frame, GRAPH)
+    assert pick is not None and pick.typed == [] and note == NOTE_RELATION
+    # the same sentence in a document about another lighthouse does not name the subject: no bold
+    elsewhere = replace(answer, sentence=replace(answer.sentence, cite="greywick-light.md, chunk 1"))
+    pick, _ = claimed(best, [best, elsewhere], frame, GRAPH)
+    assert pick is not None and pick.typed == []
+
+
+def test_a_role_of_another_named_entity_is_not_bolded():
+    from core.answers.copular import copular_verified, role_question
+
+    frame = make_frame("Who was the first keeper of Kestrel Point Lighthouse?")
+    other = _pick("Tom Vale, the first keeper of Greywick Light, was born in 1800.", [("PERSON", "Tom Vale")],
+                  ["Tom Vale"], 3.0)
+    assert copular_verified(other, frame, GRAPH, {}) == []
+    assert role_question("Who is the spouse of the director of Jump for Glory?").subject == frozenset()  # described
+
+
+@pytest.mark.slow
+def test_the_first_keeper_question_is_answered_by_every_mode(sample_ws):
+    """The browser case: every mode used to bold a wrong keeper (Ruth or William Harland) while the
+    evidence said "The first principal keeper was Josiah Harland"."""
+    from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
+
+    question = "Who was the first keeper of Kestrel Point Lighthouse?"
+    for mode, result in run_modes(LOCAL_ADMIN, sample_ws, question, "all").items():
+        if result.answer is None:
+            continue
+        first = result.answer.text.split("\n")[0]
+        assert "**Josiah Harland**" in first, (mode, first)

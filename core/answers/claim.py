@@ -93,8 +93,12 @@ def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
     return pick.score - max(others) if others else float("inf")
 
 
-def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim) -> str:
-    """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can)."""
+def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
+    """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can); a sentence that gives the
+    question's role noun only other modifiers ("the *principal* keeper" for "the *first* keeper") states
+    another role (``copular.states_another_role``)."""
+    from core.answers.copular import states_another_role
+
     stems = pick.sentence.stems
     if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
         return NOTE_RELATION
@@ -102,17 +106,20 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim) -> str:
         return NOTE_RELATION
     if _candidates(pick, frame) > MAX_CANDIDATES:
         return NOTE_LIST
+    if states_another_role(pick, frame, cache):
+        return NOTE_RELATION
     return ""
 
 
 def _strong(pick: Pick, frame: QuestionFrame, graph: Any, claim: QuestionClaim, cache: Any) -> Optional[Pick]:
     """``pick`` bolded with the span its parse shows in the asked-for side of the question's relation
     about the question's named subject (``support.parse_verified``), or None."""
+    from core.answers.copular import copular_verified
     from core.answers.support import parse_verified
 
-    if reason(pick, frame, claim):
+    if reason(pick, frame, claim, cache):
         return None
-    verified = parse_verified(pick, frame, graph, cache)
+    verified = parse_verified(pick, frame, graph, cache) or copular_verified(pick, frame, graph, cache)
     return replace(pick, typed=verified) if verified else None
 
 
@@ -126,7 +133,7 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     for pick in sorted(candidates, key=lambda c: -c.score):
         if pick.score < best.score - PROMOTE_WINDOW or tries >= PROMOTE_TRIES:
             break
-        if pick.sentence.text in seen or reason(pick, frame, claim):
+        if pick.sentence.text in seen or reason(pick, frame, claim, cache):
             continue
         seen.add(pick.sentence.text)
         tries += 1
@@ -146,7 +153,7 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
         return best, ""
     claim = question_claim(frame, cache)
     if best.typed:
-        note = reason(best, frame, claim)
+        note = reason(best, frame, claim, cache)
         if not note:
             kept = checked(best, frame, graph, cache) or best
             if kept.typed and _lead(best, candidates) >= CLEAR_MARGIN:

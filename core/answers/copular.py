@@ -1,0 +1,164 @@
+"""Does a sentence state a "Who/What was the <role> of <subject>?" answer outright?
+
+Most questions of the dev sets have no verb to check ("Who was the first keeper of Kestrel Point
+Lighthouse?", "What is the capital of …"): they ask for whoever fills a role noun. A sentence states
+that answer when it says the role with a copula or an apposition and the other side holds a mention
+of the asked-for type:
+
+* "The first principal keeper **was** Josiah Harland" — the role noun ("keeper") with at least the
+  question's rank modifiers ("first", "last", "current", …; more, "principal", may be added), as the
+  subject or the complement of *be*; the answer is the other side;
+* "Josiah Harland, the first keeper of …" — the role noun in apposition to the answer.
+
+The subject of the role must be the question's: a name of the role's "of" phrase in the sentence must
+be the question's (else it is another entity's keeper), and when the sentence names none, the
+question's subject must be named by the sentence or by its document's title ("the title names the
+passage's subject"). A question whose subject is only described ("the lighthouse where …") has no
+name to check, and nothing is stated beyond doubt.
+
+``copular_verified`` only ever finds a bold; ``claim.claimed`` decides whether to show it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from core.answers.cache import answer_cache
+from core.answers.question import QuestionFrame, sentence_stems, stem
+from core.answers.scoring import Pick
+from core.retrieval.query import QuestionState
+
+_WH = frozenset("who whom what which".split())
+_MODIFIERS = frozenset({"amod", "compound", "nummod", "npadvmod"})
+# modifiers that pick one holder of a role among several ("the *first* keeper", "the *current* leader"):
+# the sentence's role noun must carry them; others ("the *usual average* snowfall") may be worded otherwise
+_RANK = frozenset(stem(w) for w in (
+    "first second third fourth fifth last final founding original inaugural current former previous "
+    "next latest earliest present incumbent interim acting deputy vice assistant chief principal head").split())
+
+
+@dataclass(frozen=True)
+class RoleQuestion:
+    """The role the question asks about: its noun (stem), the noun's rank modifiers (stems: first,
+    last, current, …) and the stems of the subject's name (its "of" phrase)."""
+
+    noun: str
+    modifiers: frozenset[str]
+    subject: frozenset[str]
+
+
+def _parse(text: str) -> Any:
+    from core.answers.support import _parse as parse
+
+    return parse(text)
+
+
+def _of_names(token: Any, named_only: bool = False) -> frozenset[str]:
+    """Name stems of whose role ``token`` is: its "of" phrase or its possessor ("Kim Il-sung's first
+    wife"). ``named_only``: only a phrase that is itself a name ("the director of Jump for Glory" is
+    described, not named: empty)."""
+    from core.answers.support import _core_names
+
+    owners = [c for c in token.children if c.dep_ == "poss"]
+    owners += [obj for prep in token.children if prep.dep_ == "prep" and prep.lower_ == "of"
+               for obj in prep.children if obj.dep_ == "pobj"]
+    out: set[str] = set()
+    for owner in owners:
+        if named_only and owner.pos_ != "PROPN":
+            continue
+        out |= _core_names(list(owner.subtree))
+    return frozenset(out)
+
+
+def _modifiers(token: Any) -> frozenset[str]:
+    return frozenset(stem(c.lower_) for c in token.children if c.dep_ in _MODIFIERS and c.is_alpha)
+
+
+def role_question(question: str) -> Optional[RoleQuestion]:
+    """The role a "Who/What was the <role> of <name>?" question asks about (None: another form)."""
+    if not (question or "").strip():
+        return None
+    doc = _parse(question)
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.lemma_.lower() != "be":
+        return None
+    sides = [c for c in root.children if c.dep_ in ("nsubj", "attr")]
+    if len(sides) != 2 or not any(s.lower_ in _WH for s in sides):
+        return None
+    role = next(s for s in sides if s.lower_ not in _WH)
+    if role.pos_ not in ("NOUN",):
+        return None
+    return RoleQuestion(stem(role.lower_), _modifiers(role) & _RANK, _of_names(role, named_only=True))
+
+
+def _np_spans(token: Any) -> list[tuple[int, int]]:
+    skipped = {t.i for c in token.children if c.dep_ in ("relcl", "acl", "appos") for t in c.subtree}
+    return [(t.idx, t.idx + len(t.text)) for t in token.subtree if t.i not in skipped]
+
+
+def _answer_side(noun: Any) -> Optional[Any]:
+    """The token naming whoever fills the role ``noun`` in its sentence (None: not stated outright)."""
+    head = noun.head
+    if noun.dep_ == "appos":
+        return head
+    if head.lemma_.lower() == "be" and noun.dep_ in ("nsubj", "attr"):
+        other = [c for c in head.children if c.dep_ in ("nsubj", "attr") and c.i != noun.i]
+        return other[0] if len(other) == 1 else None
+    appos = [c for c in noun.children if c.dep_ == "appos"]
+    return appos[0] if len(appos) == 1 else None
+
+
+def copular_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = None) -> list[str]:
+    """The wanted-type mention the sentence states as the filler of the question's role about the
+    question's named subject (``[]`` when it does not; see the module docstring)."""
+    from core.answers.support import _inside, _replacements
+
+    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
+        cache if isinstance(cache, dict) else {})
+    key = ("role_question", frame.text)
+    if key not in store:
+        store[key] = role_question(frame.text)
+    role: Optional[RoleQuestion] = store[key]
+    if role is None or not role.subject:
+        return []
+    text = pick.sentence.text
+    if role.noun not in pick.sentence.stems:
+        return []
+    wanted = list(dict.fromkeys(list(pick.typed) + _replacements(pick, frame, graph)))
+    if not wanted:
+        return []
+    title = sentence_stems(pick.sentence.cite.rsplit(", chunk", 1)[0])
+    for noun in _parse(text):
+        if noun.pos_ not in ("NOUN", "PROPN") or stem(noun.lower_) != role.noun:
+            continue
+        if not role.modifiers <= _modifiers(noun):
+            continue
+        named = _of_names(noun)
+        if named and not role.subject <= named:
+            continue  # the role of another entity
+        if not named and not role.subject <= (pick.sentence.stems | title):
+            continue  # the subject is neither named here nor the document's title
+        side = _answer_side(noun)
+        if side is None:
+            continue
+        spans = _np_spans(side)
+        inside = [s for s in wanted if _inside(text, s, spans)]
+        if inside:
+            return inside[:1]
+    return []
+
+
+def states_another_role(pick: Pick, frame: QuestionFrame, cache: Any = None) -> bool:
+    """Does the sentence speak of the question's role noun only with other modifiers ("Ruth Harland,
+    the *principal* keeper …", "succeeded his father as principal keeper" for "Who was the *first*
+    keeper …?")? Then whom it names holds another role, and nothing in it is bolded."""
+    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
+        cache if isinstance(cache, dict) else {})
+    key = ("role_question", frame.text)
+    if key not in store:
+        store[key] = role_question(frame.text)
+    role: Optional[RoleQuestion] = store[key]
+    if role is None or not role.modifiers or role.noun not in pick.sentence.stems:
+        return False
+    nouns = [t for t in _parse(pick.sentence.text) if t.pos_ in ("NOUN", "PROPN") and stem(t.lower_) == role.noun]
+    return bool(nouns) and not any(role.modifiers <= _modifiers(t) for t in nouns)
