@@ -19,9 +19,15 @@ a bold was wrong on the dev sets (``docs/offline-answers.md`` has the measured e
    candidate with other words (``scoring``'s scale; its own copies under other labels do not count):
    when two different sentences are nearly equal, which one holds the answer is not known.
 
-The first line stays the scorer's best sentence either way. Tried and not kept: quoting first a lower
-sentence that passes the checks (within 1.0 of the best) when the best does not — it raised right bolds on
-the sample corpus but doubled wrong ones on the dev sets (docs/offline-answers.md).
+Strong evidence overrides checks 3 and the first line's choice: a sentence whose parse shows the claim —
+the question's verb with the question's named subject on the other side and the span in the asked-for
+side (``support.parse_verified``), or the question's role stated by a copula or apposition about its named
+subject (``copular.copular_verified``: "The first principal keeper was **Josiah Harland**") — is bolded
+without the margin, and such a lower sentence (within ``PROMOTE_WINDOW`` of the best) is quoted first
+when the best cannot carry a bold (``promoted``). A sentence giving the question's role noun other rank
+modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") states another role: no bold.
+Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim) — it
+doubled wrong bolds on the dev sets (docs/offline-answers.md).
 
 ``paper_strict`` does not change this: it is RAGScope's answer layer, not a paper's algorithm.
 """
