@@ -161,7 +161,7 @@ def test_sample_questions_bold_rarely_wrongly_and_still_bold_right_answers(sampl
     """Over the sample corpus's answerable questions in every mode: before the claim check 68 right and
     23 wrong bolds; with it 48 right and 3 wrong (tree's two lighthouse-keeper questions, path's one);
     with the role check and promotion (``copular``, ``claim.promoted``) 52 right and 1 wrong (tree's
-    festival question). Replacing the check by a pass-through brings the wrong bolds back (next test)."""
+    Salt Quay question). Replacing the check by a pass-through brings the wrong bolds back (next test)."""
     right, wrong, by_mode = _sample_bolds(sample_ws)
     assert wrong <= 2, by_mode
     assert right >= 50
