@@ -68,8 +68,10 @@ def index_sources(principal: Principal, ws: Workspace, sources: list[SourceDocum
     profile and tree summaries to the LLM, as the CLI does. ``cancel`` (default: the LLM client's
     cancel event) stops the run with ``core.types.Cancelled``: unfinished documents stay pending and
     ``report`` (when given) holds what was done before the stop."""
-    return index_pending(principal, ws, progress, report, llm, cancel, wait,
-                         lambda rep: register_documents(ws, sources, failures, rep))
+    event = cancel if cancel is not None else getattr(llm, "cancel_event", None)
+    event = event if event is not None else threading.Event()  # registration checks it between batches
+    return index_pending(principal, ws, progress, report, llm, event, wait,
+                         lambda rep: register_documents(ws, sources, failures, rep, progress, event))
 
 
 @requires(Role.editor)

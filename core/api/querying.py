@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from core.auth import Principal, Role, requires
+from core.errors import MAX_QUESTION_CHARS, check_length
 from core.settings import Settings
 from core.types import RetrievalResult
 from core.workspace import Workspace
@@ -54,6 +55,7 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
 
     from core.answers import answer, question_names
 
+    check_length(question, MAX_QUESTION_CHARS, "The question")
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
     ctx = query_context(ws, question, settings=settings, keywords=keywords)
     ws.vectors  # open the vector client once, before any worker thread needs it
