@@ -84,6 +84,8 @@ def test_a_cancel_between_batches_keeps_the_registered_batches_pending(ws):
         register_documents(ws, _docs(10 * REGISTER_BATCH), progress=progress, cancel=cancel)
     rows = ws.records.documents()
     assert len(rows) == 3 * REGISTER_BATCH and {r.status for r in rows} == {"pending"}
+    ws.records.rollback()  # nothing left uncommitted: the run log's line is in
+    assert len(ws.records.log_details("registration_cancelled")) == 1
     report = register_documents(ws, _docs(10 * REGISTER_BATCH))  # uploading again registers the rest
     assert report.unchanged == 3 * REGISTER_BATCH and report.new_documents == 7 * REGISTER_BATCH
 

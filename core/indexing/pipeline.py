@@ -64,7 +64,11 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
     total = len(items)
     seen: set[str] = set()
     for start in range(0, total, REGISTER_BATCH):
-        check_cancel(cancel, start, total)
+        if cancel is not None and cancel.is_set():
+            with ws.records.unit_of_work():
+                ws.records.log("registration_cancelled", {"registered": start, "total": total,
+                                                          "note": "the registered documents are pending: Resume indexes them"})
+            check_cancel(cancel, start, total)
         _register_batch(ws, items[start:start + REGISTER_BATCH], seen, report)
         done = min(start + REGISTER_BATCH, total)
         progress_event(progress, "register", done, total, f"registered {done:,} of {total:,} document(s)")
