@@ -26,7 +26,7 @@ from core.parsing.office import load_docx
 from core.parsing.pdf import load_pdf
 from core.parsing.registry import loader_for, register_loader, registered_extensions
 from core.parsing.text import EMPTY as _EMPTY
-from core.parsing.text import Result, binary_reason, decode_text, fail, human_size, load_text, magic_kind, normalise
+from core.parsing.text import Result, binary_reason, decode_text, fail, load_text, magic_kind, normalise, size_and_limit
 from core.parsing.text import short as _short
 from core.parsing.worker import parse_isolated
 from core.types import LoadFailure, SourceDocument
@@ -161,9 +161,7 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
     try:
         n_bytes = size()
         if n_bytes > max_bytes:
-            size_text, limit = human_size(n_bytes), human_size(max_bytes)
-            if size_text == limit:  # just over the limit: "50 MB; the limit is 50 MB" would read as a contradiction
-                size_text, limit = f"{n_bytes:,} bytes", f"{max_bytes:,} bytes"
+            size_text, limit = size_and_limit(n_bytes, max_bytes)  # never "50 MB; the limit is 50 MB"
             return fail(name, f"the file is too large ({size_text}; the limit is {limit})")
         with open_() as handle:
             if ext == ".jsonl":  # streamed line by line
