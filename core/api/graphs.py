@@ -48,6 +48,9 @@ def graph_bytes(principal: Principal, graph: nx.Graph, fmt: str) -> bytes:
     return as_bytes(graph, fmt)
 
 
+HEAVY_VIEW_NODES = 500  # a larger view (e.g. "Show all nodes") takes a heavy work slot
+
+
 # --- the Knowledge graph page (indexed reads; the whole graph is never built) ------------------------
 @requires(Role.viewer)
 def graph_summary(principal: Principal, ws: Workspace, mention: bool = False) -> GraphSummary:
@@ -62,9 +65,11 @@ def graph_selection(principal: Principal, ws: Workspace, mention: bool = False, 
                     types: Sequence[str] = (), min_degree: int = 0, max_nodes: int = 60) -> GraphSelection:
     """The view to draw: type filter, the ``depth``-hop neighbourhood of the search's matches, the minimum
     degree, then the best ``max_nodes`` (matches, hops, degree); the drawn nodes and their edges."""
+    from core.fairness import slots
     from core.graph_page import select
 
-    return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
+    with slots().slot(heavy=max_nodes > HEAVY_VIEW_NODES):  # "Show all nodes" is heavy work (core.fairness)
+        return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
 
 
 @requires(Role.viewer)

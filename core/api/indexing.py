@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from core.auth import Principal, Role, requires
+from core.fairness import slots
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.indexing.running import cancel_runs, registered
 from core.loaders import ParseLimits, load_uploads
@@ -36,7 +37,8 @@ def index_pending(principal: Principal, ws: Workspace, progress: ProgressCallbac
 
         options.update(index_components(ws, llm))
     try:
-        with ws.writer(wait=wait), registered(_workspace_key(ws), options["cancel"]):  # cancel_indexing reaches it
+        # core.fairness: a heavy slot (never the last one), taken before the write lock; cancel_indexing reaches the run
+        with slots().slot(heavy=True), ws.writer(wait=wait), registered(_workspace_key(ws), options["cancel"]):
             if before is not None:
                 before(report)
             return process_pending(ws, progress, report=report, **options)
