@@ -50,29 +50,24 @@ class ProviderNotAllowedError(RAGScopeError, ValueError):
     """A provider base URL is not an http(s) URL, or not one the operator allowed (``core.providers``)."""
 
 
+# ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
+# with a ValueError whose message names the fix.
 class InputTooLongError(RAGScopeError, ValueError):
-    """A free-text field (a graph search, a question, a document name) is longer than its bound."""
+    """A free-text input (a graph search, a question) is longer than its limit."""
 
 
-# Length bounds of the free-text fields a user types (characters). A search longer than any name is no
-# search: it is refused with a message before it reaches the database (a 50 KB LIKE pattern is "too
-# complex" for SQLite; a 200 k-character one took 13-15 s under PostgreSQL's generic plan).
-MAX_SEARCH_CHARS = 200
-MAX_QUESTION_CHARS = 4000
-MAX_NAME_CHARS = 200
+MAX_SEARCH_CHARS = 200  # a graph search: part of a name
+MAX_QUESTION_CHARS = 10_000  # a question (Compare and Inspect use the first 2,000 characters of what is typed)
 
 
 def check_length(text: str, limit: int, what: str) -> str:
-    """``text`` unchanged when it has at most ``limit`` characters; otherwise ``InputTooLongError``
-    naming ``what`` and both lengths (the check costs nothing, whatever the text's size)."""
-    if len(text) > limit:
-        raise InputTooLongError(f"{what} is {len(text):,} characters long; the limit is {limit:,}. "
-                                "Shorten it and try again.")
+    """``text`` when it is at most ``limit`` characters long, else ``InputTooLongError`` naming the limit."""
+    if len(text or "") > limit:
+        raise InputTooLongError(f"The {what} is {len(text):,} characters long; the limit is {limit:,}. "
+                                f"Shorten it and try again.")
     return text
 
 
-# ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
-# with a ValueError whose message names the fix.
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)
 
 

@@ -23,8 +23,6 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import networkx as nx
 
-from core.errors import MAX_SEARCH_CHARS, check_length
-
 if TYPE_CHECKING:
     from core.storage.ports import GraphOverview
     from core.workspace import Workspace
@@ -171,7 +169,6 @@ def _best(keys: _Keys, min_degree: int, max_nodes: int) -> tuple[list[str], int]
 def select(ws: "Workspace", mention: bool, search: str, depth: int, types: tuple[str, ...], min_degree: int,
            max_nodes: int) -> GraphSelection:
     """The view to draw (see the module docstring); nothing but the drawn rows is read in full."""
-    check_length(search, MAX_SEARCH_CHARS, "The search")
     keys = _keys(ws, mention, types)
     reader = _reader(ws, mention)
     query = search.strip().lower()

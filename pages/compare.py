@@ -80,7 +80,7 @@ def main() -> None:
         return
 
     example_picker(ws, "compare_question")
-    question = st.text_area("Question", key="compare_question", height=90, max_chars=api.MAX_QUESTION_CHARS,
+    question = st.text_area("Question", key="compare_question", height=90,
                             placeholder="e.g. Who founded the Velmora Marine Institute and why?")
     chosen = st.multiselect("Modes", available, default=available, key="compare_modes",
                             help="; ".join(f"{m}: {rv.mode_blurb(m)}" for m in available))

@@ -204,7 +204,7 @@ def main() -> None:
         if "inspect_question" not in st.session_state:  # start from Compare's question
             st.session_state["inspect_question"] = st.session_state.get("compare_question", "")
         example_picker(ws, "inspect_question")
-        question = st.text_area("Question", key="inspect_question", height=90, max_chars=api.MAX_QUESTION_CHARS,
+        question = st.text_area("Question", key="inspect_question", height=90,
                                 placeholder="e.g. How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?")
     st.caption(rv.mode_blurb(mode))
     overrides: dict[str, Any] = {}

@@ -55,7 +55,6 @@ from core.api.querying import mode_help, mode_names, mode_params, run_modes, str
 from core.api.workspaces import (create_workspace, delete_workspace, generation, open_workspace, refresh_vectors,
                                  save_workspace_settings, session_workspace, status, store_description,
                                  workspace_names, workspace_path, writer_active)
-from core.errors import MAX_NAME_CHARS, MAX_QUESTION_CHARS, MAX_SEARCH_CHARS
 from core.indexing.pipeline import IndexReport
 from core.storage.records import AnnotatedQuestion
 from core.storage.records import DocumentRow, TreeNode

@@ -52,8 +52,9 @@ def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[st
               with_answers: bool = True, llm: Any = None, keywords: Any = None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
     """Run several modes on one question (sharing the query embedding and keywords) and answer each, in
-    one light work slot of ``core.fairness``."""
-    check_length(question, MAX_QUESTION_CHARS, "The question")
+    one light work slot of ``core.fairness``. A question longer than ``MAX_QUESTION_CHARS`` is refused
+    with a message."""
+    check_length(question, MAX_QUESTION_CHARS, "question")
     with slots().slot(heavy=False):  # core.fairness: a question never waits behind heavy work
         return _run_modes(ws, question, modes, settings, with_answers, llm, keywords, concurrent)
 
