@@ -9,7 +9,7 @@
 * ``require(principal, role)`` / ``@requires(role)`` — raise ``PermissionDeniedError`` below the role;
   the decorator also records the minimum role on the function (``min_role``), which a test reads.
 * ``RoleMap`` / ``load_role_map(secrets, environ)`` — the *operator's* mapping from signed-in
-  identities (e-mail or OIDC subject) to a role and the workspaces each may open, read once at start-up
+  identities (e-mail, or OIDC issuer and subject: ``identity_key``) to a role and the workspaces each may open, read once at start-up
   from ``RAGSCOPE_ROLES`` (JSON) or the ``[ragscope.roles]`` table of ``.streamlit/secrets.toml``.
   Nothing in the app writes it. ``docs/deployment.md`` shows the format.
 * ``signin_enabled(secrets)`` — whether ``[auth]`` (Streamlit's OIDC sign-in) is configured.
@@ -146,8 +146,9 @@ class RoleMap:
     def principal_for(self, identity: Mapping[str, Any]) -> Principal:
         """The principal of a signed-in identity (``st.user``'s claims: ``sub``, ``email``,
         ``email_verified``); PermissionDeniedError when the mapping gives it no role. An e-mail counts only
-        when the provider did not mark it unverified."""
-        subject = str(identity.get("sub") or "")
+        when the provider did not mark it unverified. A subject is matched with its issuer
+        (``identity_key``): two providers' equal ``sub`` claims are different identities."""
+        subject = identity_key(identity)
         email = str(identity.get("email") or "")
         trusted_email = email.lower() if email and identity.get("email_verified") is not False else ""
         grant = (self.users.get(subject) if subject else None) or (
@@ -156,6 +157,15 @@ class RoleMap:
             raise PermissionDeniedError(f"{email or subject or 'This account'} has no role in this deployment. "
                                         f"Ask the operator to add it to [ragscope.roles] (or {ROLES_ENV}).")
         return Principal(subject=subject, email=email, role=grant.role, workspaces=grant.workspaces)
+
+
+def identity_key(identity: Mapping[str, Any]) -> str:
+    """The key of a signed-in identity in the role mapping: ``<issuer>#<subject>`` (the ``iss`` and ``sub``
+    claims; an OIDC issuer holds no ``#``), or the bare subject when the identity names no issuer;
+    "" without a subject."""
+    subject = str(identity.get("sub") or "")
+    issuer = str(identity.get("iss") or "")
+    return f"{issuer}#{subject}" if subject and issuer else subject
 
 
 def _workspaces(value: Any, where: str) -> Optional[frozenset[str]]:
@@ -205,7 +215,7 @@ def parse_role_map(data: Mapping[str, Any]) -> RoleMap:
         grant = _grant(value, f"users.{identity}")
         if grant is not None:
             key = str(identity).strip()
-            users[key.lower() if "@" in key else key] = grant
+            users[key.lower() if "@" in key and "#" not in key else key] = grant  # subjects match exactly
     return RoleMap(users=users, default=default)
 
 

@@ -26,7 +26,7 @@ from core.parsing.office import load_docx
 from core.parsing.pdf import load_pdf
 from core.parsing.registry import loader_for, register_loader, registered_extensions
 from core.parsing.text import EMPTY as _EMPTY
-from core.parsing.text import Result, binary_reason, decode_text, fail, human_size, load_text, magic_kind, normalise
+from core.parsing.text import Result, binary_reason, decode_text, fail, load_text, magic_kind, normalise, size_and_limit
 from core.parsing.text import short as _short
 from core.parsing.worker import parse_isolated
 from core.types import LoadFailure, SourceDocument
@@ -115,6 +115,8 @@ def _load_jsonl(name: str, head: bytes, lines: Iterable[bytes], limits: ParseLim
             raw = raw[3:]
         if not raw.strip():
             continue
+        if len(docs) >= limits.max_documents_per_upload:
+            return fail(name, _too_many(limits.max_documents_per_upload))
         try:
             record = _corpus_record(json.loads(raw.decode("utf-8")), name, number, first_line,
                                     limits.max_document_chars)
@@ -159,9 +161,7 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
     try:
         n_bytes = size()
         if n_bytes > max_bytes:
-            size_text, limit = human_size(n_bytes), human_size(max_bytes)
-            if size_text == limit:  # just over the limit: "50 MB; the limit is 50 MB" would read as a contradiction
-                size_text, limit = f"{n_bytes:,} bytes", f"{max_bytes:,} bytes"
+            size_text, limit = size_and_limit(n_bytes, max_bytes)  # never "50 MB; the limit is 50 MB"
             return fail(name, f"the file is too large ({size_text}; the limit is {limit})")
         with open_() as handle:
             if ext == ".jsonl":  # streamed line by line
@@ -181,10 +181,30 @@ def load_bytes(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES,
                         limits or ParseLimits())
 
 
+def _too_many(cap: int) -> str:
+    return (f"the upload holds more than {cap:,} documents, the limit per upload; split it, or raise "
+            "`max_documents_per_upload` in Settings")
+
+
 def load_uploads(files: Iterable[tuple[str, bytes]], max_bytes: int = DEFAULT_MAX_BYTES,
                  limits: Optional[ParseLimits] = None) -> Result:
-    """Load uploaded files ``(name, bytes)`` in order; each bad or hostile file fails alone."""
-    return _concat(load_bytes(name, data, max_bytes, limits) for name, data in files)
+    """Load uploaded files ``(name, bytes)`` in order; each bad or hostile file fails alone. A JSONL
+    file over ``max_documents_per_upload`` lines fails as soon as its line count passes the cap; files
+    after the cap is reached (all files together) fail, naming it."""
+    bounds = limits or ParseLimits()
+    docs: list[SourceDocument] = []
+    failures: list[LoadFailure] = []
+    for name, data in files:
+        if len(docs) >= bounds.max_documents_per_upload:
+            failures.append(LoadFailure(sanitize_name(name), _too_many(bounds.max_documents_per_upload)))
+            continue
+        got, bad = load_bytes(name, data, max_bytes, bounds)
+        if len(docs) + len(got) > bounds.max_documents_per_upload:
+            failures.append(LoadFailure(sanitize_name(name), _too_many(bounds.max_documents_per_upload)))
+            continue
+        docs.extend(got)
+        failures.extend(bad)
+    return docs, failures
 
 
 def _load_file(path: Path, display: str, max_bytes: int, limits: ParseLimits) -> Result:

@@ -106,6 +106,7 @@ class Settings(BaseModel):
     max_document_mb: float = Field(50.0, gt=0, le=2048, description="Documents larger than this are refused with a clear message.")
 
     # --- bounded parsing (core/parsing; issue 20) --------------------------------------------
+    max_documents_per_upload: int = Field(200_000, ge=1, le=10_000_000, description="A JSONL corpus (or a set of uploaded files) with more documents than this is refused with a clear message before anything is registered.")
     max_document_pages: int = Field(2000, ge=1, le=100_000, description="A PDF with more pages than this is refused before its text is read.")
     max_document_chars: int = Field(20_000_000, ge=1_000, le=500_000_000, description="Text extraction stops and the file is refused once it yields more characters than this (per document; per line of a JSONL corpus).")
     max_archive_uncompressed_mb: float = Field(256.0, gt=0, le=10_000, description="Compressed content (a DOCX's zip members, a PDF's page content streams) that expands past this many MB is refused before it is parsed.")

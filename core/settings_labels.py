@@ -39,6 +39,7 @@ LABELS: dict[str, str] = {
     "profile_summary_tokens": "Summarised profile length (tokens)",
     "gleaning_passes": "Gleaning passes (LLM)",
     "max_document_mb": "Largest document (MB)",
+    "max_documents_per_upload": "Most documents per upload",
     "max_document_pages": "Most pages per PDF",
     "max_document_chars": "Most characters per document",
     "max_archive_uncompressed_mb": "Largest expanded content (MB)",

@@ -310,10 +310,14 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
         st.error(f"{len(failed)} document(s) failed. Reasons:")
         for _, row in failed.iterrows():
             st.text(f"✗ {row['name']}: {row['error'] or 'unknown reason'}")
+    interrupted = int((frame["status"] == "interrupted").sum())
+    if interrupted:
+        st.warning(f"{interrupted} document(s) were interrupted: the run indexing them stopped (a crash or a "
+                   "killed process) before they were done. Resume pending indexes them.")
     dropped_section(ws)
     if not interactive or not state.can(Role.editor):
         return
-    pending = frame[frame["status"].isin(["pending", "processing"])]
+    pending = frame[frame["status"].isin(["pending", "processing", "interrupted"])]
     labels = {row.doc_id: f"{row.name} ({row.status})" for row in frame.itertuples()}
     left, right = st.columns([3, 1])
     with left:

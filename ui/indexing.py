@@ -31,7 +31,7 @@ from ui.own_writes import note_own_write
 if TYPE_CHECKING:
     from core.api import Workspace
 
-STEPS = {"load": "Load models", "index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
+STEPS = {"load": "Load models", "register": "Register documents", "index": "Documents", "extract": "Extract (spaCy / LLM)", "merge": "Merge entities and relations",
          "tree": "Summary tree", "embed": "Embed and store vectors", "repair": "Repair vectors"}
 IndexCall = Callable[..., IndexReport]  # call(progress, *, report, llm, cancel) -> IndexReport
 _ACTIVE: dict[str, int] = {}  # workspace path -> indexing jobs of this process running on it

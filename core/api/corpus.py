@@ -30,8 +30,15 @@ def doc_names(principal: Principal, ws: Workspace) -> dict[str, str]:
 @requires(Role.viewer)
 def documents_table(principal: Principal, ws: Workspace) -> list[dict[str, Any]]:
     """One row per document: status, chunks, entities, dropped records, tokens, error, time (a table's
-    rows: doc_id, name, status, chunks, entities, dropped, tokens, error, seconds, updated_at)."""
-    return ws.documents_table()
+    rows: doc_id, name, status, chunks, entities, dropped, tokens, error, seconds, updated_at). A document
+    left 'processing' while no process holds the write lock (its run crashed or was killed) reads
+    'interrupted': Resume indexes it."""
+    rows = ws.documents_table()
+    if any(row["status"] == "processing" for row in rows) and not ws.writer_active():
+        for row in rows:
+            if row["status"] == "processing":
+                row["status"] = "interrupted"
+    return rows
 
 
 @requires(Role.viewer)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.auth import Principal, Role, requires
+from core.fairness import slots
 from core.settings import Settings
 from core.types import ProgressCallback, no_progress
 from core.workspace import Workspace
@@ -23,10 +24,12 @@ if TYPE_CHECKING:
 def evaluate(principal: Principal, ws: Workspace, questions: list[Question], modes: Sequence[str],
              ks: Sequence[int] = (2, 5, 10), settings: Optional[Settings] = None,
              progress: ProgressCallback = no_progress, **options: Any) -> EvalReport:
-    """Evidence recall and answer-in-answer per mode (``core.evaluation.runner.evaluate``)."""
+    """Evidence recall and answer-in-answer per mode (``core.evaluation.runner.evaluate``), in one heavy
+    work slot of ``core.fairness`` (a long evaluation never takes the slot questions are answered in)."""
     from core.evaluation.runner import evaluate as run
 
-    return run(ws, questions, modes, ks, settings=settings, progress=progress, **options)
+    with slots().slot(heavy=True):
+        return run(ws, questions, modes, ks, settings=settings, progress=progress, **options)
 
 
 @requires(Role.viewer)

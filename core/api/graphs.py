@@ -48,6 +48,9 @@ def graph_bytes(principal: Principal, graph: nx.Graph, fmt: str) -> bytes:
     return as_bytes(graph, fmt)
 
 
+HEAVY_VIEW_NODES = 500  # a larger view (e.g. "Show all nodes") takes a heavy work slot
+
+
 # --- the Knowledge graph page (indexed reads; the whole graph is never built) ------------------------
 @requires(Role.viewer)
 def graph_summary(principal: Principal, ws: Workspace, mention: bool = False) -> GraphSummary:
@@ -63,12 +66,15 @@ def graph_selection(principal: Principal, ws: Workspace, mention: bool = False, 
     """The view to draw: type filter, the ``depth``-hop neighbourhood of the search's matches, the minimum
     degree, then the best ``max_nodes`` (matches, hops, degree); the drawn nodes and their edges. A search
     longer than ``MAX_SEARCH_CHARS`` is refused with a message (an unbounded one made SQLite's LIKE fail
-    and PostgreSQL's generic plan take seconds)."""
+    and PostgreSQL's generic plan take seconds). A view of more than ``HEAVY_VIEW_NODES`` (e.g. *Show all
+    nodes*) is heavy work (``core.fairness``)."""
     from core.errors import MAX_SEARCH_CHARS, check_length
+    from core.fairness import slots
     from core.graph_page import select
 
     check_length(search, MAX_SEARCH_CHARS, "graph search")
-    return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
+    with slots().slot(heavy=max_nodes > HEAVY_VIEW_NODES):
+        return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
 
 
 @requires(Role.viewer)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from core.auth import Principal, Role, requires
+from core.fairness import slots
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.indexing.running import cancel_runs, registered
 from core.loaders import ParseLimits, load_uploads
@@ -36,7 +37,8 @@ def index_pending(principal: Principal, ws: Workspace, progress: ProgressCallbac
 
         options.update(index_components(ws, llm))
     try:
-        with ws.writer(wait=wait), registered(_workspace_key(ws), options["cancel"]):  # cancel_indexing reaches it
+        # core.fairness: a heavy slot (never the last one), taken before the write lock; cancel_indexing reaches the run
+        with slots().slot(heavy=True), ws.writer(wait=wait), registered(_workspace_key(ws), options["cancel"]):
             if before is not None:
                 before(report)
             return process_pending(ws, progress, report=report, **options)
@@ -68,8 +70,10 @@ def index_sources(principal: Principal, ws: Workspace, sources: list[SourceDocum
     profile and tree summaries to the LLM, as the CLI does. ``cancel`` (default: the LLM client's
     cancel event) stops the run with ``core.types.Cancelled``: unfinished documents stay pending and
     ``report`` (when given) holds what was done before the stop."""
-    return index_pending(principal, ws, progress, report, llm, cancel, wait,
-                         lambda rep: register_documents(ws, sources, failures, rep))
+    event = cancel if cancel is not None else getattr(llm, "cancel_event", None)
+    event = event if event is not None else threading.Event()  # registration checks it between batches
+    return index_pending(principal, ws, progress, report, llm, event, wait,
+                         lambda rep: register_documents(ws, sources, failures, rep, progress, event))
 
 
 @requires(Role.editor)

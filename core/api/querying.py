@@ -13,6 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from core.auth import Principal, Role, requires
+from core.errors import MAX_QUESTION_CHARS, check_length
+from core.fairness import slots
 from core.settings import Settings
 from core.types import RetrievalResult
 from core.workspace import Workspace
@@ -49,11 +51,16 @@ def mode_params(principal: Principal, mode: str) -> list[str]:
 def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
               with_answers: bool = True, llm: Any = None, keywords: Any = None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
-    """Run several modes on one question (sharing the query embedding and keywords) and answer each.
-    A question longer than ``MAX_QUESTION_CHARS`` is refused with a message."""
-    from core.errors import MAX_QUESTION_CHARS, check_length
-
+    """Run several modes on one question (sharing the query embedding and keywords) and answer each, in
+    one light work slot of ``core.fairness``. A question longer than ``MAX_QUESTION_CHARS`` is refused
+    with a message."""
     check_length(question, MAX_QUESTION_CHARS, "question")
+    with slots().slot(heavy=False):  # core.fairness: a question never waits behind heavy work
+        return _run_modes(ws, question, modes, settings, with_answers, llm, keywords, concurrent)
+
+
+def _run_modes(ws: Workspace, question: str, modes: list[str] | str, settings: Optional[Settings], with_answers: bool,
+               llm: Any, keywords: Any, concurrent: bool) -> dict[str, RetrievalResult]:
     from core.retrieval.registry import parse_modes, query_context, retrieve  # here: indexing and the read-only calls load no retrieval
 
     from core.answers import answer, question_names

@@ -120,7 +120,7 @@ class StderrProgress:
         if event.step == "repair":  # a notice, not a bar: say what reconciliation repaired (even with --quiet)
             print(event.message, file=sys.stderr)
             return
-        if not self.enabled or event.step != "index":
+        if not self.enabled or event.step not in ("register", "index"):
             return
         from tqdm import tqdm
 

@@ -44,24 +44,62 @@ def nothing_to_index(ws: Workspace, sources: Iterable[SourceDocument]) -> bool:
     return True
 
 
+REGISTER_BATCH = 1000  # documents per registration transaction (lookups, deletes and one executemany)
+
+
 def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failures: Iterable[LoadFailure] = (),
-                       report: Optional[IndexReport] = None) -> IndexReport:
+                       report: Optional[IndexReport] = None, progress: ProgressCallback = no_progress,
+                       cancel: Optional[threading.Event] = None) -> IndexReport:
     """Add new documents as 'pending'. Identical content is a no-op; a changed file with the same
     name (or a JSONL doc_id with new text) replaces the old version; load failures are recorded as
-    failed documents with their reason. The caller holds the workspace write lock."""
+    failed documents with their reason. The caller holds the workspace write lock.
+
+    Time is linear in the number of sources: they go in batches of ``REGISTER_BATCH``, each looked up by
+    primary key in one query, inserted in one ``executemany`` (the sequence number read once, through
+    its index) and committed on its own, with a 'register' progress event after each and ``cancel``
+    checked before each. A cancelled registration raises ``Cancelled``: the batches before it stay
+    registered as pending (Resume indexes them), the rest were never registered."""
     report = report or IndexReport()
-    inserts: list[tuple[str, SourceDocument, str]] = []
+    items = list(sources)
+    total = len(items)
+    seen: set[str] = set()
+    for start in range(0, total, REGISTER_BATCH):
+        if cancel is not None and cancel.is_set():
+            with ws.records.unit_of_work():
+                ws.records.log("registration_cancelled", {"registered": start, "total": total,
+                                                          "note": "the registered documents are pending: Resume indexes them"})
+            check_cancel(cancel, start, total)
+        _register_batch(ws, items[start:start + REGISTER_BATCH], seen, report)
+        done = min(start + REGISTER_BATCH, total)
+        progress_event(progress, "register", done, total, f"registered {done:,} of {total:,} document(s)")
+    failed = list(failures)
+    if failed:
+        with ws.records.unit_of_work():
+            for fail in failed:
+                doc_id = "failed-" + content_hash(fail.name)[:16]
+                if ws.records.document(doc_id) is None:
+                    ws.records.insert_document(doc_id, fail.name, "", "", "", 0)
+                ws.records.set_status(doc_id, "failed", fail.reason)
+                report.failed.append({"name": fail.name, "reason": fail.reason})
+            ws.bump_generation()
+    return report
+
+
+def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], report: IndexReport) -> None:
+    """One batch of ``register_documents``; ``seen`` holds the ids registered earlier in the same call
+    (a repeated id is unchanged, and an earlier batch's document is never replaced by a same-named one)."""
+    hashed = [(src, content_hash(src.text)) for src in batch]
+    ids = [src.doc_id or ("doc-" + digest[:16]) for src, digest in hashed]
+    existing_rows = ws.records.documents_by_ids(ids)
+    inserts: list[tuple[str, str, str, str, str, int]] = []
     to_delete: list[str] = []
     reset: list[str] = []
-    seen: set[str] = set()
-    for src in sources:
-        digest = content_hash(src.text)
-        doc_id = src.doc_id or ("doc-" + digest[:16])
+    for (src, digest), doc_id in zip(hashed, ids):
         if doc_id in seen:
             report.unchanged += 1
             continue
         seen.add(doc_id)
-        existing = ws.records.document(doc_id)
+        existing = existing_rows.get(doc_id)
         if existing is not None and existing.content_hash == digest:
             if existing.status == "failed":
                 reset.append(doc_id)
@@ -71,28 +109,21 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
         olds = [existing.doc_id] if existing is not None else []
         if src.doc_id is None:
             olds += [d.doc_id for d in ws.records.documents_named(src.name)
-                     if d.doc_id != doc_id and not d.source.lower().endswith(".jsonl") and d.status != "failed"]
+                     if d.doc_id != doc_id and d.doc_id not in seen and not d.source.lower().endswith(".jsonl")
+                     and d.status != "failed"]
         if olds:
             report.replaced += 1
             to_delete.extend(olds)
-        inserts.append((doc_id, src, digest))
+        inserts.append((doc_id, src.name, src.source, digest, src.text, count_tokens(src.text)))
     if to_delete:
         delete_documents(ws, sorted(set(to_delete)))
     with ws.records.unit_of_work():
         for doc_id in reset:
             ws.records.set_status(doc_id, "pending")
-        for doc_id, src, digest in inserts:
-            ws.records.delete_load_failure(src.name)
-            ws.records.insert_document(doc_id, src.name, src.source, digest, src.text, count_tokens(src.text))
-            report.new_documents += 1
-        for fail in failures:
-            doc_id = "failed-" + content_hash(fail.name)[:16]
-            if ws.records.document(doc_id) is None:
-                ws.records.insert_document(doc_id, fail.name, "", "", "", 0)
-            ws.records.set_status(doc_id, "failed", fail.reason)
-            report.failed.append({"name": fail.name, "reason": fail.reason})
+        ws.records.delete_load_failures(row[1] for row in inserts)
+        ws.records.insert_documents(inserts)
+        report.new_documents += len(inserts)
         ws.bump_generation()
-    return report
 
 
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,

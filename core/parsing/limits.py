@@ -18,6 +18,7 @@ from core.errors import RAGScopeError
 class ParseLimits:
     """Caps checked while a file is parsed (see the settings of the same names for their meaning)."""
 
+    max_documents_per_upload: int = 200_000
     max_document_pages: int = 2000
     max_document_chars: int = 20_000_000
     max_archive_uncompressed_mb: float = 256.0

@@ -5,7 +5,8 @@ member) gives every member's uncompressed size: their sum is checked against
 ``max_archive_uncompressed_mb`` and its ratio to the file's size against ``max_archive_ratio``.
 The declared sizes can be trusted as an upper bound: Python's ``zipfile`` stops a member at its
 declared size and fails its CRC check if the data goes on. The characters collected are checked
-against ``max_document_chars`` as paragraphs are appended.
+against ``max_document_chars`` as paragraphs are appended. Entity references (never expanded) are kept
+in the text as written, and so is the text after them.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import zipfile
 import docx
 from docx.table import Table
 from docx.text.paragraph import Paragraph
+from lxml import etree
 
 from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, zip_expanded_size
 from core.parsing.text import Result, document, fail, short
@@ -61,12 +63,33 @@ def _docx_blocks(container: object, out: _Collector, depth: int = 0) -> None:
                     out.add(" | ".join(cell for cell in cells if cell))
 
 
+def keep_entity_references(root: etree._Element) -> int:
+    """Replace each entity reference node (``&name;``, left unexpanded: the parser never resolves
+    entities) by its literal text, so the text after it is kept; python-docx reads only an element's text
+    before such a node and silently dropped the rest. Returns how many there were."""
+    found = list(root.iter(etree.Entity))
+    for node in found:
+        literal = str(node.text or "") + (node.tail or "")
+        parent, previous = node.getparent(), node.getprevious()
+        if parent is None:
+            continue
+        if previous is not None:
+            previous.tail = (previous.tail or "") + literal
+        else:
+            parent.text = (parent.text or "") + literal
+        parent.remove(node)
+    return len(found)
+
+
 def load_docx(name: str, data: bytes, limits: ParseLimits) -> Result:
-    """A Word document's text, or a failure (not a DOCX, over a cap)."""
+    """A Word document's text, or a failure (not a DOCX, over a cap). Entity references stay in the
+    text as written (``&name;``), with the text around them."""
     try:
         check_archive(data, limits, "the DOCX's zip members")
         collected = _Collector(limits)
-        _docx_blocks(docx.Document(io.BytesIO(data)), collected)
+        word = docx.Document(io.BytesIO(data))
+        keep_entity_references(word.element)
+        _docx_blocks(word, collected)
     except (LimitExceeded, MemoryError):
         raise
     except Exception as exc:  # noqa: BLE001

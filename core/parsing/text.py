@@ -43,6 +43,15 @@ def human_size(n: int) -> str:
     return f"{n} bytes"
 
 
+def size_and_limit(n_bytes: int, max_bytes: int) -> tuple[str, str]:
+    """``n_bytes`` and ``max_bytes`` for "X; the limit is Y": in bytes when both round to the same
+    text ("1 GB; the limit is 1 GB" would read as a contradiction)."""
+    size_text, limit = human_size(n_bytes), human_size(max_bytes)
+    if size_text == limit:
+        return f"{n_bytes:,} bytes", f"{max_bytes:,} bytes"
+    return size_text, limit
+
+
 def short(exc: BaseException, limit: int = 200) -> str:
     """An exception as one line of at most ``limit`` characters."""
     msg = " ".join(str(exc).split()) or type(exc).__name__

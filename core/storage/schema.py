@@ -30,7 +30,8 @@ from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 4  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges
+SCHEMA_VERSION = 5  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+# 5: documents_seq (the next sequence number is an index probe, not a scan per registered document)
 
 
 def _plain_number(value: Any) -> Any:
@@ -104,6 +105,7 @@ documents = Table(
     _int("seq"),  # insertion order (corpus level of the summary tree)
     _real("created_at"), _real("updated_at"), _real("elapsed_s", 0))
 Index("documents_name", documents.c.name)
+Index("documents_seq", documents.c.seq)
 
 chunks = Table(
     "chunks", metadata,

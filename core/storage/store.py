@@ -40,6 +40,8 @@ _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
 # than running it)
 _DOC: BindParameter[str] = bindparam("doc")
 _DOCUMENT_BY_ID = _DOCUMENT.where(_d.c.doc_id == _DOC)
+_DOCUMENTS_BY_IDS = _DOCUMENT.where(_d.c.doc_id.in_(bindparam("ids", expanding=True)))
+_DOCUMENTS_NAMED = _DOCUMENT.where(_d.c.name == bindparam("name")).order_by(_d.c.seq)  # the documents_name index
 _DOCUMENT_TEXT = select(_d.c.text).where(_d.c.doc_id == _DOC)
 _INSERT_DOCUMENT = insert(_d).values(status="pending", error="")
 _SET_STATUS = update(_d).where(_d.c.doc_id == _DOC)
@@ -127,17 +129,35 @@ class SqlRecordStore(GraphRows):
         row = self.db.execute(_DOCUMENT_TEXT, {"doc": doc_id}).first()
         return row[0] if row else ""
 
+    def documents_by_ids(self, doc_ids: Iterable[str]) -> dict[str, DocumentRow]:
+        """doc_id -> row of those of ``doc_ids`` that exist (primary-key lookups, ``BATCH`` ids a query)."""
+        ids = list(dict.fromkeys(doc_ids))
+        out: dict[str, DocumentRow] = {}
+        for start in range(0, len(ids), BATCH):
+            for row in self.db.rows(_DOCUMENTS_BY_IDS, {"ids": ids[start:start + BATCH]}):
+                out[row[0]] = DocumentRow(*row)
+        return out
+
     def documents_named(self, name: str) -> list[DocumentRow]:
-        return [d for d in self.documents() if d.name == name]
+        return [DocumentRow(*row) for row in self.db.rows(_DOCUMENTS_NAMED, {"name": name})]
 
     def next_seq(self) -> int:
+        """One more than the largest ``seq`` (the ``documents_seq`` index: one index probe, not a scan)."""
         return int(self.db.execute(select(func.coalesce(func.max(_d.c.seq), 0) + 1)).scalar_one())
 
     def insert_document(self, doc_id: str, name: str, source: str, content_hash: str, text: str, tokens: int) -> None:
-        now = time.time()
-        self.db.execute(_INSERT_DOCUMENT, {"doc_id": doc_id, "name": name, "source": source, "content_hash": content_hash,
-                                           "text": text, "tokens": tokens, "seq": self.next_seq(), "created_at": now,
-                                           "updated_at": now})
+        self.insert_documents([(doc_id, name, source, content_hash, text, tokens)])
+
+    def insert_documents(self, rows: list[tuple[str, str, str, str, str, int]]) -> None:
+        """Insert pending documents ``(doc_id, name, source, content_hash, text, tokens)`` in one
+        ``executemany``, numbered in order after the last ``seq`` (read once for the batch)."""
+        if not rows:
+            return
+        now, first = time.time(), self.next_seq()
+        self.db.execute_many(_INSERT_DOCUMENT, [
+            {"doc_id": doc_id, "name": name, "source": source, "content_hash": digest, "text": text, "tokens": tokens,
+             "seq": first + i, "created_at": now, "updated_at": now}
+            for i, (doc_id, name, source, digest, text, tokens) in enumerate(rows)])
 
     def set_status(self, doc_id: str, status: str, error: str = "", elapsed_s: Optional[float] = None) -> None:
         values: dict[str, Any] = {"status": status, "error": error, "updated_at": time.time()}
@@ -150,7 +170,11 @@ class SqlRecordStore(GraphRows):
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
-        self.db.execute(_DELETE_LOAD_FAILURE, {"failed_name": name})
+        self.delete_load_failures([name])
+
+    def delete_load_failures(self, names: Iterable[str]) -> None:
+        """``delete_load_failure`` for each of ``names`` in one ``executemany`` (the name index)."""
+        self.db.execute_many(_DELETE_LOAD_FAILURE, [{"failed_name": n} for n in dict.fromkeys(names)])
 
     def processing_to_pending(self, doc_ids: list[str]) -> int:
         """Documents of ``doc_ids`` still 'processing' go back to 'pending'; returns how many."""

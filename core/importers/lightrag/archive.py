@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from core.errors import RAGScopeError
 from core.parsing.limits import LimitExceeded, ParseLimits, check_expansion, zip_expanded_size
+from core.parsing.text import size_and_limit
 
 MAX_ZIP_BYTES = 50 * 2**20  # the upload itself (the app's upload limit says the same)
 MAX_UNPACKED_BYTES = 1024 * 2**20  # everything inside it, uncompressed
@@ -37,7 +38,8 @@ def unpack_zip(data: bytes, target: Path, max_zip_bytes: int = MAX_ZIP_BYTES,
     """Unpack ``data`` into the empty folder ``target``; return the folder that holds the LightRAG files
     (the zip's single top folder when it has one). ``max_ratio``: the workspace's ``max_archive_ratio``."""
     if len(data) > max_zip_bytes:
-        raise UnsafeArchiveError(f"the zip is {len(data) / 2**20:.1f} MB; the limit is {max_zip_bytes / 2**20:.0f} MB")
+        size_text, limit = size_and_limit(len(data), max_zip_bytes)
+        raise UnsafeArchiveError(f"the zip is {size_text}; the limit is {limit}")
     try:
         archive = zipfile.ZipFile(BytesIO(data))
     except zipfile.BadZipFile:
@@ -48,8 +50,8 @@ def unpack_zip(data: bytes, target: Path, max_zip_bytes: int = MAX_ZIP_BYTES,
             raise UnsafeArchiveError(f"the zip has {len(entries)} entries; the limit is {max_entries}")
         declared = zip_expanded_size(archive)
         if declared > max_unpacked_bytes:
-            raise UnsafeArchiveError(f"the zip unpacks to {declared / 2**20:.0f} MB; the limit is "
-                                     f"{max_unpacked_bytes / 2**20:.0f} MB")
+            size_text, limit = size_and_limit(declared, max_unpacked_bytes)
+            raise UnsafeArchiveError(f"the zip unpacks to {size_text}; the limit is {limit}")
         try:  # the size is checked above against the import's own cap; here the expansion ratio
             check_expansion(declared, len(data), ParseLimits(max_archive_uncompressed_mb=max_unpacked_bytes / 2**20,
                                                              max_archive_ratio=max_ratio), "the zip's members")

@@ -110,13 +110,37 @@ def split_sep(value: Any) -> list[str]:
     return [part.strip() for part in str(value).split(SEP) if part.strip()]
 
 
+def _plain_folder_name(name: str) -> bool:
+    """One path component: not empty, '.', '..', absolute, a drive, or with a separator or a NUL."""
+    return (bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\x00:")
+            and not Path(name).is_absolute())
+
+
+MAX_IMPORT_FILE_BYTES = 128 * 2**20  # one JSON or GraphML file of an import (parsed in this process)
+
+
+def _check_size(path: Path) -> None:
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # the read reports it
+    if size > MAX_IMPORT_FILE_BYTES:
+        raise LightRAGFormatError(f"{path.name}: {size / 2**20:,.0f} MB; the importer reads files of at most "
+                                  f"{MAX_IMPORT_FILE_BYTES // 2**20} MB (it parses them in the app's own process)")
+
+
 def find_storage(path: Path, workspace: Optional[str] = None) -> tuple[Path, str]:
     """The folder holding the storages: ``path`` itself, ``path/workspace``, or the one subfolder that has them."""
     path = Path(path)
     if not path.is_dir():
         raise LightRAGFormatError(f"{path}: not a directory (expected a LightRAG working directory)")
     if workspace:
+        if not _plain_folder_name(workspace):
+            raise LightRAGFormatError(f"{workspace!r}: not a LightRAG workspace name (one folder name inside the "
+                                      "working directory: no '/', '\\', '..' or absolute path)")
         folder = path / workspace
+        if not folder.resolve().is_relative_to(path.resolve()):
+            raise LightRAGFormatError(f"{workspace!r}: the LightRAG workspace links out of the working directory")
         if not all((folder / m).is_file() for m in MARKERS):
             raise LightRAGFormatError(f"{folder}: no LightRAG workspace '{workspace}' here "
                                       f"(expected {CHUNKS_FILE} and {GRAPH_FILE})")
@@ -135,13 +159,18 @@ def find_storage(path: Path, workspace: Optional[str] = None) -> tuple[Path, str
 
 def load_json(path: Path) -> Any:
     """A JSON file of the directory; unreadable or invalid JSON raises ``LightRAGFormatError`` naming it."""
+    _check_size(path)
     try:
         return json.loads(path.read_text(encoding="utf-8"))
+    except RecursionError:
+        raise LightRAGFormatError(f"{path.name}: JSON nested too deeply to be a LightRAG file") from None
     except UnicodeDecodeError as exc:
         raise LightRAGFormatError(f"{path.name}: not UTF-8 text ({exc.reason})") from None
     except json.JSONDecodeError as exc:
         raise LightRAGFormatError(f"{path.name}: invalid JSON at line {exc.lineno}, column {exc.colno} "
                                   f"({exc.msg}); the file is truncated or damaged") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise LightRAGFormatError(f"{path.name}: a value cannot be read ({str(exc)[:120]})") from None
     except OSError as exc:
         raise LightRAGFormatError(f"{path.name}: cannot be read ({exc.strerror})") from None
 
@@ -210,6 +239,7 @@ def _read_documents(folder: Path, chunks: list[LRChunk]) -> list[LRDocument]:
 
 def _read_graph(folder: Path) -> nx.Graph:
     path = folder / GRAPH_FILE
+    _check_size(path)
     try:
         graph = nx.read_graphml(path)
     except (ElementTree.ParseError, nx.NetworkXError, KeyError, ValueError) as exc:
