@@ -31,6 +31,15 @@ def _redirect(page: Any) -> Callable[[], None]:
     return go
 
 
+def _refused_here() -> None:
+    """What a non-admin sees at an admin page's URL ("/settings"): the page needs the admin role (the
+    same refusal ``ui.auth_gate.guard`` gives), not Streamlit's "Page not found"."""
+    from core.auth import Role
+    from ui.auth_gate import guard
+
+    guard(Role.admin)
+
+
 def app_pages(admin: bool = True) -> list:
     """st.Page objects of the pages a role may open (Documents is the default page), and for each a
     hidden page at its capitalised and upper-case URL ("/Compare", "/COMPARE") that switches to it:
@@ -44,6 +53,12 @@ def app_pages(admin: bool = True) -> list:
         variants = {stem[:1].upper() + stem[1:], stem.upper()} - {stem}
         twins += [st.Page(_redirect(page), title=page.title, url_path=variant, visibility="hidden")
                   for variant in sorted(variants)]
+    if not admin:  # an admin page's URLs say why it is not there
+        for path, title, _ in PAGES:
+            if path in ADMIN_PAGES:
+                stem = Path(path).stem
+                twins += [st.Page(_refused_here, title=title, url_path=variant, visibility="hidden")
+                          for variant in sorted({stem, stem[:1].upper() + stem[1:], stem.upper()})]
     return pages + twins
 
 

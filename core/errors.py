@@ -52,6 +52,22 @@ class ProviderNotAllowedError(RAGScopeError, ValueError):
 
 # ValueError: bad input (an unknown mode, a malformed --param, a half-configured server) is reported
 # with a ValueError whose message names the fix.
+class InputTooLongError(RAGScopeError, ValueError):
+    """A free-text input (a graph search, a question) is longer than its limit."""
+
+
+MAX_SEARCH_CHARS = 200  # a graph search: part of a name
+MAX_QUESTION_CHARS = 10_000  # a question (Compare and Inspect use the first 2,000 characters of what is typed)
+
+
+def check_length(text: str, limit: int, what: str) -> str:
+    """``text`` when it is at most ``limit`` characters long, else ``InputTooLongError`` naming the limit."""
+    if len(text or "") > limit:
+        raise InputTooLongError(f"The {what} is {len(text):,} characters long; the limit is {limit:,}. "
+                                f"Shorten it and try again.")
+    return text
+
+
 KNOWN_ERRORS: tuple[type[Exception], ...] = (RAGScopeError, ValueError)
 
 

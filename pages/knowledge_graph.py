@@ -44,7 +44,7 @@ def controls(summary: "GraphSummary", mention: bool) -> dict[str, Any]:
     kinds = list(summary.kinds)
     cols = st.columns([3, 1, 1, 1])
     search = cols[0].text_input("Search an entity" if not mention else "Search a term", key="kg_search",
-                                placeholder="part of a name, e.g. harbour")
+                                placeholder="part of a name, e.g. harbour", max_chars=200)
     depth = cols[1].number_input("Neighbourhood depth", min_value=0, max_value=4, value=1, step=1, key="kg_depth",
                                  help="Hops around the matching entities (used with a search).")
     show_all = st.session_state.get("kg_show_all", False)

@@ -71,6 +71,29 @@ def test_query_and_compare_json(cli_ws):
     assert compared["question"] == "Where is the cooperative based?"
 
 
+def test_many_questions_in_one_process_from_a_file_or_stdin(cli_ws, tmp_path):
+    """``query --questions``: one run loads the models once and answers each line (plain or JSONL), one
+    JSON line per question with --json; standard input works the same."""
+    path = tmp_path / "questions.jsonl"
+    path.write_text('{"question": "Who founded the Tidewater Shipping Cooperative?"}\n\nWhere is Port Sallow?\n',
+                    encoding="utf-8")
+    lines = run("query", "--workspace", str(cli_ws), "--mode", "naive", "--json", "--questions", str(path)
+                ).stdout.strip().splitlines()
+    results = [json.loads(line) for line in lines]
+    assert [r["query"] for r in results] == ["Who founded the Tidewater Shipping Cooperative?", "Where is Port Sallow?"]
+    proc = subprocess.run([sys.executable, "-m", "core", "compare", "--workspace", str(cli_ws), "--modes", "naive,tree",
+                           "--questions", "-"], cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600,
+                          input="Where is Port Sallow?\nWho founded the Tidewater Shipping Cooperative?\n")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("### ") == 2 and proc.stdout.count("== tree ==") == 2
+
+
+def test_status_reads_as_text_and_query_help_names_the_default_mode(cli_ws):
+    text = run("status", "--workspace", str(cli_ws)).stdout
+    assert "local-minilm (all-MiniLM-L6-v2, 384 dimensions)" in text and "{" not in text
+    assert "(default: hybrid)" in " ".join(run("query", "--help").stdout.split())
+
+
 def test_unknown_mode_and_empty_question_give_clear_errors(cli_ws):
     proc = run("query", "--workspace", str(cli_ws), "--mode", "nope", "q", check_code=2)
     assert "unknown mode" in proc.stderr

@@ -204,8 +204,13 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
             st.session_state[STATE_KEY] = {"workspace": ws.name, "report": report}
     llm = session_llm(ws, settings, build=False)
     if not llm.enabled:
-        st.info(escape_markdown(llm.note or "The judge needs an LLM: choose the OpenAI-compatible provider in "
-                                "Settings (offline answers are extractive quotes, which the papers do not judge)."))
+        from core.auth import Role
+        from ui.state import can
+
+        where = ("choose the OpenAI-compatible provider in Settings" if can(Role.admin)
+                 else "an admin chooses the provider in Settings (ask the operator)")
+        st.info(escape_markdown(llm.note or f"The judge needs an LLM: {where} (offline answers are extractive "
+                                "quotes, which the papers do not judge)."))
     elif not questions:
         st.info("Choose a question file above: the judge needs questions (answers are not needed).")
     else:

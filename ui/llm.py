@@ -39,9 +39,13 @@ class SessionLLM:
     def extraction_text(self) -> str:
         """What indexing will do, in Markdown (user-provided names escaped)."""
         if not self.enabled:
+            from core.auth import Role
+            from ui.state import can
+
+            how = ("Choose the OpenAI-compatible provider in Settings to extract with an LLM." if can(Role.admin)
+                   else "An admin can choose an LLM provider in Settings; ask the operator if you need one.")
             return ("**Extraction: spaCy (offline).** Entities and relations come from spaCy; profiles and "
-                    "summary-tree nodes are extractive. Choose the OpenAI-compatible provider in Settings to "
-                    "extract with an LLM.")
+                    f"summary-tree nodes are extractive. {how}")
         s = self.settings
         where = escape_markdown(s.llm_base_url or "the OpenAI API")
         passes = s.gleaning_passes

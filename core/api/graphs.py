@@ -61,9 +61,13 @@ def graph_summary(principal: Principal, ws: Workspace, mention: bool = False) ->
 def graph_selection(principal: Principal, ws: Workspace, mention: bool = False, search: str = "", depth: int = 1,
                     types: Sequence[str] = (), min_degree: int = 0, max_nodes: int = 60) -> GraphSelection:
     """The view to draw: type filter, the ``depth``-hop neighbourhood of the search's matches, the minimum
-    degree, then the best ``max_nodes`` (matches, hops, degree); the drawn nodes and their edges."""
+    degree, then the best ``max_nodes`` (matches, hops, degree); the drawn nodes and their edges. A search
+    longer than ``MAX_SEARCH_CHARS`` is refused with a message (an unbounded one made SQLite's LIKE fail
+    and PostgreSQL's generic plan take seconds)."""
+    from core.errors import MAX_SEARCH_CHARS, check_length
     from core.graph_page import select
 
+    check_length(search, MAX_SEARCH_CHARS, "graph search")
     return select(ws, mention, search, depth, tuple(types), min_degree, max_nodes)
 
 

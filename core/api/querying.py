@@ -49,7 +49,11 @@ def mode_params(principal: Principal, mode: str) -> list[str]:
 def run_modes(principal: Principal, ws: Workspace, question: str, modes: list[str] | str = "all", settings: Optional[Settings] = None,
               with_answers: bool = True, llm: Any = None, keywords: Any = None, concurrent: bool = True
               ) -> dict[str, RetrievalResult]:
-    """Run several modes on one question (sharing the query embedding and keywords) and answer each."""
+    """Run several modes on one question (sharing the query embedding and keywords) and answer each.
+    A question longer than ``MAX_QUESTION_CHARS`` is refused with a message."""
+    from core.errors import MAX_QUESTION_CHARS, check_length
+
+    check_length(question, MAX_QUESTION_CHARS, "question")
     from core.retrieval.registry import parse_modes, query_context, retrieve  # here: indexing and the read-only calls load no retrieval
 
     from core.answers import answer, question_names

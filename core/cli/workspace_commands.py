@@ -108,8 +108,24 @@ def cmd_status(args: argparse.Namespace) -> int:
         emit_json(status)
     else:
         for key, value in status.items():
-            print(f"{key:>14}: {value}")
+            print(f"{key:>15}: {_status_value(key, value)}")
     return 0
+
+
+def _status_value(key: str, value: Any) -> str:
+    """One ``status`` value as a person reads it (``--json`` gives the raw values)."""
+    if key == "embedder" and isinstance(value, dict):
+        where = f" at {value['base_url']}" if value.get("base_url") else ""
+        return f"{value.get('kind', '?')} ({value.get('model', '?')}, {value.get('dimension', '?')} dimensions){where}"
+    if key == "llm_usage" and isinstance(value, dict):
+        if not value:
+            return "none (offline)"
+        return "; ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
 
 
 def cmd_docs(args: argparse.Namespace) -> int:

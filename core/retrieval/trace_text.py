@@ -79,7 +79,8 @@ TEXTS: dict[str, Template] = {
     "trailing_dropped": "dropped {dropped} trailing record(s) so that the context fits in {max_total_tokens} tokens "
                         "exactly",
     # naive
-    "dense_chunks": "dense top-{k} over {total} chunks: {kept} kept",
+    "dense_chunks": "dense top-{k} over {total} embedded chunk windows (a long chunk is embedded as several): "
+                    "{kept} chunks kept",
     # path
     "node_query": lambda d: f"node query: {d['query']!r}" + (" (no low-level keyword: the question)"
                                                              if d["from_question"] else ""),
