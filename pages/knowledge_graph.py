@@ -1,6 +1,7 @@
 """Knowledge graph: browse the LightRAG-style entity graph (or the E2GraphRAG mention graph) with
 search, neighbourhood depth, type and degree filters; click a node or an edge (or pick an entity)
-to read its profile, relations and source chunks; download either graph as GraphML or JSON.
+to read its profile, relations and source chunks; editors edit the entity graph there (``ui.graph_edits_view``);
+download either graph as GraphML or JSON.
 
 The default view reads at a glance: the ``DEFAULT_NODES`` best-connected nodes (or a search's
 neighbourhood), labels only where they fit, edge thickness = weight; "Show all nodes" lifts the
@@ -17,7 +18,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api
-from ui import provenance, state
+from ui import graph_edits_view, provenance, state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, draw_view
@@ -188,11 +189,15 @@ def side_panel(ws: "Workspace", view: DrawnView, mention: bool) -> None:
     edge = api.graph_edge(state.principal(), ws, mention, str(clicked[0]), str(clicked[1])) if clicked else None
     if edge is not None:
         relation_panel(ws, edge, mention)
+        if not mention:
+            graph_edits_view.relation_edits(ws, edge)
         return
     detail = api.graph_node(state.principal(), ws, mention, chosen) if chosen is not None else None
     if detail is None:
         return
     (term_panel if mention else entity_panel)(ws, detail)
+    if not mention:  # editors and admins only; a viewer sees none of it
+        graph_edits_view.entity_edits(ws, detail, view.names)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -264,6 +269,8 @@ def main() -> None:
                             on_select=_on_graph_click)
     with right:
         side_panel(ws, view, mention)
+        if not mention:
+            graph_edits_view.history(ws)
     export_section(ws)
 
 

@@ -85,7 +85,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
               "core.remote_embeddings")),
     ("storage", ("core.storage",)),
     ("workspace", ("core.workspace", "core.session")),
-    ("indexing", ("core.indexing",)),
+    ("indexing", ("core.indexing", "core.editing.replay")),
     ("retrieval: algorithms", tuple(f"core.retrieval.{m}" for m in (
         "trace_text", "spec", "keywords", "csv_cells", "context_blocks", "lightrag_context", "token_counts",
         "funnel", "path_flow", "tree_algorithms"))),
@@ -96,7 +96,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("retrieval: modes", ("core.retrieval",)),
     ("retrieval: registry", ("core.retrieval.registry",)),
     ("answers and LLM", ("core.answers", "core.llm")),
-    ("services", ("core.evaluation", "core.judge", "core.annotations", "core.importers", "core.export",
+    ("services", ("core.evaluation", "core.judge", "core.annotations", "core.editing", "core.importers", "core.export",
                   "core.graph_page", "core.graph_quality", "core.warmup")),
     ("api", ("core.api",)),
     ("cli", ("core.cli", "core.__main__")),

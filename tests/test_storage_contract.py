@@ -219,6 +219,32 @@ def test_fragments_merged_graph_and_graph_view(ws, other):
     assert "carol" in other.mention_index() and "doc-b-c0" not in other.mention_index()["carol"]
 
 
+
+def test_graph_edits_and_their_log(ws, other):
+    """A merge re-keys, unites and drops the self-loop; the log round-trips; undo restores the graph
+    (core.editing through the edit rows of the record store)."""
+    from core.editing.log import make_edit, undo
+
+    build_graph(ws)
+    before = dump(other)
+    result = make_edit(ws, "merge", {"names": ["CAROL"], "into": "bob"}, who="ana")
+    graph = other.views.graph
+    assert sorted(graph.keys()) == ["acme", "bob"] and graph.relation_count() == 1
+    bob = graph.entity("bob")
+    assert bob.name == "Bob" and "Carol" in bob.aliases and set(bob.source_chunk_ids) == {"doc-a-c0", "doc-a-c1", "doc-b-c0"}
+    assert graph.relation("acme", "bob").weight == 1.5  # Acme-Bob 1.0 + Carol-Acme 0.5 (fragments)
+    assert result.summary["dropped_self_loops"] == 1
+    [edit] = other.records.graph_edits()
+    assert (edit.op, edit.args, edit.principal, edit.undone) == ("merge", {"into": "bob", "names": ["CAROL"]}, "ana", False)
+    assert edit.before["carol"]["relations"] == 2
+    undo(ws)
+    assert dump(other) == before and other.records.graph_edits()[0].undone
+    assert other.records.graph_edits(include_undone=False) == []
+    with ws.records.unit_of_work():
+        assert ws.records.set_edit_undone(edit.id, False) == 1 and ws.records.set_edit_undone(999, True) == 0
+        assert ws.records.fragment_pairs_touching(["carol"]) == {("acme", "carol"), ("bob", "carol")}
+        assert ws.records.relation_row(("acme", "bob"))["weight"] == 1.0
+
 def test_summary_tree_round_trip(ws, other):
     records = ws.records
     with records.unit_of_work():

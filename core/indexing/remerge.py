@@ -1,11 +1,13 @@
 """Re-merging the touched entities and relations from their fragments, and the summary tree with its
-extractive summarizer: the steps a batch and a deletion share (rows go to the caller's transaction)."""
+extractive summarizer: the steps a batch and a deletion share (rows go to the caller's transaction).
+The re-merge ends by replaying the graph edit log (``core.editing.replay``)."""
 from __future__ import annotations
 
 from typing import Callable, Optional
 
 import numpy as np
 
+from core.editing.replay import replay_active
 from core.indexing.profiles import MergedEntity, MergedRelation, merge_entity, merge_relation
 from core.indexing.summarize import extractive_summary, tfidf_vectors, unparsed_sentences
 from core.indexing.tree import Passage, Summarizer, SummaryTree
@@ -66,7 +68,8 @@ def merge_touched(ws: Workspace, entity_keys: set[str], relation_keys: set[tuple
             changed_relations.append(relation)
             if pair in old_relation_vectors:
                 removed.append(old_relation_vectors[pair])
-    return changed_entities, changed_relations, removed
+    # hand edits (core.editing) survive every re-merge: the active edit log is applied again
+    return replay_active(records, settings, changed_entities, changed_relations, removed)
 
 
 def make_tree_summarizer(ws: Workspace, cache: dict) -> Summarizer:

@@ -159,3 +159,18 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
+
+
+@dataclass
+class GraphEdit:
+    """One hand edit of the knowledge graph (``graph_edits`` row): ``args`` names the target by identity
+    and the state asked for; ``before`` / ``after`` record what its first application changed."""
+
+    id: int
+    ts: float
+    principal: str
+    op: str
+    args: dict[str, Any]
+    before: dict[str, Any]
+    after: dict[str, Any]
+    undone: bool = False

@@ -30,8 +30,9 @@ from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 5  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
-# 5: documents_seq (the next sequence number is an index probe, not a scan per registered document)
+SCHEMA_VERSION = 6  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+# 5: documents_seq (the next sequence number is an index probe, not a scan per registered document);
+# 6: the graph edit log (graph_edits)
 
 
 def _plain_number(value: Any) -> Any:
@@ -224,6 +225,21 @@ annotation_marks = Table(
 Index("annotations_doc", annotation_marks.c.doc_id)
 
 ANNOTATION_TABLES = (annotation_questions, annotation_marks)
+
+# Hand edits of the knowledge graph (core.editing): one row per edit, replayed in id order after every
+# re-merge; ``undone`` edits are kept for the record and skipped. Created with the schema and again,
+# idempotently, before an edit is written (a workspace written before version 5 has no such table).
+graph_edits = Table(
+    "graph_edits", metadata,
+    Column("id", Integer().with_variant(BigInteger(), "postgresql"), Identity(), primary_key=True),
+    _real("ts"), _text("principal", ""),
+    _text("op"),  # merge | rename | retype | delete_entity | delete_relation | relate | describe
+    _text("args"),  # JSON: the target identity (names) and the state asked for
+    _text("before", "{}"), _text("after", "{}"),  # JSON: what the first application changed
+    _int("undone", 0),
+    sqlite_autoincrement=True)
+
+EDIT_TABLES = (graph_edits,)
 
 # Columns added after version 1: (table, column). Older workspaces get them on open, with defaults that
 # read as "no aliases, one vote for the stored type"; re-indexing fills them.

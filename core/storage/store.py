@@ -18,6 +18,7 @@ from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert,
 
 from core.embeddings import window_id
 from core.storage import schema as s
+from core.storage.edit_rows import EditRows
 from core.storage.graph_rows import GraphRows
 from core.storage.records import DocumentRow, TreeNode
 from core.storage.sql_connection import SqlConnection
@@ -57,7 +58,7 @@ def _chunk(row: Any) -> Chunk:
     return Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6]))
 
 
-class SqlRecordStore(GraphRows):
+class SqlRecordStore(GraphRows, EditRows):
     """The record store over one ``SqlConnection``. Writers wrap their writes in ``unit_of_work()``;
     reads are plain queries."""
 

@@ -1,0 +1,61 @@
+"""``core.api`` functions for hand edits of the knowledge graph (``core.editing``): the edits, the edit
+log with undo, export and import.
+
+* viewer — none: a viewer sees neither the edits nor their log;
+* editor — ``edit_graph``, ``graph_edits``, ``undo_graph_edit``, ``export_graph_edits``,
+  ``import_graph_edits``.
+
+Each edit takes the workspace's writer lock (refused with ``WorkspaceBusyError`` while an indexing job
+runs) and is recorded with the signed-in principal. Re-exported by ``core.api``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from core.auth import Principal, Role, requires
+from core.storage.records import GraphEdit
+from core.workspace import Workspace
+
+if TYPE_CHECKING:
+    from core.editing.log import EditResult, ImportReport as EditImportReport
+
+
+@requires(Role.editor)
+def edit_graph(principal: Principal, ws: Workspace, op: str, args: dict[str, Any]) -> EditResult:
+    """Make one edit (``merge``, ``rename``, ``retype``, ``describe``, ``delete_entity``,
+    ``delete_relation``, ``relate``; arguments in ``core.editing.log.ARGS``)."""
+    from core.editing.log import make_edit
+
+    return make_edit(ws, op, dict(args), who=principal.label)
+
+
+@requires(Role.editor)
+def graph_edits(principal: Principal, ws: Workspace, include_undone: bool = True) -> list[GraphEdit]:
+    """The edit log, oldest first."""
+    from core.editing.log import edit_log
+
+    return edit_log(ws, include_undone)
+
+
+@requires(Role.editor)
+def undo_graph_edit(principal: Principal, ws: Workspace, edit_id: Optional[int] = None) -> GraphEdit:
+    """Undo one edit (the last one when ``edit_id`` is None); the edit undone."""
+    from core.editing.log import undo
+
+    return undo(ws, edit_id, who=principal.label)
+
+
+@requires(Role.editor)
+def export_graph_edits(principal: Principal, ws: Workspace) -> str:
+    """The active edits as JSON, for ``import_graph_edits`` on a workspace built from the same documents."""
+    from core.editing.log import export_log
+
+    return export_log(ws)
+
+
+@requires(Role.editor)
+def import_graph_edits(principal: Principal, ws: Workspace, text: str | bytes) -> EditImportReport:
+    """Apply an exported edit log; edits whose targets do not exist here are reported, not dropped silently."""
+    from core.editing.log import import_log
+
+    return import_log(ws, text, who=principal.label)

@@ -1,0 +1,65 @@
+"""The Knowledge graph page's edit controls (issue 33): a viewer sees none of them; an editor merges two
+entities from the Details panel (one node fewer), reads the edit history as plain text (HTML in an edit
+is not rendered) and undoes the merge (both nodes back)."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from core.auth import Principal, Role
+from test_app_auth import PAGES, address, data_dir, run_page, signed_in  # noqa: F401 - fixtures
+
+KG = PAGES[1]
+
+
+def _edit_keys(at) -> set[str]:
+    return ({w.key for w in at.button} | {w.key for w in at.radio} | {w.key for w in at.checkbox}) & {
+        "kg_edit_kind", "kg_merge_ok", "kg_merge_go"} | {w.key for w in at.button if str(w.key).startswith("kg_undo_")}
+
+
+@pytest.mark.slow
+def test_a_viewer_sees_no_edit_controls(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    signed_in(Principal("v", "viewer@example.com", Role.viewer))
+    at = run_page(KG)
+    assert not at.exception, [e.value for e in at.exception]
+    assert _edit_keys(at) == set() and not [e for e in at.expander if "Edit" in str(e.label)]
+
+
+@pytest.mark.slow
+def test_an_editor_merges_from_the_details_panel_and_undoes_it(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+    from core import api
+    from core.workspace import Workspace
+
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    editor = Principal("e", "editor@example.com", Role.editor)
+    signed_in(editor)
+    ws = Workspace(data_dir / "default")
+    try:
+        api.edit_graph(editor, ws, "describe", {"name": "Dunmore", "description": "<b>town</b> **x**"})
+        before = ws.knowledge_graph().number_of_nodes()
+    finally:
+        ws.close()
+    at = run_page(KG)
+    assert not at.exception, [e.value for e in at.exception]
+    history = [t.value for t in at.text if t.value.startswith("#1 describe")]
+    assert history and "<b>town</b> **x**" in history[0]  # plain text, not rendered
+    at.radio(key="kg_edit_kind").set_value("merge").run()
+    other = at.selectbox(key="kg_edit_merge_other").value
+    at.checkbox(key="kg_merge_ok").check().run()
+    at.button(key="kg_merge_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    ws = Workspace(data_dir / "default")
+    try:
+        assert ws.knowledge_graph().number_of_nodes() == before - 1 and other not in ws.knowledge_graph()
+        assert [e.op for e in api.graph_edits(editor, ws)] == ["describe", "merge"]
+    finally:
+        ws.close()
+    at.button(key="kg_undo_2").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    ws = Workspace(data_dir / "default")
+    try:
+        assert ws.knowledge_graph().number_of_nodes() == before and other in ws.knowledge_graph()
+    finally:
+        ws.close()
