@@ -342,3 +342,20 @@ def save_settings(workspace_dir: Path, settings: Settings) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(settings.model_dump(), indent=2), encoding="utf-8")
     os.replace(tmp, path)
+
+
+# Fields read while a document is indexed: changing one leaves the documents already indexed as they were.
+INDEX_TIME_FIELDS = ("chunk_tokens", "chunk_overlap", "short_document_tokens", "short_document_chunk_tokens",
+                     "chunk_vector_windows", "entity_types", "gleaning_passes", "tree_group_size",
+                     "tree_summary_similarity", "summary_tokens")
+
+
+def saved_message(before: Settings, after: Settings) -> str:
+    """What the Settings page says after a save: which changed fields only apply to documents indexed from
+    now on (the indexed ones keep their chunks, graph and tree until they are indexed again)."""
+    changed = [label_for(f) for f in INDEX_TIME_FIELDS if getattr(before, f) != getattr(after, f)]
+    if not changed:
+        return "Saved. Indexing and retrieval now use these settings."
+    return ("Saved. Retrieval uses these settings now, but documents already indexed keep their chunks, graph "
+            "and summary tree until they are indexed again (" + ", ".join(changed) + " apply to newly indexed "
+            "documents only): delete them and add them again on the Documents page to re-index them.")

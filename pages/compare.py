@@ -18,7 +18,7 @@ from core.api import run_modes  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
-from ui.examples import example_picker  # noqa: E402
+from ui.examples import example_picker, share_question, take_shared_question  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.result_summary import latency_figure  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
@@ -79,9 +79,11 @@ def main() -> None:
     if not available:
         return
 
+    take_shared_question("compare_question")
     example_picker(ws, "compare_question")
     question = st.text_area("Question", key="compare_question", height=90,
                             placeholder="e.g. Who founded the Velmora Marine Institute and why?")
+    share_question(question)
     chosen = st.multiselect("Modes", available, default=available, key="compare_modes",
                             help="; ".join(f"{m}: {rv.mode_blurb(m)}" for m in available))
     if st.button("Run", type="primary", key="compare_run"):

@@ -25,7 +25,7 @@ from ui import annotations_view  # noqa: E402
 from ui import provenance  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
-from ui.examples import example_picker  # noqa: E402
+from ui.examples import example_picker, share_question, take_shared_question  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
 from ui.settings_widgets import settings_field_widget  # noqa: E402
 from ui.escape import md  # noqa: E402
@@ -201,11 +201,11 @@ def main() -> None:
         mode = st.selectbox("Mode", available, index=available.index("path") if "path" in available else 0,
                             key="inspect_mode")
     with right:
-        if "inspect_question" not in st.session_state:  # start from Compare's question
-            st.session_state["inspect_question"] = st.session_state.get("compare_question", "")
+        take_shared_question("inspect_question")  # start from the question last typed on Compare
         example_picker(ws, "inspect_question")
         question = st.text_area("Question", key="inspect_question", height=90,
                                 placeholder="e.g. How is the Kestrel Point Lighthouse connected to the Great Velmora Flood?")
+        share_question(question)
     st.caption(rv.mode_blurb(mode))
     overrides: dict[str, Any] = {}
     with show_errors("Reading the parameters"):

@@ -19,7 +19,7 @@ guard(Role.admin)  # the refusal / sign-in page unless this session is an admin 
 
 from core import api
 from core.config import apply_environment
-from core.settings import InvalidSettingsError, Settings, validate_settings
+from core.settings import InvalidSettingsError, Settings, saved_message, validate_settings
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.settings_labels import label_for
@@ -218,10 +218,11 @@ def main() -> None:
     if message:
         (st.info if message[0] == "info" else st.success)(message[1])
     if save_clicked and candidate is not None:
+        before = state.session_settings()
         with show_errors("Not saved") as guard:
             save(candidate)
         if not guard.failed:
-            st.session_state["settings_message"] = ("success", "Saved. Indexing and retrieval now use these settings.")
+            st.session_state["settings_message"] = ("success", saved_message(before, candidate))
             st.rerun()
     if test_clicked and candidate is not None:
         with show_errors("Connection test failed"):

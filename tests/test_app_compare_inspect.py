@@ -259,3 +259,24 @@ def test_retrieved_subgraph_highlights_and_caps():
     assert "x" in view.graph  # a retrieved node's neighbours come before the cap cuts the rest
     view = query_subgraph(g, result, budget=1000, neighbours=True)
     assert view.graph.number_of_nodes() == 402 and len(view.neighbours) == 400
+
+
+# --- hand-over of the question between Compare and Inspect ----------------------------------------------
+def test_question_typed_on_compare_opens_inspect_and_back(data_dir):
+    at = page(COMPARE).run()
+    at.text_area(key="compare_question").input(QUESTION).run()
+    assert not at.exception
+    shared = at.session_state["shared_question"]
+    assert shared == QUESTION
+    # Inspect is a new page run: Streamlit has dropped Compare's widget state, only the shared key remains
+    other = page(INSPECT)
+    other.session_state["shared_question"] = shared
+    other.run()
+    assert not other.exception
+    assert other.text_area(key="inspect_question").value == QUESTION
+    # a question typed on Inspect then goes back to Compare
+    other.text_area(key="inspect_question").input("Where is Port Sallow?").run()
+    back = page(COMPARE)
+    back.session_state["shared_question"] = other.session_state["shared_question"]
+    back.run()
+    assert back.text_area(key="compare_question").value == "Where is Port Sallow?"

@@ -73,3 +73,23 @@ def example_picker(ws: "Workspace", target_key: str) -> None:
 
     st.selectbox(f"Example question ({len(questions)} from {escape_markdown(source)})", list(by_label), index=None,
                  key=picker_key, on_change=copy, placeholder="Pick an example, or type your own question below")
+
+
+SHARED_QUESTION_KEY = "shared_question"  # not a widget key: it outlives the page that set it
+
+
+def share_question(question: str) -> None:
+    """Remember the question typed on Compare or Inspect so that the other page starts from it (a widget's
+    own state is dropped by Streamlit when its page is left)."""
+    if (question or "").strip():
+        st.session_state[SHARED_QUESTION_KEY] = question
+
+
+def take_shared_question(target_key: str) -> None:
+    """Fill the text box ``target_key`` with the question last typed on the other page, once per new question
+    (a question typed here afterwards is kept until the other page changes it)."""
+    shared = st.session_state.get(SHARED_QUESTION_KEY, "")
+    taken_key = f"{target_key}_taken"
+    if shared and st.session_state.get(taken_key) != shared:
+        st.session_state[target_key] = shared
+        st.session_state[taken_key] = shared
