@@ -3,7 +3,8 @@ sorted scores, context within budget, evidence, determinism, JSON round trip, ex
 and what each mode promises beyond that (``PROMISES``): naive the dense top-k chunks, local the
 question's entities and their 1-hop relations, global relations that are graph edges, hybrid and
 mix both (mix also naive's chunks), tree its branch with the h-loop trace or summary-tree nodes,
-path non-empty paths along graph edges with resources, at least one touching a question entity.
+path non-empty paths along graph edges with resources, at least one touching a question entity,
+ppr chunks ranked by personalised PageRank from the question's entities.
 
 ``test_swapped_mode_breaks_its_contract`` replaces each mode in the registry by a stub returning
 another mode's result relabelled with its name (naive's result for every graph mode; local's for
@@ -31,7 +32,7 @@ QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
 QUESTION_KEYS = {"tidewater shipping cooperative", "port sallow"}  # the question's entities in the sample graph
 # no pair of this question's entities lies within h nodes: tree takes its summary-tree branch
 TREE_GLOBAL_QUESTION = "In what year did the Velmora Coastal Railway open to passenger traffic?"
-ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path"]
+ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr"]
 TREE_BRANCHES = {"local", "local-fallback", "global", "global-occurrence", "global-occurrence-empty"}
 
 
@@ -118,9 +119,21 @@ def _path(ws: Workspace, result: RetrievalResult) -> None:
     assert result.paths[0].question_entities, "the first path holds no question entity"
 
 
+def _ppr(ws: Workspace, result: RetrievalResult) -> None:
+    graph = ws.views.graph
+    walks = result.events("ppr")
+    assert walks and walks[0].data["seeds"] >= 1, "ppr ran no PageRank from the question's entities"
+    scores = [c.score for c in result.chunks]
+    assert scores and scores == sorted(scores, reverse=True)
+    assert all("PageRank" in c.reason for c in result.chunks)
+    question_chunks = {c for key in QUESTION_KEYS if key in graph for c in graph.entity(key).source_chunk_ids}
+    assert question_chunks & {c.chunk_id for c in result.chunks}, "no chunk of a question entity"
+    assert not (result.entities or result.relations or result.paths or result.summaries)
+
+
 PROMISES: dict[str, Callable[[Workspace, RetrievalResult], None]] = {
     "naive": _naive, "local": _local, "global": _global, "hybrid": _hybrid, "mix": _mix, "tree": _tree,
-    "path": _path}
+    "path": _path, "ppr": _ppr}
 
 
 def check_contract(ws: Workspace, mode: str, question: str = QUESTION) -> RetrievalResult:

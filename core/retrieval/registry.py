@@ -41,6 +41,8 @@ SPECS: tuple[ModeSpec, ...] = (
     ModeSpec("path", "PathRAG", "flow-pruned paths between retrieved nodes, least reliable first in the prompt.",
              "core.retrieval.path_search:PathRetriever", "core.answers.path:path_answer",
              llm_answer="core.llm.generated_answers:context_is_prompt"),
+    ModeSpec("ppr", "HippoRAG", "personalised PageRank over entities and chunks from the question's entities.",
+             "core.retrieval.ppr_search:PPRRetriever"),
 )
 
 _CACHE: dict[str, Any] = {"specs": None, "retrievers": None}

@@ -81,6 +81,9 @@ TEXTS: dict[str, Template] = {
     # naive
     "dense_chunks": "dense top-{k} over {total} embedded chunk windows (a long chunk is embedded as several): "
                     "{kept} chunks kept",
+    # ppr
+    "ppr": "personalised PageRank (damping {damping}) from {seeds} question entities and {dense} dense chunks "
+           "over {nodes} entity and chunk nodes",
     # path
     "node_query": lambda d: f"node query: {d['query']!r}" + (" (no low-level keyword: the question)"
                                                              if d["from_question"] else ""),
