@@ -127,6 +127,10 @@ class VectorSearch(Protocol):
     def ranked_keys(self, collection: str, vector: np.ndarray, k: int) -> list[tuple[Any, float]]:
         """Exact top-k keys by cosine, ties in storage order."""
 
+    def ranked_keys_many(self, collection: str, vectors: Sequence[np.ndarray],
+                         k: int) -> list[list[tuple[Any, float]]]:
+        """``ranked_keys`` for each query vector, in one pass over the collection."""
+
     def cosines(self, collection: str, vector: np.ndarray, keys: Sequence[Any]) -> dict[Any, float]:
         """The cosine of each given key that has a vector (keys without one are left out)."""
 

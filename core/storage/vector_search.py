@@ -158,6 +158,27 @@ class MatrixSearch:
         ranked = sorted(((int(i), float(scores[i])) for i in best), key=lambda p: (-p[1], p[0]))
         return [(self._key(collection, matrix, row), score) for row, score in ranked]
 
+    def ranked_keys_many(self, collection: str, vectors: Sequence[np.ndarray],
+                         k: int) -> list[list[tuple[Any, float]]]:
+        """``ranked_keys`` for several query vectors with one matrix product (same keys, same order)."""
+        matrix = self._matrix(collection)
+        if not len(vectors):
+            return []
+        if len(matrix) == 0 or k <= 0:
+            return [[] for _ in vectors]
+        if matrix.coarse is not None:  # the two-stage search is per vector
+            return [self.ranked_keys(collection, v, k) for v in vectors]
+        queries = np.stack([np.asarray(v, dtype=np.float32) for v in vectors], axis=1)
+        scores_all = matrix.vectors @ queries
+        k = min(k, scores_all.shape[0])
+        out: list[list[tuple[Any, float]]] = []
+        for column in range(scores_all.shape[1]):
+            scores = scores_all[:, column]
+            best = np.argpartition(-scores, k - 1)[:k]
+            ranked = sorted(((int(i), float(scores[i])) for i in best), key=lambda p: (-p[1], p[0]))
+            out.append([(self._key(collection, matrix, row), score) for row, score in ranked])
+        return out
+
     def cosines(self, collection: str, vector: np.ndarray, keys: Sequence[Any]) -> dict[Any, float]:
         if collection == "chunks":
             return self._matrix("chunks").chunk_cosines(vector, keys)
