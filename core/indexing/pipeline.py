@@ -84,6 +84,8 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
         for doc_id, src, digest in inserts:
             ws.records.delete_load_failure(src.name)
             ws.records.insert_document(doc_id, src.name, src.source, digest, src.text, count_tokens(src.text))
+            if src.page_starts:
+                ws.records.set_page_starts(doc_id, src.page_starts)
             report.new_documents += 1
         for fail in failures:
             doc_id = "failed-" + content_hash(fail.name)[:16]
