@@ -22,6 +22,7 @@ class SourceDocument:
     text: str
     doc_id: Optional[str] = None  # kept from JSONL corpora; else the content hash is used
     source: str = ""
+    page_starts: tuple[int, ...] = ()  # PDF: offset in ``text`` where each page (1-based order) starts
 
 
 @dataclass
@@ -167,6 +168,8 @@ class ChunkHit(_Hit):
     brought_by: Optional[list[str]] = None
     also_found_by: Optional[list[str]] = None
     pairs: Optional[list[list[str]]] = None
+    page_start: Optional[int] = None  # 1-based pages of the chunk's span (documents with pages only)
+    page_end: Optional[int] = None
 
     @classmethod
     def make(cls, chunk_id: str, score: float, reason: str, text: str = "") -> "ChunkHit":

@@ -80,7 +80,8 @@ def test_ui_never_imports_pages() -> None:
 # ``core/retrieval`` is a mode unless listed lower.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("core", "core.errors", "core.trace", "core.types", "core.settings", "core.settings_labels",
-                    "core.config", "core.tokens", "core.retry", "core.providers", "core.auth", "core.csv_safe", "core.fairness")),
+                    "core.config", "core.tokens", "core.retry", "core.providers", "core.auth", "core.csv_safe", "core.fairness",
+                    "core.citations")),
     ("text", ("core.parsing", "core.loaders", "core.chunking", "core.extraction", "core.embeddings",
               "core.remote_embeddings")),
     ("storage", ("core.storage",)),

@@ -92,6 +92,7 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
     ids = [src.doc_id or ("doc-" + digest[:16]) for src, digest in hashed]
     existing_rows = ws.records.documents_by_ids(ids)
     inserts: list[tuple[str, str, str, str, str, int]] = []
+    pages: list[tuple[str, list[int]]] = []  # where each page of a PDF starts (core.citations)
     to_delete: list[str] = []
     reset: list[str] = []
     for (src, digest), doc_id in zip(hashed, ids):
@@ -115,6 +116,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
             report.replaced += 1
             to_delete.extend(olds)
         inserts.append((doc_id, src.name, src.source, digest, src.text, count_tokens(src.text)))
+        if src.page_starts:
+            pages.append((doc_id, list(src.page_starts)))
     if to_delete:
         delete_documents(ws, sorted(set(to_delete)))
     with ws.records.unit_of_work():
@@ -122,6 +125,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
             ws.records.set_status(doc_id, "pending")
         ws.records.delete_load_failures(row[1] for row in inserts)
         ws.records.insert_documents(inserts)
+        for doc_id, starts in pages:
+            ws.records.set_page_starts(doc_id, starts)
         report.new_documents += len(inserts)
         ws.bump_generation()
 

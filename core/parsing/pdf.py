@@ -17,7 +17,8 @@ from pypdf import PdfReader
 from pypdf.generic import ArrayObject, IndirectObject
 
 from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, check_pages, number
-from core.parsing.text import Result, document, fail, short
+from core.parsing.text import Result, document, fail, normalise, short
+from core.types import SourceDocument
 
 
 def _declared_count(reader: PdfReader) -> int:
@@ -75,7 +76,7 @@ def load_pdf(name: str, data: bytes, limits: ParseLimits) -> Result:
         raise
     except Exception as exc:  # noqa: BLE001
         return fail(name, f"could not read the PDF: {short(exc)}")
-    texts: list[str] = []
+    texts: list[tuple[int, str]] = []
     errors: list[str] = []
     n_chars = 0
     for index in range(n_pages):
@@ -88,9 +89,23 @@ def load_pdf(name: str, data: bytes, limits: ParseLimits) -> Result:
             continue
         n_chars += len(text) + 2
         check_chars(n_chars, limits, f"stopped at page {number(index + 1)} of {number(n_pages)}")
-        texts.append(text)
-    texts = [t for t in texts if t]
+        texts.append((index + 1, normalise(text)))
+    texts = [(page, t) for page, t in texts if t]
     if not texts:
         return fail(name, f"could not read the PDF: {errors[0]}" if errors else "the PDF has no pages"
                     if n_pages == 0 else "the PDF has no text layer (scanned?); OCR it first")
-    return document(name, "\n\n".join(texts), limits)
+    docs, failures = document(name, "\n\n".join(t for _, t in texts), limits)
+    return [_with_pages(doc, texts) for doc in docs], failures
+
+
+def _with_pages(doc: SourceDocument, texts: list[tuple[int, str]]) -> SourceDocument:
+    """``doc`` with the offset of every page in its text (a page without text starts where the next
+    one does; the pages are joined by a blank line)."""
+    starts: list[int] = []
+    offset = 0
+    for page, text in texts:
+        while len(starts) < page:
+            starts.append(offset)
+        offset += len(text) + 2
+    doc.page_starts = tuple(starts)
+    return doc

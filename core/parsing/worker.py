@@ -65,7 +65,7 @@ def _limit_cpu(seconds: int) -> None:
 def _encode(result: Result) -> bytes:
     docs, failures = result
     return json.dumps({"status": "ok",
-                       "documents": [[d.name, d.text, d.doc_id, d.source] for d in docs],
+                       "documents": [[d.name, d.text, d.doc_id, d.source, list(d.page_starts)] for d in docs],
                        "failures": [[f.name, f.reason] for f in failures]}).encode("utf-8")
 
 
@@ -157,7 +157,8 @@ class _Worker:
         reply = self._reply(limits.parse_timeout_s)
         status = reply.get("status")
         if status == "ok":
-            docs = [SourceDocument(name=n, text=t, doc_id=i, source=s) for n, t, i, s in reply["documents"]]
+            docs = [SourceDocument(name=n, text=t, doc_id=i, source=s, page_starts=tuple(int(p) for p in pages))
+                    for n, t, i, s, pages in reply["documents"]]
             return docs, [LoadFailure(n, r) for n, r in reply["failures"]]
         if status == "timeout":
             self.close()

@@ -30,9 +30,9 @@ from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 6  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+SCHEMA_VERSION = 7  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
 # 5: documents_seq (the next sequence number is an index probe, not a scan per registered document);
-# 6: the graph edit log (graph_edits)
+# 6: the graph edit log (graph_edits); 7: chunks.start_char and the doc_positions table (pages of a PDF)
 
 
 def _plain_number(value: Any) -> Any:
@@ -112,8 +112,16 @@ chunks = Table(
     "chunks", metadata,
     Column("chunk_id", TEXT, primary_key=True), _text("doc_id"), _int("ord"), _text("text"), _int("tokens"),
     _int("start_token"),
-    _int("windows", 1))  # vectors of the chunk in the chunks collection (one per window)
+    _int("windows", 1),  # vectors of the chunk in the chunks collection (one per window)
+    _int("start_char", -1))  # offset of the chunk in its document's text (-1: not known)
 Index("chunks_doc", chunks.c.doc_id, chunks.c.ord)
+
+# where each page of a document starts in its extracted text (kind 'page', ord 1-based); a document
+# without rows has no known pages (a text format, an import, or indexed before version 5)
+doc_positions = Table(
+    "doc_positions", metadata,
+    _text("doc_id"), _text("kind"), _int("ord"), _int("start_char"),
+    PrimaryKeyConstraint("doc_id", "kind", "ord"))
 
 # knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
 entity_fragments = Table(
@@ -244,7 +252,7 @@ EDIT_TABLES = (graph_edits,)
 # Columns added after version 1: (table, column). Older workspaces get them on open, with defaults that
 # read as "no aliases, one vote for the stored type"; re-indexing fills them.
 ADDED_COLUMNS = [(entity_fragments, "type_votes"), (entity_fragments, "aliases"), (entities, "aliases"),
-                 (chunks, "windows")]
+                 (chunks, "windows"), (chunks, "start_char")]
 
 
 def create_or_upgrade(conn: Connection, tables: Optional[tuple[Table, ...]] = None) -> None:

@@ -28,10 +28,11 @@ from core.types import Chunk
 BATCH = 900  # keys per IN (...) list
 
 
-_d, _c, _t = s.documents, s.chunks, s.tree_nodes
+_d, _c, _t, _p = s.documents, s.chunks, s.tree_nodes, s.doc_positions
 _DOCUMENT = select(_d.c.doc_id, _d.c.name, _d.c.source, _d.c.content_hash, _d.c.tokens, _d.c.status, _d.c.error,
                    _d.c.seq, _d.c.created_at, _d.c.updated_at, _d.c.elapsed_s)
-_CHUNK = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.text, _c.c.tokens, _c.c.start_token, _c.c.windows)
+_CHUNK = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.text, _c.c.tokens, _c.c.start_token, _c.c.windows,
+                _c.c.start_char)
 _CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
 _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
@@ -55,7 +56,7 @@ COUNTED_TABLES = ("documents", "chunks", "entities", "relations", "mention_edges
 
 
 def _chunk(row: Any) -> Chunk:
-    return Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6]))
+    return Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6]), start_char=int(row[7]))
 
 
 class SqlRecordStore(GraphRows, EditRows):
@@ -168,6 +169,24 @@ class SqlRecordStore(GraphRows, EditRows):
 
     def delete_document_row(self, doc_id: str) -> None:
         self.db.execute(_DELETE_DOCUMENT, {"doc": doc_id})
+        self.db.execute(delete(_p).where(_p.c.doc_id == _DOC), {"doc": doc_id})
+
+    def set_page_starts(self, doc_id: str, starts: Iterable[int]) -> None:
+        """Record where each page (1-based, in order) of ``doc_id`` starts in its text."""
+        self.db.execute(delete(_p).where(_p.c.doc_id == _DOC), {"doc": doc_id})
+        rows = [{"doc_id": doc_id, "kind": "page", "ord": n, "start_char": int(at)} for n, at in enumerate(starts, 1)]
+        if rows:
+            self.db.execute_many(insert(_p), rows)
+
+    def page_starts(self, doc_ids: Iterable[str]) -> dict[str, list[int]]:
+        """The page offsets of each of ``doc_ids`` that has pages (documents without pages are absent)."""
+        out: dict[str, list[int]] = {}
+        for doc_id in dict.fromkeys(doc_ids):
+            rows = self.db.rows(select(_p.c.start_char).where(_p.c.doc_id == _DOC, _p.c.kind == "page")
+                                .order_by(_p.c.ord), {"doc": doc_id})
+            if rows:
+                out[doc_id] = [int(r[0]) for r in rows]
+        return out
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
@@ -190,7 +209,8 @@ class SqlRecordStore(GraphRows, EditRows):
     # --- chunks --------------------------------------------------------------------------
     def insert_chunks(self, chunks: Iterable[Chunk]) -> None:
         self._replace(_c, [{"chunk_id": c.chunk_id, "doc_id": c.doc_id, "ord": c.order, "text": c.text,
-                            "tokens": c.tokens, "start_token": c.start_token, "windows": c.windows} for c in chunks])
+                            "tokens": c.tokens, "start_token": c.start_token, "windows": c.windows,
+                            "start_char": c.start_char} for c in chunks])
 
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         return [_chunk(row) for row in self.db.rows(_CHUNKS_OF, {"doc_id": doc_id})]

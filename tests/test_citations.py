@@ -1,0 +1,147 @@
+"""Positions from parsing to storage (issue 34): a PDF made here, with known sentences on known pages,
+is loaded and indexed; every chunk's stored span is its place in the document text, its page range
+is the pages its sentences are on, and ``query --json`` chunks carry ``page_start``/``page_end``."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from core.citations import format_citation, page_of, page_range, pages_label
+
+N_PAGES = 6
+LINES_PER_PAGE = 30
+
+
+def sentence(page: int, line: int) -> str:
+    return f"Sentence {line} of page {page} tells of marker{page}x{line} in the harbour."
+
+
+def make_pdf() -> bytes:
+    """A PDF of ``N_PAGES`` pages, each with ``LINES_PER_PAGE`` known sentences (Helvetica text layer)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
+                                                NameObject("/Subtype"): NameObject("/Type1"),
+                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    for page_no in range(1, N_PAGES + 1):
+        page = writer.add_blank_page(612, 792)
+        shown = " ".join(f"({sentence(page_no, n)}) Tj T*" for n in range(1, LINES_PER_PAGE + 1))
+        stream = DecodedStreamObject()
+        stream.set_data(f"BT /F1 9 Tf 40 760 Td 12 TL {shown} ET".encode())
+        page[NameObject("/Contents")] = writer._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
+def true_page(text: str, offset: int) -> int:
+    """The page of the sentence around ``offset``, read from the sentence's own words."""
+    start = text.rfind("Sentence ", 0, offset + len("Sentence "))
+    start = start if start >= 0 else text.find("Sentence ")
+    words = text[start:].split()
+    return int(words[4])
+
+
+def test_page_range_arithmetic() -> None:
+    starts = [0, 10, 25]
+    assert page_of(starts, 0) == 1 and page_of(starts, 9) == 1 and page_of(starts, 10) == 2
+    assert page_of(starts, 99) == 3 and page_of(starts, -1) is None and page_of([], 5) is None
+    assert page_range(starts, 5, 10) == (1, 2)  # characters 5..14
+    assert page_range(starts, 5, 5) == (1, 1)  # characters 5..9
+    assert page_range([], 5, 5) == (None, None)
+    assert pages_label(3, 3) == "p. 3" and pages_label(3, 4) == "pp. 3\u20134" and pages_label(None, None) == ""
+    assert format_citation("report.pdf", 12, 12, 4) == "[report.pdf, p. 12]"
+    assert format_citation("notes.txt", None, None, 4) == "[notes.txt, chunk 5]"
+
+
+def test_loader_records_where_each_page_starts() -> None:
+    from core.loaders import load_bytes
+
+    docs, failures = load_bytes("known.pdf", make_pdf())
+    assert not failures
+    doc = docs[0]
+    assert len(doc.page_starts) == N_PAGES and doc.page_starts[0] == 0
+    for page_no, start in enumerate(doc.page_starts, start=1):
+        assert doc.text[start:].startswith(sentence(page_no, 1)), page_no
+
+
+@pytest.fixture()
+def pdf_ws(tmp_path):
+    from conftest import HashEmbedder
+
+    from core.indexing.pipeline import process_pending, register_documents
+    from core.loaders import load_bytes
+    from core.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    settings = ws.settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 20})
+    ws.save_settings(settings)
+    docs, failures = load_bytes("known.pdf", make_pdf())
+    with ws.writer():
+        register_documents(ws, docs, failures)
+        report = process_pending(ws)
+    assert report.processed == 1 and not report.failed
+    yield ws
+    ws.close()
+
+
+def test_every_chunk_span_and_page_range_is_the_truth(pdf_ws) -> None:
+    from core.retrieval.results import fill_chunk_texts
+    from core.types import ChunkHit
+
+    (doc,) = pdf_ws.records.documents()
+    text = pdf_ws.records.document_text(doc.doc_id)
+    starts = pdf_ws.records.page_starts([doc.doc_id])[doc.doc_id]
+    assert len(starts) == N_PAGES
+    chunks = pdf_ws.records.chunks_of(doc.doc_id)
+    assert len(chunks) > N_PAGES  # several chunks a page, so some cross a page break
+    crossing = 0
+    hits = fill_chunk_texts(pdf_ws, [ChunkHit.make(c.chunk_id, 1.0, "test") for c in chunks])
+    for chunk, hit in zip(chunks, hits):
+        assert chunk.start_char >= 0 and text[chunk.start_char: chunk.start_char + len(chunk.text)] == chunk.text
+        first = true_page(text, chunk.start_char)
+        last = true_page(text, chunk.start_char + len(chunk.text.rstrip()) - 1)
+        assert (hit.page_start, hit.page_end) == (first, last), chunk.order
+        crossing += first != last
+    assert crossing >= 1
+
+
+def test_deleting_a_document_drops_its_positions(pdf_ws) -> None:
+    from core.indexing.deletion import delete_documents
+
+    (doc,) = pdf_ws.records.documents()
+    with pdf_ws.writer():
+        delete_documents(pdf_ws, [doc.doc_id])
+    assert pdf_ws.records.page_starts([doc.doc_id]) == {}
+
+
+def test_text_documents_have_no_pages(sample_ws) -> None:
+    from core.retrieval.results import fill_chunk_texts
+    from core.types import ChunkHit
+
+    doc = sample_ws.records.documents()[0]
+    chunk = sample_ws.records.chunks_of(doc.doc_id)[0]
+    (hit,) = fill_chunk_texts(sample_ws, [ChunkHit.make(chunk.chunk_id, 1.0, "test")])
+    assert hit.page_start is None and "page_start" not in hit.to_dict()
+
+
+def test_query_json_chunks_carry_pages(pdf_ws) -> None:
+    """What ``python -m core query --json`` prints for each mode (``result_json``): chunks with pages."""
+    from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
+    from core.cli.query import result_json
+
+    results = run_modes(LOCAL_ADMIN, pdf_ws, "what is marker3x7?", ["naive", "local", "tree"], concurrent=False)
+    seen = 0
+    for result in results.values():
+        data = json.loads(json.dumps(result_json(result)))
+        for chunk in data.get("chunks", []):
+            assert 1 <= chunk["page_start"] <= chunk["page_end"] <= N_PAGES
+            seen += 1
+    assert seen
