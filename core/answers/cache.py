@@ -10,7 +10,7 @@ settings and the workspace generation it was computed on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 
@@ -35,6 +35,20 @@ class AnswerCache:
 def answer_cache(state: QuestionState) -> AnswerCache:
     """The answers' cache of the question ``state`` is about (made the first time it is asked for)."""
     return state.attached(AnswerCache)
+
+
+T = TypeVar("T")
+
+
+def parsed_once(cache: Any, kind: str, question: str, parse: Callable[[str], T]) -> T:
+    """``parse(question)`` computed once per question and ``kind``: kept in the answers' cache of a
+    ``QuestionState``, or in ``cache`` itself when it is a plain dict (tests), else not kept."""
+    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
+        cache if isinstance(cache, dict) else {})
+    key = (kind, question)
+    if key not in store:
+        store[key] = parse(question)
+    return store[key]
 
 
 def question_state(question: str, state: Any = None, ctx: Any = None) -> QuestionState:

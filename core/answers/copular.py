@@ -23,10 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from core.answers.cache import answer_cache
+from core.answers.cache import parsed_once
 from core.answers.question import QuestionFrame, sentence_stems, stem
 from core.answers.scoring import Pick
-from core.retrieval.query import QuestionState
 
 _WH = frozenset("who whom what which".split())
 _MODIFIERS = frozenset({"amod", "compound", "nummod", "npadvmod"})
@@ -113,12 +112,7 @@ def copular_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = 
     question's named subject (``[]`` when it does not; see the module docstring)."""
     from core.answers.support import _inside, _replacements
 
-    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
-        cache if isinstance(cache, dict) else {})
-    key = ("role_question", frame.text)
-    if key not in store:
-        store[key] = role_question(frame.text)
-    role: Optional[RoleQuestion] = store[key]
+    role: Optional[RoleQuestion] = parsed_once(cache, "role_question", frame.text, role_question)
     if role is None or not role.subject:
         return []
     text = pick.sentence.text
@@ -152,12 +146,7 @@ def states_another_role(pick: Pick, frame: QuestionFrame, cache: Any = None) -> 
     """Does the sentence speak of the question's role noun only with other modifiers ("Ruth Harland,
     the *principal* keeper …", "succeeded his father as principal keeper" for "Who was the *first*
     keeper …?")? Then whom it names holds another role, and nothing in it is bolded."""
-    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
-        cache if isinstance(cache, dict) else {})
-    key = ("role_question", frame.text)
-    if key not in store:
-        store[key] = role_question(frame.text)
-    role: Optional[RoleQuestion] = store[key]
+    role: Optional[RoleQuestion] = parsed_once(cache, "role_question", frame.text, role_question)
     if role is None or not role.modifiers or role.noun not in pick.sentence.stems:
         return False
     nouns = [t for t in _parse(pick.sentence.text) if t.pos_ in ("NOUN", "PROPN") and stem(t.lower_) == role.noun]

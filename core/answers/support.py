@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from core.answers.cache import answer_cache
+from core.answers.cache import answer_cache, parsed_once
 from core.answers.question import QuestionFrame, noun_types, sentence_stems, stem
 from core.answers.scoring import Pick
 from core.retrieval.query import QuestionState
@@ -360,12 +360,7 @@ def parse_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = No
     does not lead the others by a clear margin."""
     if not pick.typed and not pick.sentence.mentions:
         return []
-    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else (
-        cache if isinstance(cache, dict) else {})
-    key = ("verified_relation", frame.text)
-    if key not in store:
-        store[key] = question_relation(frame.text)
-    relation: Optional[Relation] = store[key]
+    relation: Optional[Relation] = parsed_once(cache, "verified_relation", frame.text, question_relation)
     if relation is None or not relation.other_names:
         return []
     text = pick.sentence.text
