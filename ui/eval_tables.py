@@ -64,7 +64,9 @@ ANSWER_COLUMNS = (("answer_in_context", "in context %"), ("answer_in_answer", "i
                   ("answer_in_first_line", "in first line %"), ("right_bold", "bold = gold %"),
                   ("wrong_bold", "bold ≠ gold %"))  # short headers: the nine columns fit the page's width
 RANK_COLUMN_PX = 60  # a mode's rank column in the per-question table ("hybrid" fits)
-QUESTION_COLUMN_PX = 360
+QUESTION_COLUMN_PX = 360  # at most; narrower when many modes share the table's width
+TABLE_PX = 1020  # the per-question table's width on a wide page (measured in the browser test: 1,038 px box)
+MIN_QUESTION_COLUMN_PX = 200
 DOCUMENT_COLUMN_PX = 180
 
 
@@ -126,5 +128,7 @@ def summary_notes(report: Any) -> list[str]:
 def gold_rank_columns(modes: Sequence[str]) -> dict[str, Any]:
     """Column widths of the per-question table that fit the page (rank columns narrow, the question
     widest; its full text shows on hover), as keyword arguments for ``st.column_config`` built by the page."""
-    return {"question": QUESTION_COLUMN_PX, "document": DOCUMENT_COLUMN_PX, **{m: RANK_COLUMN_PX for m in modes}}
+    question = max(MIN_QUESTION_COLUMN_PX,
+                   min(QUESTION_COLUMN_PX, TABLE_PX - DOCUMENT_COLUMN_PX - RANK_COLUMN_PX * len(modes)))
+    return {"question": question, "document": DOCUMENT_COLUMN_PX, **{m: RANK_COLUMN_PX for m in modes}}
 

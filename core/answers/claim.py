@@ -13,8 +13,8 @@ a bold was wrong on the dev sets (``docs/offline-answers.md`` has the measured e
    ("Kim Jong-il's mother … was **Kim Il-sung**'s first wife" for "Who is the wife of Kim Jong-chul?")
    states something else about it.
 2. **The sentence picks one candidate.** A sentence naming three or more mentions of the asked-for
-   type besides the question's own (a table row, a list of clubs, members or counts) does not say
-   which of them answers; nearness to a question word is a guess there.
+   type (the wanted group's first label: PERSON for "who") besides the question's own (a table row, a
+   list of members or counts) does not say which of them answers; nearness to a question word is a guess.
 3. **The choice is clear.** The chosen sentence scores at least ``CLEAR_MARGIN`` above the best
    candidate with other words (``scoring``'s scale; its own copies under other labels do not count):
    when two different sentences are nearly equal, which one holds the answer is not known.
@@ -29,7 +29,7 @@ modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") stat
 Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim) — it
 doubled wrong bolds on the dev sets (docs/offline-answers.md).
 
-``paper_strict`` does not change this: it is RAGScope's answer layer, not a paper's algorithm.
+The papers answer with an LLM, so their strict setting does not change this: it is RAGScope's answer layer.
 """
 from __future__ import annotations
 
@@ -85,10 +85,11 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
 
 
 def _candidates(pick: Pick, frame: QuestionFrame) -> int:
-    """Mentions of the first asked-for type in the sentence that the question does not name."""
-    group = frame.groups[0] if frame.groups else ()
+    """Mentions of the asked-for type in the sentence that the question does not name: the first label
+    of the first wanted group (who → PERSON: the organisation a sentence also names is no rival name)."""
+    wanted = frame.groups[0][:1] if frame.groups else ()
     seen = {surface.lower() for label, surface, _ in pick.sentence.mentions
-            if label in group and not frame.names_in_question(surface)}
+            if label in wanted and not frame.names_in_question(surface)}
     return len(seen)
 
 
