@@ -36,10 +36,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from core.answers.cache import answer_cache
+from core.answers.cache import parsed_once
 from core.answers.question import QuestionFrame
 from core.answers.scoring import Pick
-from core.retrieval.query import QuestionState
 
 MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its answer
 MAX_CANDIDATES = 2  # more mentions of the asked-for type than this: a list, no single answer
@@ -76,12 +75,11 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     """The question's claim, parsed once per question (memoised in the answers' cache)."""
     from core.answers.support import question_relation
 
-    store: dict = answer_cache(cache).relations if isinstance(cache, QuestionState) else {}
-    key = ("claim", frame.text)
-    if key not in store:
-        relation = question_relation(frame.text)
-        store[key] = QuestionClaim(claim_terms(frame.text), relation.verb if relation else "")
-    return store[key]
+    def parse(question: str) -> QuestionClaim:
+        relation = question_relation(question)
+        return QuestionClaim(claim_terms(question), relation.verb if relation else "")
+
+    return parsed_once(cache, "claim", frame.text, parse)
 
 
 def _candidates(pick: Pick, frame: QuestionFrame) -> int:
