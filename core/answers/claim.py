@@ -152,6 +152,7 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
             cache: Any = None) -> tuple[Optional[Pick], str]:
     """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted``
     over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or "")."""
+    from core.answers.bridge import keyed
     from core.answers.support import checked
 
     if best is None:
@@ -172,4 +173,7 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
     lifted = promoted(best, candidates, frame, graph, claim, cache)
     if lifted is not None:
         return lifted, ""
+    through = keyed(best, candidates, frame, graph, cache, claim.main_terms)  # a span keyed to the last hop's bridge
+    if through is not None:
+        return through, ""
     return (replace(best, typed=[]), note) if best.typed else (best, "")

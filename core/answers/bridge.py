@@ -1,0 +1,159 @@
+"""A short answer through the last hop's bridge: the mode's evidence resolved the first hop, and a
+sentence keys the answer to the entity it resolved to.
+
+A multi-hop question starts from an entity its describing clause names ("the country where *the
+village of Clonbrook* is located"). A sentence of the mode's own evidence that names that start
+entity states the first hop, and the other entities it names (of the type the clause asks for, when
+the clause says one: "the *country* where …" → GPE) are where the chain goes next: the bridges
+(``hop_bridges``). A second sentence that does not name the start entity but names one bridge with a
+mention of the asked-for type right after it — nothing named in between, at most ``MAX_GAP``
+characters apart — keys the answer to that bridge, as a table row or a list does ("… Guyana
+**1 August 1973** …", "North Carolina (**35**)", "followed by Thessaloniki, which handled
+**273,282** TEUs"). Such a sentence is the one quoted first, with that span bolded
+(``keyed``), when the scorer's best sentence cannot carry a bold.
+
+Checks kept from ``claim``: the sentence holds at least half of the question's own words for its
+answer (``WORD_SHARE``; the question's verb is not required: a table row has none), and
+exactly one bridge gives a span (two bridges keyed to two spans do not say which chain is the right
+one). A bridge taken from a list sentence (more than two mentions of one label)
+is not a resolved hop and is not used (``LIST_LIMIT``). A question without a describing clause, or whose start entity
+no evidence sentence names, has no bridge: nothing changes.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, Optional, Sequence
+
+from core.answers.cache import parsed_once
+from core.answers.question import QuestionFrame
+from core.answers.scoring import Pick
+from core.storage.graph_view import as_graph_view
+
+MAX_GAP = 40  # characters between the bridge's mention and the keyed span
+KEYED_WINDOW = 2.5  # a keyed sentence this close to the scorer's best may be quoted first
+KEYED_TRIES = 12  # at most this many candidate sentences are read for a keyed span
+LIST_LIMIT = 2  # a sentence naming more mentions of one label than this is a list (as ``claim.MAX_CANDIDATES``)
+WORD_SHARE = 0.5  # share of the question's own words the keyed sentence holds (as ``claim.MAIN_CLAUSE_SHARE``)
+
+
+def _start(frame: QuestionFrame, cache: Any) -> tuple[list[frozenset[str]], Optional[frozenset[str]]]:
+    from core.answers.support import bridge_names, bridge_types
+
+    return parsed_once(cache, "hop_start", frame.text, lambda q: (bridge_names(q), bridge_types(q)))
+
+
+def _kind(graph: Any, key: str) -> str:
+    return str(graph.attributes(key).get("type", "")) if key and key in graph else ""
+
+
+def _is_list(pick: Pick, label: str, limit: int) -> bool:
+    return len({s.lower() for lab, s, _ in pick.sentence.mentions if lab == label}) > limit
+
+
+def hop_bridges(candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> set[str]:
+    """Entities the mode's evidence reached in one hop from where the question starts: named by a
+    candidate sentence that names the start entity (not a list), of the describing clause's type."""
+    from core.answers.support import states_the_bridge
+
+    if not frame.multi_hop:
+        return set()
+    graph = as_graph_view(graph)
+    names, kinds = _start(frame, cache)
+    if not names:
+        return set()
+    found: set[str] = set()
+    seen: set[str] = set()
+    for pick in candidates:
+        text = pick.sentence.text
+        if text in seen:
+            continue
+        seen.add(text)
+        if not states_the_bridge(text, names):
+            continue
+        for label, surface, key in pick.sentence.mentions:
+            if not key or key in frame.entity_keys or frame.names_in_question(surface):
+                continue
+            if kinds is not None and label not in kinds and _kind(graph, key) not in kinds:
+                continue
+            if _is_list(pick, label, LIST_LIMIT):
+                continue
+            found.add(key)
+    return found
+
+
+def _names_one(pick: Pick, bridges: set[str], graph: Any) -> bool:
+    if pick.sentence.keys & bridges:
+        return True
+    lowered = pick.sentence.text.lower()
+    return any((graph.name(k) if k in graph else k).lower() in lowered for k in bridges)
+
+
+def _wanted(frame: QuestionFrame, graph: Any, label: str, key: str) -> bool:
+    group = frame.groups[0] if frame.groups else ()
+    return label in group or _kind(graph, key) in group
+
+
+def keyed_span(pick: Pick, bridges: set[str], frame: QuestionFrame, graph: Any) -> list[str]:
+    """The mention of the asked-for type right after the one bridge the sentence names with one
+    (``[]`` when none, or when two bridges key two spans)."""
+    graph = as_graph_view(graph)
+    text = pick.sentence.text
+    lowered = text.lower()
+    placed = []
+    for label, surface, key in pick.sentence.mentions:
+        at = lowered.find(surface.lower())
+        if at >= 0:
+            placed.append((at, at + len(surface), label, surface, key))
+    for key in bridges:  # a bridge the sentence spells without its mention (a table row the tagger missed)
+        name = graph.name(key) if key in graph else key
+        for match in re.finditer(rf"(?<!\w){re.escape(name.lower())}(?!\w)", lowered) if name else ():
+            if not any(a < match.end() and match.start() < b for a, b, *_ in placed):
+                placed.append((match.start(), match.end(), _kind(graph, key), name, key))
+    placed.sort()
+    spans: set[str] = set()
+    for i, (_, end, bridge_label, _, key) in enumerate(placed):
+        if key not in bridges:
+            continue
+        following = [p for p in placed[i + 1:] if p[0] >= end]
+        if not following:
+            continue
+        at, _, label, surface, other = following[0]
+        if at - end > MAX_GAP or other in bridges or other in frame.entity_keys:
+            continue
+        if label == bridge_label or (other and _kind(graph, other) == _kind(graph, key)):
+            continue  # "Montana, United States": an address, the place the bridge lies in, not a keyed value
+        if _wanted(frame, graph, label, other) and not frame.names_in_question(surface):
+            spans.add(surface)
+    return sorted(spans) if len(spans) == 1 else []
+
+
+def keyed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None,
+          terms: frozenset[str] = frozenset()) -> Optional[Pick]:
+    """The best candidate within ``KEYED_WINDOW`` of ``best`` whose sentence keys a span to a hop
+    bridge and holds at least ``WORD_SHARE`` of ``terms`` (the question's own words for its answer,
+    ``claim.QuestionClaim.main_terms``), bolded; or None (see the module docstring)."""
+    from core.answers.support import states_the_bridge
+
+    if not frame.multi_hop or not frame.groups:
+        return None
+    graph = as_graph_view(graph)
+    bridges = hop_bridges(candidates, frame, graph, cache)
+    if not bridges:
+        return None
+    names, _ = _start(frame, cache)
+    seen: set[str] = set()
+    for pick in sorted(candidates, key=lambda c: -c.score):
+        if pick.score < best.score - KEYED_WINDOW or len(seen) >= KEYED_TRIES:
+            break
+        if pick.sentence.text in seen:
+            continue
+        seen.add(pick.sentence.text)
+        if not _names_one(pick, bridges, graph) or states_the_bridge(pick.sentence.text, names):
+            continue
+        if terms and len(terms & pick.sentence.stems) < WORD_SHARE * len(terms):
+            continue
+        span = keyed_span(pick, bridges, frame, graph)
+        if span:
+            return replace(pick, typed=span)
+    return None
