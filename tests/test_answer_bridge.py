@@ -3,6 +3,8 @@ first hop of a multi-hop question, and a second sentence pairs that bridge with 
 type ("Port Carrow (**7**)"). Hand-made sentences; invented names."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import networkx as nx
 
 from core.answers import bridge
@@ -61,9 +63,10 @@ def test_no_first_hop_sentence_means_no_bridge_and_no_bold():
 
 
 def test_a_bridge_from_a_list_sentence_is_not_a_resolved_hop():
-    listing = _pick("The Velmora Regatta has visited Dunmore, Greywick and Port Carrow.",
-                    [("EVENT", "Velmora Regatta", "velmora regatta"), ("GPE", "Dunmore", "dunmore"),
-                     ("GPE", "Greywick", "greywick"), ("GPE", "Port Carrow", "port carrow")], [], 2.0, 1)
+    listing = _pick("The Velmora Regatta has visited Dunmore in 1990, Greywick in 1995 and Port Carrow in 2001.",
+                    [("EVENT", "Velmora Regatta", "velmora regatta"), ("GPE", "Dunmore", "dunmore"), ("DATE", "1990", ""),
+                     ("GPE", "Greywick", "greywick"), ("DATE", "1995", ""), ("GPE", "Port Carrow", "port carrow"),
+                     ("DATE", "2001", "")], [], 2.0, 1)
     assert hop_bridges([TABLE, listing], _frame(), _graph()) == set()
     pick, _ = claimed(TABLE, [TABLE, listing], _frame(), _graph())
     assert pick is not None and pick.typed == []
@@ -92,3 +95,41 @@ def test_a_sentence_naming_the_start_entity_states_the_first_hop_and_is_not_keye
                  [("EVENT", "Velmora Regatta", "velmora regatta"), ("GPE", "Port Carrow", "port carrow"),
                   ("CARDINAL", "7", "")], [], 4.0)
     assert bridge.keyed(both, [both, FIRST_HOP], frame, graph) is None
+
+
+AIRPORT = "What is the name of the airport in the city where KVLM is licensed to broadcast?"
+
+
+def _airport_case():
+    graph = _graph()
+    graph.add_node("kvlm", name="KVLM", type="ORG")
+    graph.add_node("velmora", name="Velmora", type="GPE")
+    station = _pick("KVLM is a talk radio station broadcasting in Port Carrow, Velmora, since 1961.",
+                    [("ORG", "KVLM", "kvlm"), ("GPE", "Port Carrow", "port carrow"), ("GPE", "Velmora", "velmora"),
+                     ("DATE", "1961", "")], [], 4.0)
+    other = _pick("Greywick Airport is the busiest airport of the whole region.",
+                  [("FAC", "Greywick Airport", "")], ["Greywick Airport"], 3.5, 1)
+    airport = _pick("Carrow Field is a public airport located just north of Port Carrow.",
+                    [("FAC", "Carrow Field", ""), ("GPE", "Port Carrow", "port carrow")], ["Carrow Field"], 3.0, 2)
+    return make_frame(AIRPORT, {"kvlm"}), graph, [station, other, airport]
+
+
+def test_a_sentence_stating_only_the_first_hop_gives_way_to_the_next_hop():
+    frame, graph, (station, other, airport) = _airport_case()
+    assert hop_bridges([station, other, airport], frame, graph) == {"port carrow"}  # the address counts once
+    pick, _ = claimed(station, [station, other, airport], frame, graph)
+    assert pick is not None and pick.sentence is airport.sentence
+
+
+def test_without_the_next_hop_rule_the_first_hop_stays_first(monkeypatch):
+    monkeypatch.setattr(bridge, "second_hop", lambda *a, **k: None)
+    frame, graph, (station, other, airport) = _airport_case()
+    pick, _ = claimed(station, [station, other, airport], frame, graph)
+    assert pick is not None and pick.sentence is station.sentence
+
+
+def test_the_next_hop_is_not_taken_from_far_below():
+    frame, graph, (station, other, airport) = _airport_case()
+    far = replace(airport, score=station.score - bridge.HOP_WINDOW - 0.5)
+    pick, _ = claimed(station, [station, other, far], frame, graph)
+    assert pick is not None and pick.sentence is station.sentence

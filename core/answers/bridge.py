@@ -16,8 +16,14 @@ Checks kept from ``claim``: the sentence holds at least half of the question's o
 answer (``WORD_SHARE``; the question's verb is not required: a table row has none), and
 exactly one bridge gives a span (two bridges keyed to two spans do not say which chain is the right
 one). A bridge taken from a list sentence (more than two mentions of one label)
-is not a resolved hop and is not used (``LIST_LIMIT``). A question without a describing clause, or whose start entity
+is not a resolved hop and is not used (``LIST_LIMIT``; an address "Wilmington, Delaware, United States" counts once, as its first place). A question without a describing clause, or whose start entity
 no evidence sentence names, has no bridge: nothing changes.
+
+The same bridges reorder the answer (``second_hop``): when the scorer's best sentence only states the
+first hop (it names the start entity: "KVLM … broadcasting in Wilmington, Delaware") and carries no
+bold, the best sentence within ``HOP_WINDOW`` that names a bridge and not the start entity is quoted
+first ("Wilmington International Airport is … north of Wilmington"); it is bolded only by the claim
+checks, its lead counted over the sentences that do not state the first hop (``claim``).
 """
 from __future__ import annotations
 
@@ -33,6 +39,7 @@ from core.storage.graph_view import as_graph_view
 MAX_GAP = 40  # characters between the bridge's mention and the keyed span
 KEYED_WINDOW = 2.5  # a keyed sentence this close to the scorer's best may be quoted first
 KEYED_TRIES = 12  # at most this many candidate sentences are read for a keyed span
+HOP_WINDOW = 2.0  # a next-hop sentence this close to a best sentence stating only the first hop is quoted first
 LIST_LIMIT = 2  # a sentence naming more mentions of one label than this is a list (as ``claim.MAX_CANDIDATES``)
 WORD_SHARE = 0.5  # share of the question's own words the keyed sentence holds (as ``claim.MAIN_CLAUSE_SHARE``)
 
@@ -47,8 +54,31 @@ def _kind(graph: Any, key: str) -> str:
     return str(graph.attributes(key).get("type", "")) if key and key in graph else ""
 
 
-def _is_list(pick: Pick, label: str, limit: int) -> bool:
-    return len({s.lower() for lab, s, _ in pick.sentence.mentions if lab == label}) > limit
+def _runs(pick: Pick, frame: QuestionFrame) -> list[list[tuple[str, str, str]]]:
+    """The sentence's mentions not named by the question, in text order, grouped into runs joined only
+    by a comma ("Wilmington, Delaware, United States" is one address: one run, its first mention the
+    most specific place)."""
+    text = pick.sentence.text
+    lowered = text.lower()
+    placed: list[tuple[int, int, tuple[str, str, str]]] = []
+    start = 0
+    for mention in pick.sentence.mentions:
+        at = lowered.find(mention[1].lower(), start)
+        if at < 0:
+            continue
+        start = at + len(mention[1])
+        if (mention[2] and mention[2] in frame.entity_keys) or frame.names_in_question(mention[1]):
+            continue
+        placed.append((at, start, mention))
+    runs: list[list[tuple[str, str, str]]] = []
+    end = -1
+    for at, stop, mention in placed:
+        if runs and text[end:at].strip() == "," and mention[0] == runs[-1][-1][0]:
+            runs[-1].append(mention)
+        else:
+            runs.append([mention])
+        end = stop
+    return runs
 
 
 def hop_bridges(candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> set[str]:
@@ -71,13 +101,15 @@ def hop_bridges(candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, ca
         seen.add(text)
         if not states_the_bridge(text, names):
             continue
-        for label, surface, key in pick.sentence.mentions:
-            if not key or key in frame.entity_keys or frame.names_in_question(surface):
+        runs = _runs(pick, frame)
+        for run in runs:
+            label, _, key = run[0]  # an address's most specific place
+            if not key:
                 continue
             if kinds is not None and label not in kinds and _kind(graph, key) not in kinds:
                 continue
-            if _is_list(pick, label, LIST_LIMIT):
-                continue
+            if sum(1 for other in runs if other[0][0] == label) > LIST_LIMIT:
+                continue  # a list of places, people, …: no hop resolved
             found.add(key)
     return found
 
@@ -156,4 +188,30 @@ def keyed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: A
         span = keyed_span(pick, bridges, frame, graph)
         if span:
             return replace(pick, typed=span)
+    return None
+
+
+def second_hop(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
+               cache: Any = None) -> Optional[Pick]:
+    """When ``best`` only states the first hop (it names the start entity), the best candidate within
+    ``HOP_WINDOW`` of it that names a hop bridge and not the start entity: the next hop, where the
+    answer is ("Wilmington International Airport is … north of Wilmington" after "WILM … broadcasting in
+    Wilmington"); None otherwise."""
+    from core.answers.support import states_the_bridge
+
+    if not frame.multi_hop:
+        return None
+    names, _ = _start(frame, cache)
+    if not names or not states_the_bridge(best.sentence.text, names):
+        return None
+    graph = as_graph_view(graph)
+    bridges = hop_bridges(candidates, frame, graph, cache)
+    if not bridges:
+        return None
+    for pick in sorted(candidates, key=lambda c: -c.score):
+        if pick.score < best.score - HOP_WINDOW:
+            break
+        if states_the_bridge(pick.sentence.text, names) or not _names_one(pick, bridges, graph):
+            continue
+        return pick
     return None

@@ -26,6 +26,9 @@ subject (``copular.copular_verified``: "The first principal keeper was **Josiah 
 without the margin, and such a lower sentence (within ``PROMOTE_WINDOW`` of the best) is quoted first
 when the best cannot carry a bold (``promoted``). A sentence giving the question's role noun other rank
 modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") states another role: no bold.
+Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first
+hop resolved to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; and a
+best sentence that only states the first hop gives way to the best sentence about its bridge.
 Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim) — it
 doubled wrong bolds on the dev sets (docs/offline-answers.md).
 
@@ -152,11 +155,42 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
             cache: Any = None) -> tuple[Optional[Pick], str]:
     """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted``
     over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or "")."""
-    from core.answers.bridge import keyed
-    from core.answers.support import checked
+    from core.answers.bridge import second_hop
 
     if best is None:
         return best, ""
+    pick, note = _claimed(best, candidates, frame, graph, cache)
+    if pick is not None and pick.typed:
+        return pick, note
+    hop = second_hop(best, candidates, frame, graph, cache)
+    if hop is None:
+        return pick, note
+    return _next_hop_claim(hop, candidates, frame, graph, cache)
+
+
+def _next_hop_claim(hop: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+                    ) -> tuple[Pick, str]:
+    """The next hop's sentence quoted first: bolded only when it states the relation (checks 1-2 and the
+    argument check) and leads the other sentences that do not state the first hop by the clear margin."""
+    from core.answers.bridge import _start
+    from core.answers.support import checked, states_the_bridge
+
+    names, _ = _start(frame, cache)
+    note = reason(hop, frame, question_claim(frame, cache), cache) if hop.typed else ""
+    if hop.typed and not note:
+        kept = checked(hop, frame, graph, cache) or hop
+        rivals = [c for c in candidates if not states_the_bridge(c.sentence.text, names)]
+        if kept.typed and _lead(hop, rivals) >= CLEAR_MARGIN:
+            return kept, ""
+        note = NOTE_RELATION if not kept.typed else NOTE_CLOSE
+    return (replace(hop, typed=[]), note) if hop.typed else (hop, "")
+
+
+def _claimed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None
+             ) -> tuple[Optional[Pick], str]:
+    from core.answers.bridge import keyed
+    from core.answers.support import checked
+
     claim = question_claim(frame, cache)
     if best.typed:
         note = reason(best, frame, claim, cache)
