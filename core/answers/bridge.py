@@ -50,6 +50,13 @@ def _start(frame: QuestionFrame, cache: Any) -> tuple[list[frozenset[str]], Opti
     return parsed_once(cache, "hop_start", frame.text, lambda q: (bridge_names(q), bridge_types(q)))
 
 
+def _states_start(pick: Pick, names: list[frozenset[str]]) -> bool:
+    """Does the sentence name the entity the question starts from (``support.states_the_bridge`` on the
+    stems the sentence record already holds)?"""
+    stems = pick.sentence.stems
+    return any(name and name <= stems for name in names)
+
+
 def _kind(graph: Any, key: str) -> str:
     return str(graph.attributes(key).get("type", "")) if key and key in graph else ""
 
@@ -84,8 +91,6 @@ def _runs(pick: Pick, frame: QuestionFrame) -> list[list[tuple[str, str, str]]]:
 def hop_bridges(candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> set[str]:
     """Entities the mode's evidence reached in one hop from where the question starts: named by a
     candidate sentence that names the start entity (not a list), of the describing clause's type."""
-    from core.answers.support import states_the_bridge
-
     if not frame.multi_hop:
         return set()
     graph = as_graph_view(graph)
@@ -99,7 +104,7 @@ def hop_bridges(candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, ca
         if text in seen:
             continue
         seen.add(text)
-        if not states_the_bridge(text, names):
+        if not _states_start(pick, names):
             continue
         runs = _runs(pick, frame)
         for run in runs:
@@ -165,8 +170,6 @@ def keyed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: A
     """The best candidate within ``KEYED_WINDOW`` of ``best`` whose sentence keys a span to a hop
     bridge and holds at least ``WORD_SHARE`` of ``terms`` (the question's own words for its answer,
     ``claim.QuestionClaim.main_terms``), bolded; or None (see the module docstring)."""
-    from core.answers.support import states_the_bridge
-
     if not frame.multi_hop or not frame.groups:
         return None
     graph = as_graph_view(graph)
@@ -181,7 +184,7 @@ def keyed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: A
         if pick.sentence.text in seen:
             continue
         seen.add(pick.sentence.text)
-        if not _names_one(pick, bridges, graph) or states_the_bridge(pick.sentence.text, names):
+        if not _names_one(pick, bridges, graph) or _states_start(pick, names):
             continue
         if terms and len(terms & pick.sentence.stems) < WORD_SHARE * len(terms):
             continue
@@ -197,12 +200,10 @@ def second_hop(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, gra
     ``HOP_WINDOW`` of it that names a hop bridge and not the start entity: the next hop, where the
     answer is ("Wilmington International Airport is … north of Wilmington" after "WILM … broadcasting in
     Wilmington"); None otherwise."""
-    from core.answers.support import states_the_bridge
-
     if not frame.multi_hop:
         return None
     names, _ = _start(frame, cache)
-    if not names or not states_the_bridge(best.sentence.text, names):
+    if not names or not _states_start(best, names):
         return None
     graph = as_graph_view(graph)
     bridges = hop_bridges(candidates, frame, graph, cache)
@@ -211,7 +212,7 @@ def second_hop(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, gra
     for pick in sorted(candidates, key=lambda c: -c.score):
         if pick.score < best.score - HOP_WINDOW:
             break
-        if states_the_bridge(pick.sentence.text, names) or not _names_one(pick, bridges, graph):
+        if _states_start(pick, names) or not _names_one(pick, bridges, graph):
             continue
         return pick
     return None

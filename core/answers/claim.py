@@ -172,14 +172,14 @@ def _next_hop_claim(hop: Pick, candidates: Sequence[Pick], frame: QuestionFrame,
                     ) -> tuple[Pick, str]:
     """The next hop's sentence quoted first: bolded only when it states the relation (checks 1-2 and the
     argument check) and leads the other sentences that do not state the first hop by the clear margin."""
-    from core.answers.bridge import _start
-    from core.answers.support import checked, states_the_bridge
+    from core.answers.bridge import _start, _states_start
+    from core.answers.support import checked
 
     names, _ = _start(frame, cache)
     note = reason(hop, frame, question_claim(frame, cache), cache) if hop.typed else ""
     if hop.typed and not note:
         kept = checked(hop, frame, graph, cache) or hop
-        rivals = [c for c in candidates if not states_the_bridge(c.sentence.text, names)]
+        rivals = [c for c in candidates if not _states_start(c, names)]
         if kept.typed and _lead(hop, rivals) >= CLEAR_MARGIN:
             return kept, ""
         note = NOTE_RELATION if not kept.typed else NOTE_CLOSE
