@@ -149,3 +149,15 @@ def test_reembed_moves_a_workspace_to_int8_and_queries_use_it(int8, tmp_path):
     assert query.returncode == 0 and json.loads(query.stdout)["chunks"], query.stderr[-2000:]
     refused = cli("query", "--mode", "naive", "--embedder", "local-minilm", "--workspace", str(path), "Who?")
     assert refused.returncode == 2 and "indexed with the embedder 'all-MiniLM-L6-v2-int8'" in refused.stderr
+
+
+def test_length_batches_group_similar_lengths_and_keep_every_text():
+    from core.onnx_embeddings import length_batches
+
+    lengths = [3, 70, 4, 65, 5, 200, 6, 3]
+    batches = length_batches(lengths, 3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) <= 3 for b in batches)
+    for batch in batches:  # no batch pads a short text out to a long one
+        assert max(lengths[i] for i in batch) <= 1.5 * min(lengths[i] for i in batch) + 8
+    assert [lengths[i] for i in batches[0]] == [3, 3, 4]
