@@ -57,6 +57,11 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def show(key: str, value: object) -> None:
+    """One result line, printed as soon as it is known (a long run cut short keeps what it measured)."""
+    print(f"{key:34s} {value}", flush=True)
+
+
 def time_calls(fn, inputs: list, rounds: int) -> list[float]:
     out = []
     for _ in range(rounds):
@@ -79,7 +84,7 @@ def main() -> None:
 
     questions, passages, texts = load_texts(args.texts)
     embedders = {"torch": local_embedder(args.batch_size), "int8": int8_embedder(args.batch_size)}
-    print(f"load average before: {load_average()}  (2 cores shared; ratios are what counts)")
+    print(f"load average before: {load_average()}  (2 cores shared; ratios are what counts)", flush=True)
     for e in embedders.values():  # first-call set-up not timed
         e.embed_queries(["warm-up text", "a second warm-up"])
         e.embed(["warm-up text"] * 8)
@@ -90,6 +95,9 @@ def main() -> None:
         for name, e in embedders.items():
             query_ms[name] += time_calls(lambda q: e.embed_queries([q]), questions, 1)
             packed_ms[name] += time_calls(e.embed_queries, packed, 1)
+    show("query_ms_median", {k: round(median(v), 2) for k, v in query_ms.items()})
+    show("query_ratio_int8_over_torch", round(median(query_ms["int8"]) / median(query_ms["torch"]), 3))
+    show("packed_ratio_int8_over_torch", round(median(packed_ms["int8"]) / median(packed_ms["torch"]), 3))
     batch = passages[: args.passages]
     per_s: dict[str, list[float]] = {k: [] for k in embedders}
     for _ in range(2):
@@ -97,6 +105,7 @@ def main() -> None:
             start = time.perf_counter()
             e.embed(batch)
             per_s[name].append(len(batch) / (time.perf_counter() - start))
+    show("batch_speedup_int8_over_torch", round(median(per_s["int8"]) / median(per_s["torch"]), 3))
     start = time.perf_counter()
     vectors = {name: e.embed(texts) for name, e in embedders.items()}
     agreement_s = time.perf_counter() - start
@@ -115,8 +124,9 @@ def main() -> None:
         "agreement_seconds_both": round(agreement_s, 1),
         "worst_texts": [texts[i][:80] for i in np.argsort(cos)[:3]],
     }
+    print("\nall results:")
     for key, value in result.items():
-        print(f"{key:34s} {value}")
+        show(key, value)
     write_result("int8_embedding", result)
 
 
