@@ -112,6 +112,7 @@ class Flags:
     chroma_url: Optional[str] = None
     embedding_base_url: Optional[str] = None
     embedding_model: Optional[str] = None
+    embedder: Optional[str] = None  # --embedder: local-minilm or local-minilm-int8
     llm: bool = False  # the command takes the LLM flags (then an LLM asked for is resolved and checked)
     llm_base_url: Optional[str] = None
     llm_model: Optional[str] = None
@@ -198,6 +199,8 @@ def resolve_settings(workspace_dir: Path, flags: Flags = Flags()) -> Settings:
     settings = load_settings(path) if path.exists() else apply_environment(Settings())
     if flags.chroma_url:
         settings = settings.with_overrides({"chroma_url": flags.chroma_url})
+    if flags.embedder:
+        settings = settings.with_overrides({"embedder": flags.embedder})
     settings = with_embedding_server(settings, flags.embedding_base_url, flags.embedding_model)
     check_embedding_server(settings)
     if flags.llm and not flags.offline:

@@ -48,9 +48,11 @@ class Settings(BaseModel):
     llm_max_retries: int = Field(4, ge=0, le=10, description="Retries on timeouts, 429 and 5xx (exponential backoff).")
     llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
     llm_context_tokens: int = Field(0, ge=0, le=2_000_000, description="The model's context window in tokens; every prompt is fitted to it (evidence trimmed with a marker). 0 = what the server reports (vLLM, llama.cpp server), else what a refusal names.")
-    embedder: Literal["local-minilm", "openai"] = Field(
+    embedder: Literal["local-minilm", "local-minilm-int8", "openai"] = Field(
         "local-minilm",
-        description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d); 'openai' = an OpenAI-compatible embeddings endpoint.",
+        description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d, torch); 'local-minilm-int8' = the same "
+        "model quantised to int8 on onnxruntime (made at install time by scripts/install-minilm-int8.sh; a workspace "
+        "built by one refuses the other); 'openai' = an OpenAI-compatible embeddings endpoint.",
     )
     embedding_base_url: str = Field("", description="Base URL of the OpenAI-compatible embeddings server (embedder = openai), e.g. http://127.0.0.1:7997 for Infinity or http://HOST:8000/v1 for vLLM; empty = the OpenAI API.")
     embedding_model: str = Field("", description="Embedding model name sent to the server (embedder = openai); the workspace records it and refuses another.")

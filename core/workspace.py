@@ -22,6 +22,7 @@ import networkx as nx
 
 from core.config import default_workspace, load_settings
 from core.embeddings import Embedder, local_embedder
+from core.onnx_embeddings import INT8_NAME
 from core.errors import EmbedderMismatchError
 from core.settings import Settings, save_settings
 from core.storage.locking import LOCK_FILE, LOCK_INFO  # noqa: F401 - re-exported (tests, tools)
@@ -41,7 +42,14 @@ def embedder_identity(settings: Settings) -> str:
     """The name recorded in a workspace for the configured embedder (known without loading it)."""
     if settings.embedder == "openai":
         return f"openai:{settings.embedding_model}"
+    if settings.embedder == "local-minilm-int8":
+        return INT8_NAME
     return "all-MiniLM-L6-v2"
+
+
+def local_kind(name: str) -> str:
+    """The ``embedder`` setting that builds the local model recorded as ``name`` ('' if none does)."""
+    return {"all-MiniLM-L6-v2": "local-minilm", INT8_NAME: "local-minilm-int8"}.get(name, "")
 
 
 def mismatch_message(name: str, recorded: str, wanted: str) -> str:
@@ -49,9 +57,9 @@ def mismatch_message(name: str, recorded: str, wanted: str) -> str:
     if recorded.startswith("openai:"):
         back = (f"point at a server with that model again (--embedding-base-url URL --embedding-model "
                 f"{recorded[len('openai:'):]}, RAGSCOPE_EMBEDDING_BASE_URL/_MODEL or Settings → embeddings)")
-    elif recorded == "all-MiniLM-L6-v2":
-        back = ("select the local MiniLM again (Settings → embedder = local-minilm; no --embedding-* flags or "
-                "RAGSCOPE_EMBEDDING_* variables)")
+    elif local_kind(recorded):
+        back = (f"select it again (Settings → embedder = {local_kind(recorded)}, or --embedder "
+                f"{local_kind(recorded)}; no --embedding-* flags or RAGSCOPE_EMBEDDING_* variables)")
     else:
         back = f"open it with the embedder '{recorded}' again"
     return (f"workspace '{name}' was indexed with the embedder '{recorded}' but the settings select '{wanted}'. "
@@ -139,6 +147,10 @@ class Workspace:
                 recorded = self.records.get_meta("embedder_dim")
                 self._embedder = remote_embedder(self.settings, self.api_key,
                                                  expected_dim=int(recorded) if recorded else None)
+            elif self.settings.embedder == "local-minilm-int8":
+                from core.onnx_embeddings import int8_embedder
+
+                self._embedder = int8_embedder(self.settings.embedding_batch_size)
             else:
                 self._embedder = local_embedder(self.settings.embedding_batch_size)
         for_key = getattr(self._embedder, "for_key", None)  # a server client: send this caller's key only
@@ -281,10 +293,11 @@ class Workspace:
 
     def embedder_info(self) -> dict[str, Any]:
         """The workspace's embedder (recorded at the first write, else the configured one) without loading it:
-        kind ('local-minilm', 'openai' or 'custom'), model, dimension (None before the first write), base_url."""
+        kind ('local-minilm', 'local-minilm-int8', 'openai' or 'custom'), model, dimension (None before the
+        first write), base_url."""
         name = self.records.get_meta("embedder_name") or embedder_identity(self.settings)
         dim = self.records.get_meta("embedder_dim")
-        kind = "openai" if name.startswith("openai:") else "local-minilm" if name == "all-MiniLM-L6-v2" else "custom"
+        kind = "openai" if name.startswith("openai:") else local_kind(name) or "custom"
         return {"kind": kind, "model": name.split(":", 1)[1] if kind == "openai" else name,
                 "dimension": int(dim) if dim else None,
                 "base_url": self.settings.embedding_base_url if kind == "openai" else ""}

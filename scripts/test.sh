@@ -25,6 +25,7 @@ install() {
 }
 
 install python -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-test.txt
+install bash scripts/install-minilm-int8.sh >/dev/null  # the int8 embedder's model (export + quantise, ~1 min once)
 install bash scripts/install-browser.sh
 install bash scripts/install-llm.sh
 # Infinity lives in its own venv outside the repository (reused when present; RAGSCOPE_INFINITY_VENV).

@@ -46,3 +46,33 @@ def test_many_edge_cases() -> None:
     assert search.ranked_keys_many("entities", _queries(matrix)[:2], 0) == [[], []]
     empty = VectorMatrix([], np.zeros((0, 16), dtype=np.float32), [])
     assert MatrixSearch(lambda _c: empty).ranked_keys_many("entities", _queries(matrix)[:1], 3) == [[]]
+
+
+def test_entity_linking_searches_every_name_in_one_call_with_the_same_seeds(sample_ws, monkeypatch) -> None:
+    """Name linking asks ``ranked_keys_many`` once for all of a question's names and links the same seeds
+    as one ``ranked_keys`` per name (the way it searched before)."""
+    from core.retrieval.entity_linking import link_names
+    from core.retrieval.registry import query_context
+
+    names = ["Tidewater", "Velmora Maritime", "Margaret Thorne", "harbour master", "storm damage"]
+    s = sample_ws.settings
+
+    def seeds() -> list[tuple[str, float, str, str]]:
+        ctx = query_context(sample_ws, "x")
+        found = link_names(ctx, names, 40, s.cosine_threshold, s.seed_relative_cutoff)
+        return [(seed.key, seed.score, seed.keyword, seed.how) for seed in found]
+
+    search = sample_ws.views.vectors
+    calls: list[int] = []
+    real_many = search.ranked_keys_many
+
+    def counted(collection, vectors, k):
+        calls.append(len(vectors))
+        return real_many(collection, vectors, k)
+
+    monkeypatch.setattr(search, "ranked_keys_many", counted)
+    batched = seeds()
+    assert calls == [len(names)], "one call for every name"
+    monkeypatch.setattr(search, "ranked_keys_many",
+                        lambda collection, vectors, k: [search.ranked_keys(collection, v, k) for v in vectors])
+    assert batched == seeds() and any(how == "vector" for _, _, _, how in batched)

@@ -51,6 +51,9 @@ def add_embedding_flags(parser: argparse.ArgumentParser) -> None:
                              "(env RAGSCOPE_EMBEDDING_BASE_URL; selects embedder=openai)")
     parser.add_argument("--embedding-model", default=None,
                         help="embedding model name on that server (env RAGSCOPE_EMBEDDING_MODEL)")
+    parser.add_argument("--embedder", default=None, choices=["local-minilm", "local-minilm-int8"],
+                        help="the local embedder: all-MiniLM-L6-v2 on torch, or the same model in int8 on "
+                             "onnxruntime (bash scripts/install-minilm-int8.sh makes it); default: the settings'")
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -79,7 +82,7 @@ def cli_settings(args: argparse.Namespace) -> Settings:
     flags = Flags(chroma_url=getattr(args, "chroma_url", None),
                   embedding_base_url=getattr(args, "embedding_base_url", None),
                   embedding_model=getattr(args, "embedding_model", None),
-                  llm=hasattr(args, "offline"), llm_base_url=getattr(args, "llm_base_url", None),
+                  embedder=getattr(args, "embedder", None), llm=hasattr(args, "offline"), llm_base_url=getattr(args, "llm_base_url", None),
                   llm_model=getattr(args, "llm_model", None), offline=bool(getattr(args, "offline", False)))
     return resolve_settings(Path(args.workspace), flags)
 

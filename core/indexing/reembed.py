@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from core.indexing.reconcile import reconcile
-from core.settings import Settings
+from core.settings import Settings, read_settings
 from core.workspace import Workspace, new_namespace
 
 
@@ -22,6 +22,10 @@ def build_embedder(settings: Settings, api_key: Optional[str] = None) -> Any:
         from core.remote_embeddings import remote_embedder
 
         return remote_embedder(settings, api_key)
+    if settings.embedder == "local-minilm-int8":
+        from core.onnx_embeddings import int8_embedder
+
+        return int8_embedder(settings.embedding_batch_size)
     from core.embeddings import local_embedder
 
     return local_embedder(settings.embedding_batch_size)
@@ -53,6 +57,9 @@ def reembed(path: Path | str, settings: Settings, wait: bool = False, api_key: O
                 store.delete_meta("reembed_namespace", "reembed_embedder")
                 store.log("reembedded", {"from": old_name, "to": embedder.name, "vectors": counts})
                 ws.bump_generation()
+            if settings.embedder != "openai" and read_settings(ws.path).embedder != settings.embedder:
+                # a local model is chosen by the settings file alone: keep it with the vectors it built
+                ws.save_settings(read_settings(ws.path).with_overrides({"embedder": settings.embedder}))
             if old_namespace and old_namespace != target:
                 ws.backend.open_vectors(old_namespace).drop_all()
         return {"from": old_name or None, "to": embedder.name, "dimension": embedder.dim, "vectors": counts}

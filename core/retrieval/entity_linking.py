@@ -22,7 +22,7 @@ seeds once (``QueryContext.seeds``) through the strategy it was given.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.extraction.nlp import normalize_name
 from core.retrieval.query import Seed
@@ -105,7 +105,7 @@ def link_names(ctx: QueryContext, names: Sequence[str], top_n: int, threshold: f
         elif seed.question:
             old.question = True
 
-    search = None
+    searched: Optional[list[list[tuple[Any, float]]]] = None  # per name, its entity hits (one matrix product)
     exact_names: list[str] = []
     for n, name in enumerate(names):
         key = normalize_name(name)
@@ -126,10 +126,11 @@ def link_names(ctx: QueryContext, names: Sequence[str], top_n: int, threshold: f
             exact_names.append(key)
         if not vectors:
             continue
-        if search is None:
-            search = ctx.ws.views.vectors
+        if searched is None:  # every name's search at once: the same hits as one ranked_keys per name
             ctx.prefetch(list(names))
-        hits = search.ranked_keys("entities", ctx.embed(name), per_keyword * 4)
+            searched = ctx.ws.views.vectors.ranked_keys_many("entities", [ctx.embed(nm) for nm in names],
+                                                             per_keyword * 4)
+        hits = searched[n]
         best = hits[0][1] if hits else 0.0
         kept = 0
         for rank, (entity, score) in enumerate(hits, 1):

@@ -1,0 +1,134 @@
+"""The int8 MiniLM (onnxruntime, ``local-minilm-int8``) against the torch MiniLM (``local-minilm``).
+
+Prints medians and ratios measured in one run, interleaved (torch, int8, torch, ...) so that a busy
+machine slows both alike; the load average is printed with them:
+
+- query embedding: one question alone (``embed_queries([q])``) and a graph mode's packed call (the question
+  and three short strings), median ms per call over the dev questions x ``--rounds``, and int8/torch;
+- batch embedding (indexing): passages per second over ``--passages`` dev passages in the settings' batch
+  size, and int8/torch;
+- agreement: cosine of the two vectors of each of ``--texts`` texts (dev questions, then sentences of the
+  shared corpora): min, 1st percentile, mean.
+
+Recall per mode with each embedder is the eval CLI on a workspace and its re-embedded copy:
+    cp -a WS /tmp/ws_int8 && python -m core repair --reembed --embedder local-minilm-int8 --workspace /tmp/ws_int8
+    python -m core eval --workspace WS|/tmp/ws_int8 --questions QUESTIONS --modes all --k 2,5,10
+
+    python benchmarks/int8_embedding.py [--texts 10000] [--rounds 3] [--passages 256]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import SHARED_DATA, median, write_result  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+CORPORA = ("dev_musique_full", "dev_musique", "global_podcast_subset", "demo_hipporag_case_studies")
+
+
+def load_texts(limit: int) -> tuple[list[str], list[str], list[str]]:
+    """(questions, passages, agreement texts): the dev questions, dev passages and up to ``limit`` texts."""
+    questions = [json.loads(line)["question"] for line in
+                 open(SHARED_DATA / "dev_musique" / "questions.jsonl", encoding="utf-8") if line.strip()]
+    passages: list[str] = []
+    sentences: list[str] = []
+    for name in CORPORA:
+        path = SHARED_DATA / name / "corpus.jsonl"
+        if not path.exists():
+            continue
+        for line in open(path, encoding="utf-8"):
+            if line.strip():
+                text = json.loads(line).get("text", "")
+                passages.append(text)
+                sentences += [s for s in re.split(r"(?<=[.!?])\s+", text) if len(s.split()) >= 2]
+    texts = list(dict.fromkeys(questions + sentences))[:limit]
+    return questions, passages, texts
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def show(key: str, value: object) -> None:
+    """One result line, printed as soon as it is known (a long run cut short keeps what it measured)."""
+    print(f"{key:34s} {value}", flush=True)
+
+
+def time_calls(fn, inputs: list, rounds: int) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        for item in inputs:
+            start = time.perf_counter()
+            fn(item)
+            out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--texts", type=int, default=10000, help="texts for the cosine agreement")
+    parser.add_argument("--rounds", type=int, default=3, help="passes over the dev questions for query timing")
+    parser.add_argument("--passages", type=int, default=256, help="dev passages for the batch throughput")
+    parser.add_argument("--batch-size", type=int, default=16)
+    args = parser.parse_args()
+    from core.embeddings import local_embedder
+    from core.onnx_embeddings import int8_embedder
+
+    questions, passages, texts = load_texts(args.texts)
+    embedders = {"torch": local_embedder(args.batch_size), "int8": int8_embedder(args.batch_size)}
+    print(f"load average before: {load_average()}  (2 cores shared; ratios are what counts)", flush=True)
+    for e in embedders.values():  # first-call set-up not timed
+        e.embed_queries(["warm-up text", "a second warm-up"])
+        e.embed(["warm-up text"] * 8)
+    packed = [[q, q.split()[0], " ".join(q.split()[1:3]), "keyword, another"] for q in questions]
+    query_ms: dict[str, list[float]] = {k: [] for k in embedders}
+    packed_ms: dict[str, list[float]] = {k: [] for k in embedders}
+    for _ in range(args.rounds):  # interleaved: the load hits both
+        for name, e in embedders.items():
+            query_ms[name] += time_calls(lambda q: e.embed_queries([q]), questions, 1)
+            packed_ms[name] += time_calls(e.embed_queries, packed, 1)
+    show("query_ms_median", {k: round(median(v), 2) for k, v in query_ms.items()})
+    show("query_ratio_int8_over_torch", round(median(query_ms["int8"]) / median(query_ms["torch"]), 3))
+    show("packed_ratio_int8_over_torch", round(median(packed_ms["int8"]) / median(packed_ms["torch"]), 3))
+    batch = passages[: args.passages]
+    per_s: dict[str, list[float]] = {k: [] for k in embedders}
+    for _ in range(2):
+        for name, e in embedders.items():
+            start = time.perf_counter()
+            e.embed(batch)
+            per_s[name].append(len(batch) / (time.perf_counter() - start))
+    show("batch_speedup_int8_over_torch", round(median(per_s["int8"]) / median(per_s["torch"]), 3))
+    start = time.perf_counter()
+    vectors = {name: e.embed(texts) for name, e in embedders.items()}
+    agreement_s = time.perf_counter() - start
+    cos = (vectors["torch"] * vectors["int8"]).sum(axis=1)
+    result = {
+        "load_average_after": load_average(),
+        "query_ms_median": {k: round(median(v), 2) for k, v in query_ms.items()},
+        "query_ratio_int8_over_torch": round(median(query_ms["int8"]) / median(query_ms["torch"]), 3),
+        "packed_query_ms_median": {k: round(median(v), 2) for k, v in packed_ms.items()},
+        "packed_ratio_int8_over_torch": round(median(packed_ms["int8"]) / median(packed_ms["torch"]), 3),
+        "batch_passages_per_s_median": {k: round(median(v), 2) for k, v in per_s.items()},
+        "batch_speedup_int8_over_torch": round(median(per_s["int8"]) / median(per_s["torch"]), 3),
+        "agreement_texts": len(texts),
+        "cosine_min": round(float(cos.min()), 4), "cosine_p01": round(float(np.percentile(cos, 1)), 4),
+        "cosine_mean": round(float(cos.mean()), 4), "texts_below_0.99": int((cos < 0.99).sum()),
+        "agreement_seconds_both": round(agreement_s, 1),
+        "worst_texts": [texts[i][:80] for i in np.argsort(cos)[:3]],
+    }
+    print("\nall results:")
+    for key, value in result.items():
+        show(key, value)
+    write_result("int8_embedding", result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""The int8 all-MiniLM-L6-v2 on onnxruntime (embedder ``local-minilm-int8``).
+
+The model file is made at install time by ``scripts/install-minilm-int8.sh`` (the package's own weights
+exported to ONNX and quantised with onnxruntime's ``quantize_dynamic``); nothing is downloaded here. It is
+looked for in ``RAGSCOPE_MINILM_INT8_DIR``, else ``$XDG_CACHE_HOME/ragscope/minilm-int8`` (``~/.cache``).
+A missing or altered file (its SHA-256 is checked against the install's manifest) is an error that names
+the install command: there is no silent fallback to the torch model.
+
+Same tokenizer (the package's ``tokenizer.json``, 256 wordpieces at most), mean pooling over the real
+wordpieces and L2 normalisation as sentence-transformers; the vectors agree with the torch model's to a
+cosine of about 0.99 (``benchmarks/int8_embedding.py``; tests/test_int8_embedder.py holds the floor).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from core.embeddings import QUERY_BATCH, _normalise
+from core.errors import RAGScopeError
+
+INT8_NAME = "all-MiniLM-L6-v2-int8"  # recorded in a workspace it builds: the torch model's workspaces refuse it
+MODEL_FILE = "model_int8.onnx"
+MAX_WORDPIECES = 256  # sentence-transformers' max_seq_length of the torch embedder
+INSTALL_HINT = "bash scripts/install-minilm-int8.sh"
+
+
+class Int8ModelMissingError(RAGScopeError, RuntimeError):
+    """The int8 model file is not installed (or does not match its manifest)."""
+
+
+def model_dir() -> Path:
+    """Where the install script writes the int8 model and where it is loaded from."""
+    explicit = os.environ.get("RAGSCOPE_MINILM_INT8_DIR", "").strip()
+    if explicit:
+        return Path(explicit)
+    cache = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(cache) / "ragscope" / "minilm-int8"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checked_model(directory: Path | None = None) -> Path:
+    """The model file, after checking it against the install's manifest; raise ``Int8ModelMissingError``."""
+    directory = directory or model_dir()
+    path, manifest = directory / MODEL_FILE, directory / "manifest.json"
+    if not path.is_file() or not manifest.is_file() or not (directory / "tokenizer.json").is_file():
+        raise Int8ModelMissingError(
+            f"the int8 MiniLM model is not installed in {directory}: run `{INSTALL_HINT}` (it exports the "
+            f"installed all-MiniLM-L6-v2 to ONNX and quantises it), or select the embedder local-minilm")
+    expected = json.loads(manifest.read_text(encoding="utf-8")).get("sha256")
+    if expected != _sha256(path):
+        raise Int8ModelMissingError(f"{path} does not match its manifest's SHA-256: run `{INSTALL_HINT}` again")
+    return path
+
+
+def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """Indexes in batches of at most ``size`` texts of similar length (sorted; a batch closes when the next
+    text is longer than 1.5x its shortest + 8 wordpieces). Less padding is less work, and closer vectors:
+    the int8 activations take one scale per batch tensor, which padded rows widen (a lone "a" batched with
+    70-wordpiece passages fell to a cosine of 0.988 to torch, 0.996 among short strings)."""
+    batches: list[list[int]] = []
+    for i in sorted(range(len(lengths)), key=lambda j: lengths[j]):
+        if not batches or len(batches[-1]) >= size or lengths[i] > 1.5 * lengths[batches[-1][0]] + 8:
+            batches.append([])
+        batches[-1].append(i)
+    return batches
+
+
+class Int8MiniLMEmbedder:
+    """all-MiniLM-L6-v2, int8 weights, on onnxruntime's CPU provider (384-d unit vectors)."""
+
+    name = INT8_NAME
+    dim = 384
+
+    def __init__(self, batch_size: int = 16, directory: Path | None = None) -> None:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        path = checked_model(directory)
+        self._batch_size = max(1, int(batch_size))
+        self._tokenizer = Tokenizer.from_file(str(path.parent / "tokenizer.json"))
+        self._tokenizer.enable_truncation(MAX_WORDPIECES)
+        self._tokenizer.no_padding()
+        self._sessions = {threads: self._session(onnxruntime, path, threads)
+                          for threads in sorted({1, max(1, min(2, os.cpu_count() or 1))})}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _session(onnxruntime: Any, path: Path, threads: int) -> Any:
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [t if t.strip() else " " for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        if len(texts) <= QUERY_BATCH:  # query strings: one call on one thread (no hand-off cost)
+            with self._lock:
+                return _normalise(self._run(ids, self._sessions[1]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        session = self._sessions[max(self._sessions)]
+        with self._lock:
+            for group in length_batches([len(piece) for piece in ids], self._batch_size):
+                out[group] = self._run([ids[i] for i in group], session)
+        return _normalise(out)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Several query strings in one padded session call on one thread (the graph modes' strings:
+        the question, its names and keywords; short, so padding costs little)."""
+        texts = [t if t.strip() else " " for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        with self._lock:
+            return _normalise(self._run(ids, self._sessions[1]))
+
+    @staticmethod
+    def _run(ids: Sequence[Sequence[int]], session: Any) -> np.ndarray:
+        """Mean of the last hidden states over each text's own wordpieces (sentence-transformers' pooling)."""
+        width = max(len(piece) for piece in ids)
+        input_ids = np.zeros((len(ids), width), dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, piece in enumerate(ids):
+            input_ids[row, : len(piece)] = piece
+            mask[row, : len(piece)] = 1
+        hidden = session.run(["last_hidden_state"], {"input_ids": input_ids, "attention_mask": mask,
+                                                     "token_type_ids": np.zeros_like(input_ids)})[0]
+        weights = mask[:, :, None].astype(np.float32)
+        return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+def int8_embedder(batch_size: int = 16) -> Int8MiniLMEmbedder:
+    """Process-wide int8 embedder per batch size (and model folder); thread-safe load."""
+    with _LOAD_LOCK:
+        return _cached(int(batch_size), str(model_dir()))
+
+
+def int8_embedder_loaded() -> bool:
+    """Has this process loaded the int8 model yet?"""
+    return _cached.cache_info().currsize > 0
+
+
+@lru_cache(maxsize=2)
+def _cached(batch_size: int, directory: str) -> Int8MiniLMEmbedder:
+    return Int8MiniLMEmbedder(batch_size=batch_size, directory=Path(directory))

@@ -1,0 +1,163 @@
+"""The int8 embedder ``local-minilm-int8`` (core/onnx_embeddings.py): its vectors agree with the torch
+MiniLM's, it is onnxruntime behind it (no silent fallback to torch), a missing or altered model file is an
+error naming the install command, the install step fails loudly, a workspace built by one local embedder
+refuses the other, and ``repair --reembed --embedder`` moves a workspace between them."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, require_or_skip
+
+ENV = {k: v for k, v in os.environ.items() if k != "RAGSCOPE_STORE"} | {
+    "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
+# A fixed text set: questions, names, keyword strings and passages of several lengths.
+TEXTS = [
+    "Who founded the Tidewater Shipping Cooperative in Port Sallow?",
+    "Tobias Wren", "Port Sallow, Velmora Coast", "harbour, shipping, cooperative, founder",
+    "What is the native language of the person who broke the salt law in 1930?",
+    "Mahatma Gandhi led the Salt March to Dandi in 1930 to protest the British salt tax.",
+    "The breakwater at Port Sallow was inspected after the winter storms damaged its northern arm, "
+    "and the harbour master recommended that the cooperative fund its repair before the fishing season.",
+    "Peter Bonetti (born 27 September 1941 in Putney, London) is a former football goalkeeper for Chelsea, "
+    "the St. Louis Stars, Dundee United and England. He was known for his safe handling and reflexes.",
+    "Quantum chromodynamics describes the strong interaction between quarks and gluons.",
+    "a", "1930", "Gujarati",
+]
+FLOOR = 0.99  # the issue's agreement floor (cosine to the torch vectors, every text)
+
+
+@pytest.fixture(scope="module")
+def int8():
+    from core.onnx_embeddings import Int8ModelMissingError, int8_embedder
+
+    try:
+        return int8_embedder()
+    except Int8ModelMissingError as exc:
+        require_or_skip("int8", f"{exc}")
+
+
+@pytest.fixture(scope="module")
+def torch_vectors():
+    from core.embeddings import local_embedder
+
+    return local_embedder().embed(TEXTS)
+
+
+def test_int8_vectors_agree_with_the_torch_model(int8, torch_vectors):
+    vectors = int8.embed(TEXTS)
+    assert vectors.shape == (len(TEXTS), 384) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = (vectors * torch_vectors).sum(axis=1)
+    assert cosines.min() >= FLOOR, dict(zip(TEXTS, cosines.round(4)))
+    queries = int8.embed_queries(TEXTS[:5])  # the graph modes' packed query call
+    assert ((queries * torch_vectors[:5]).sum(axis=1)).min() >= FLOOR
+
+
+def test_it_is_onnxruntime_int8_behind_it_not_the_torch_model(int8, torch_vectors):
+    import onnxruntime
+
+    assert int8.name == "all-MiniLM-L6-v2-int8" and int8.dim == 384
+    assert all(isinstance(s, onnxruntime.InferenceSession) for s in int8._sessions.values())
+    vectors = int8.embed(TEXTS)
+    # quantised weights move every vector a little: identical vectors would mean torch answered
+    assert (1.0 - (vectors * torch_vectors).sum(axis=1)).max() > 1e-4
+    assert not np.allclose(vectors, torch_vectors, atol=1e-6)
+
+
+def test_a_missing_or_altered_model_is_an_error_naming_the_install(tmp_path, int8):
+    from core.onnx_embeddings import Int8MiniLMEmbedder, Int8ModelMissingError, model_dir
+
+    with pytest.raises(Int8ModelMissingError, match="install-minilm-int8.sh"):
+        Int8MiniLMEmbedder(directory=tmp_path / "nothing-here")
+    altered = tmp_path / "altered"
+    shutil.copytree(model_dir(), altered)
+    with open(altered / "model_int8.onnx", "ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(Int8ModelMissingError, match="SHA-256"):
+        Int8MiniLMEmbedder(directory=altered)
+
+
+def test_the_install_step_fails_loudly_and_test_sh_runs_it(tmp_path):
+    env = dict(ENV, RAGSCOPE_MINILM_INT8_DIR=str(tmp_path / "m"), PYTHON="false")
+    proc = subprocess.run(["bash", "scripts/install-minilm-int8.sh"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode != 0 and "FAILED" in proc.stderr, proc.stderr
+    check = subprocess.run(["bash", "scripts/install-minilm-int8.sh", "--check"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert check.returncode == 1
+    test_sh = (ROOT / "scripts" / "test.sh").read_text(encoding="utf-8")
+    assert "install bash scripts/install-minilm-int8.sh" in test_sh
+
+
+def test_a_workspace_of_one_local_embedder_refuses_the_other(tmp_path):
+    from core.errors import EmbedderMismatchError
+    from core.onnx_embeddings import INT8_NAME
+    from core.settings import Settings
+    from core.workspace import Workspace
+
+    class Named:  # records a name without loading any model
+        dim = 384
+
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+    path = tmp_path / "ws"
+    ws = Workspace(path, settings=Settings(embedder="local-minilm-int8"), embedder=Named(INT8_NAME))
+    ws.record_embedder()
+    assert ws.status()["embedder"]["kind"] == "local-minilm-int8"
+    ws.close()
+    with pytest.raises(EmbedderMismatchError) as info:
+        Workspace(path, settings=Settings(embedder="local-minilm"))
+    message = str(info.value)
+    assert INT8_NAME in message and "--embedder local-minilm-int8" in message and "repair --reembed" in message
+    Workspace(path, settings=Settings(embedder="local-minilm-int8")).close()  # its own embedder opens it
+    other = tmp_path / "torch_ws"
+    ws = Workspace(other, settings=Settings(), embedder=Named("all-MiniLM-L6-v2"))
+    ws.record_embedder()
+    ws.close()
+    with pytest.raises(EmbedderMismatchError, match="--embedder local-minilm\\b"):
+        Workspace(other, settings=Settings(embedder="local-minilm-int8"))
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=ENV, capture_output=True, text=True,
+                          timeout=900)
+
+
+@pytest.mark.slow
+def test_reembed_moves_a_workspace_to_int8_and_queries_use_it(int8, tmp_path):
+    path = tmp_path / "ws"
+    (tmp_path / "notes.txt").write_text("Tobias Wren inspected the breakwater at Port Sallow. The Tidewater "
+                                        "Shipping Cooperative was founded by Mara Quill in Port Sallow.",
+                                        encoding="utf-8")
+    indexed = cli("index", "--quiet", "--workspace", str(path), str(tmp_path / "notes.txt"))
+    assert indexed.returncode == 0, indexed.stderr[-2000:]
+    moved = cli("repair", "--reembed", "--embedder", "local-minilm-int8", "--workspace", str(path))
+    assert moved.returncode == 0, moved.stderr[-2000:]
+    done = json.loads(moved.stdout)["reembedded"]
+    assert done["from"] == "all-MiniLM-L6-v2" and done["to"] == "all-MiniLM-L6-v2-int8" and done["dimension"] == 384
+    assert json.loads((path / "settings.json").read_text(encoding="utf-8"))["embedder"] == "local-minilm-int8"
+    query = cli("query", "--mode", "naive", "--json", "--workspace", str(path), "Who founded the cooperative?")
+    assert query.returncode == 0 and json.loads(query.stdout)["chunks"], query.stderr[-2000:]
+    refused = cli("query", "--mode", "naive", "--embedder", "local-minilm", "--workspace", str(path), "Who?")
+    assert refused.returncode == 2 and "indexed with the embedder 'all-MiniLM-L6-v2-int8'" in refused.stderr
+
+
+def test_length_batches_group_similar_lengths_and_keep_every_text():
+    from core.onnx_embeddings import length_batches
+
+    lengths = [3, 70, 4, 65, 5, 200, 6, 3]
+    batches = length_batches(lengths, 3)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    assert all(len(b) <= 3 for b in batches)
+    for batch in batches:  # no batch pads a short text out to a long one
+        assert max(lengths[i] for i in batch) <= 1.5 * min(lengths[i] for i in batch) + 8
+    assert [lengths[i] for i in batches[0]] == [3, 3, 4]
