@@ -1,7 +1,8 @@
 """Compare: one question through several retrieval modes, side by side.
 
 Per mode: the answer (labelled extractive or LLM), counts, tokens, LLM calls and latency per
-stage; below, heatmaps of how much the modes' retrieved chunks and entities overlap. The last
+stage; below, what differs (each mode's top-5 evidence in order, ★ where only that mode has a
+chunk in its top-5), then heatmaps of how much the modes' retrieved chunks and entities overlap. The last
 run is kept in ``st.session_state["compare_last"]`` so reruns (widget clicks) never recompute.
 """
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker, share_question, take_shared_question  # noqa: E402
 from ui.llm import llm_for_queries  # noqa: E402
+from ui.mode_differences import render_differences  # noqa: E402
 from ui.result_summary import latency_figure  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
 
@@ -58,6 +60,8 @@ def _render(last: dict, ws) -> None:
             with column:
                 rv.render_mode_column(mode, results[mode], "compare")
     st.divider()
+    st.subheader("What differs")
+    render_differences(results)
     st.subheader("Latency per stage")
     st.caption("Retrieval and answer generation on separate axes: offline answers are extractive (no LLM).")
     st.plotly_chart(latency_figure(results), key="compare_latency_chart")

@@ -107,6 +107,10 @@ def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     assert len(charts) == 3  # latency + chunk overlap + entity overlap heatmaps
     assert any("Chunk overlap" in c.proto.spec for c in charts)
     assert any("Entity overlap" in c.proto.spec for c in charts)
+    # what differs: every mode's top-5 evidence side by side, in its own order
+    tops = [d.value for d in at.dataframe if list(d.value.columns) == ["rank", *modes]]
+    assert len(tops) == 1 and list(tops[0]["rank"])[-1] == "only here"
+    assert "What differs" in [s.value for s in at.subheader]
     assert len(calls) == 1
     at.run()  # a rerun (any widget interaction) shows the kept results without recomputing
     assert len(calls) == 1

@@ -92,7 +92,8 @@ def test_tree_global_branch_without_entities(sample_ws) -> None:
     # evidence = items in context order, a summary contributing its leaves at its own position
     expected = list(dict.fromkeys(leaf for item in context_order(r) for leaf in item["_leaves"]))
     assert r.evidence_chunk_ids == expected
-    assert r.context_text.index(r.summaries[0].text) >= 0
+    s0 = r.summaries[0]  # its text may point to a chunk that quotes a sentence of it (each sentence once)
+    assert f"level {s0.level}, {len(s0.leaf_chunk_ids)} chunks]" in r.context_text
     assert "embed_query" in r.timings_ms and "vector_search" in r.timings_ms
 
 
@@ -164,7 +165,7 @@ def test_path_context_most_reliable_last(sample_ws) -> None:
     assert text.startswith(f"Question: {TWO_ENTITIES}")
     positions = [text.index(f"Path #{p.rank} (") for p in r.paths]
     assert positions == sorted(positions, reverse=True)  # #1 (most reliable) comes last
-    assert r.paths[0].text in text
+    assert r.paths[0].text.split("\n", 1)[0] in text  # its sentences may point to a source (each once)
     assert text.index(SOURCES_HEADER) > positions[0]
     assert r.chunks and r.chunks[0].reason.endswith("(path #1)")
     assert r.evidence_chunk_ids[: len(r.chunks)] == [c.chunk_id for c in r.chunks]
@@ -173,7 +174,7 @@ def test_path_context_most_reliable_last(sample_ws) -> None:
 
 def test_path_budget_drops_least_reliable_first(sample_ws) -> None:
     full = run(PathRetriever(), sample_ws, TWO_ENTITIES)
-    first = full.paths[0].text
+    first = full.paths[0].text.split("\n", 1)[0]
     r = run(PathRetriever(), sample_ws, TWO_ENTITIES, max_total_tokens=600)
     assert r.context_tokens <= 600
     assert first in r.context_text

@@ -12,7 +12,7 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, cast
+from typing import Any, Callable, Mapping, Optional, Sequence, cast
 
 import numpy as np
 
@@ -184,6 +184,7 @@ class BatchIndexer:
         with store.unit_of_work():
             for doc in docs:
                 store.set_status(doc.doc_id, "processing")
+        prefetched = prepared is not None  # prepared beforehand: its chunking and extraction time is not in run()'s
         if prepared is None:
             self._emit("extract", 0, len(docs), f"extracting {len(docs)} document(s)")
             prepared = self.prepare(docs, {d.doc_id: store.document_text(d.doc_id) for d in docs})
@@ -241,9 +242,10 @@ class BatchIndexer:
             upsert_chunk_vectors(ws, all_chunks, per_chunk)
             upsert_graph_vectors(ws, entities, relations, nodes, vectors)
             self._emit("embed", total, total, "vectors stored")
-            elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - started + (sum(prepared.timings.values()) if prefetched else 0.0)
+            shares = document_seconds(elapsed, {d.doc_id: doc_chunks[d.doc_id] for d in live})
             for doc in live:
-                store.set_status(doc.doc_id, "processed", "", elapsed_s=elapsed / len(live))
+                store.set_status(doc.doc_id, "processed", "", elapsed_s=shares[doc.doc_id])
             store.set_meta("extractor", self.extractor.name)
             for doc_id, record in dropped_by_document(all_chunks, extractions, self.extractor.name).items():
                 store.log("extraction_dropped", record)  # Workspace.dropped_records() reads the latest per document
@@ -268,3 +270,14 @@ class BatchIndexer:
         if chunk_ids:
             store.remove_chunks(chunk_ids)
             store.delete_chunks_of(doc_id)
+
+
+def document_seconds(batch_s: float, doc_chunks: Mapping[str, Sequence[Any]]) -> dict[str, float]:
+    """A batch's seconds shared out among its documents by the characters of their chunks (the
+    batch's work — extraction, embedding, the tree — grows with the text), so a long document shows
+    more seconds than a short one instead of every document showing the batch average."""
+    sizes = {doc_id: sum(len(getattr(c, "text", "") or "") for c in chunks) for doc_id, chunks in doc_chunks.items()}
+    total = sum(sizes.values())
+    if total <= 0:
+        return {doc_id: batch_s / max(len(sizes), 1) for doc_id in sizes}
+    return {doc_id: batch_s * size / total for doc_id, size in sizes.items()}

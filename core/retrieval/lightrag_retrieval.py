@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from core.retrieval.context_blocks import add_keyword_usage
+from core.retrieval.context_dedup import render_compact_within
 from core.retrieval.funnel import lightrag_funnel
 from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              select_chunks)
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
-from core.retrieval.token_counts import context_counter, graph_row_costs
+from core.retrieval.token_counts import context_counter, corpus_tokens, graph_row_costs
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
@@ -61,12 +62,19 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
                    chunks=len(fit.chunks), chunks_before=len(chunks), chunk_tokens=t["chunks"],
                    max_total_tokens=s.max_total_tokens)
         if fit.entities or fit.relations or fit.chunks:
-            # finish() counts the context's tokens; using it as the counter avoids counting twice.
-            context, _, dropped = render_within(
-                fit, s.max_total_tokens,
-                counter=lambda text: finish(result, text, [c.chunk_id for c in fit.chunks], count).context_tokens)
+            # The selection: the budgets over the full rows, exactly as before compacting.
+            _, _, dropped = render_within(fit, s.max_total_tokens, counter=count)
             if dropped:
                 result.log("budgets", "trailing_dropped", dropped=dropped, max_total_tokens=s.max_total_tokens)
+            # What is rendered: each piece of text once, at most the corpus's size.
+            corpus = ctx.ws.views.derived(corpus_tokens)
+            cap = min(s.max_total_tokens, corpus) if corpus > 0 else s.max_total_tokens
+            context, tokens, done = render_compact_within(fit, cap, count)
+            finish(result, context, [c.chunk_id for c in fit.chunks], lambda _text: tokens)
+            if done["pointers"]:
+                result.log("budgets", "compacted", pointers=done["pointers"], tokens=tokens)
+            if done["dropped"]:
+                result.log("budgets", "corpus_cap", dropped=done["dropped"], corpus_tokens=corpus)
         else:
             finish(result, "", [])
         result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)

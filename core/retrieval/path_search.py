@@ -30,10 +30,11 @@ from typing import Any, Callable, Iterable, Optional
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
+from core.retrieval.context_dedup import TextOnce
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
 from core.retrieval.strategies import STRICT_SETTING
-from core.retrieval.token_counts import context_counter
+from core.retrieval.token_counts import context_counter, corpus_tokens
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, PathEdge, PathHit, RelationHit, RetrievalResult
@@ -51,25 +52,35 @@ def entity_name(kg: GraphView, key: str) -> str:
     return kg.name(key)
 
 
-def entity_line(kg: GraphView, key: str) -> str:
+Describe = Callable[[str], str]  # a description as rendered (``TextOnce`` compacts it; default: as is)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def entity_line(kg: GraphView, key: str, describe: Describe = _as_is) -> str:
     data = kg.attributes(key) if key in kg else {}
-    return f"{entity_name(kg, key)} ({data.get('type') or 'UNKNOWN'}): {_flat(data.get('description', ''))}"
+    return f"{entity_name(kg, key)} ({data.get('type') or 'UNKNOWN'}): {describe(_flat(data.get('description', '')))}"
 
 
-def relation_label(kg: GraphView, a: str, b: str) -> str:
+def relation_label(kg: GraphView, a: str, b: str, describe: Describe = _as_is) -> str:
     data = kg.relation_attributes(a, b)
     keywords = ", ".join(data.get("keywords") or []) or "-"
-    return f"--[keywords: {keywords} | {_flat(data.get('description', ''))}]-->"
+    return f"--[keywords: {keywords} | {describe(_flat(data.get('description', '')))}]-->"
 
 
-def path_text(kg: GraphView, path: ScoredPath, rank: int) -> str:
-    """A path as the answer model reads it: entities and relations in path order."""
+def path_text(kg: GraphView, path: ScoredPath, rank: int, once: Optional[TextOnce] = None) -> str:
+    """A path as the answer model reads it: entities and relations in path order. With ``once``,
+    description sentences shown in a source chunk or an earlier path become pointers."""
+    label = f"path #{rank}"
+    describe: Describe = _as_is if once is None else (lambda text: once.compact(text, label))
     lines = [f"Path #{rank} (reliability {path.score:.4f}, {path.edges} hop{'' if path.edges == 1 else 's'}): "
              + " -> ".join(entity_name(kg, n) for n in path.nodes)]
     for i, key in enumerate(path.nodes):
         if i:
-            lines.append("  " + relation_label(kg, path.nodes[i - 1], key))
-        lines.append(entity_line(kg, key))
+            lines.append("  " + relation_label(kg, path.nodes[i - 1], key, describe))
+        lines.append(entity_line(kg, key, describe))
     return "\n".join(lines)
 
 
@@ -252,14 +263,34 @@ Evidence = Callable[[list[Any], list[ChunkHit]], list[str]]
 
 
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
-                   blocks: list[Any], sources: list[ChunkHit], count: Callable[[str], int]
-                   ) -> tuple[list[Any], list[ChunkHit]]:
-    """Render and count exactly; while over budget drop the last source, then the last block."""
+                   blocks: list[Any], sources: list[ChunkHit], count: Callable[[str], int],
+                   compact: Optional[Render] = None, cap: int = 0) -> tuple[list[Any], list[ChunkHit]]:
+    """Render and count exactly; while over budget drop the last source, then the last block. Then,
+    with ``compact`` (each description sentence once), render that and while it is over ``cap`` (the
+    corpus's size) drop the last source, then the last block."""
     blocks, sources = list(blocks), list(sources)
     fit_to_budget((sources, blocks),
                   lambda: finish(result, render(blocks, sources), evidence(blocks, sources), count).context_tokens,
                   budget)
+    if compact is not None:
+        dropped = fit_to_budget(
+            (sources, blocks),
+            lambda: finish(result, compact(blocks, sources), evidence(blocks, sources), count).context_tokens,
+            cap if cap > 0 else budget)
+        if dropped:
+            result.log("budgets", "corpus_cap", dropped=dropped, corpus_tokens=cap)
     return blocks, sources
+
+
+def _pointing(once: TextOnce, label: str) -> Describe:
+    """A description renderer that compacts under ``label`` (see ``TextOnce.compact``)."""
+    return lambda text: once.compact(text, label)
+
+
+def _cap(ctx: QueryContext) -> int:
+    """The context's ceiling: the token budget, or the corpus's size when that is smaller."""
+    corpus = ctx.ws.views.derived(corpus_tokens)
+    return min(ctx.settings.max_total_tokens, corpus) if corpus > 0 else ctx.settings.max_total_tokens
 
 
 def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView, paths: list[ScoredPath]) -> None:
@@ -283,6 +314,11 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
     def render(blocks: list[PathHit], srcs: list[ChunkHit]) -> str:
         return "\n\n".join([head] + [p.text for p in reversed(blocks)] + _sources_section(srcs))
 
+    def compact(blocks: list[PathHit], srcs: list[ChunkHit]) -> str:
+        once = TextOnce(srcs)  # the most reliable path keeps its sentences; the others point to it
+        texts = [path_text(kg, paths[p.rank - 1], p.rank, once) for p in blocks]
+        return "\n\n".join([head] + texts[::-1] + _sources_section(srcs))
+
     def evidence(blocks: list[PathHit], srcs: list[ChunkHit]) -> list[str]:
         out = [c.chunk_id for c in srcs]
         for record in blocks:  # most reliable path first
@@ -294,7 +330,8 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
-    blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates, context_counter(ctx.ws).count)
+    blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates, context_counter(ctx.ws).count,
+                                     compact, _cap(ctx))
     result.chunks = sources
     if len(blocks) < len(result.paths):
         result.log("budgets", "paths_dropped", budget=budget, dropped=len(result.paths) - len(blocks))
@@ -323,6 +360,12 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
         entities = ["-----Entities-----\n" + "\n".join(entity_line(kg, k) for k in blocks)] if blocks else []
         return "\n\n".join([head] + entities + _sources_section(srcs))
 
+    def compact(blocks: list[str], srcs: list[ChunkHit]) -> str:
+        once = TextOnce(srcs)
+        lines = [entity_line(kg, k, _pointing(once, entity_name(kg, k))) for k in blocks]
+        entities = ["-----Entities-----\n" + "\n".join(lines)] if blocks else []
+        return "\n\n".join([head] + entities + _sources_section(srcs))
+
     def evidence(blocks: list[str], srcs: list[ChunkHit]) -> list[str]:
         out = [c.chunk_id for c in srcs]
         for key in blocks:
@@ -330,7 +373,8 @@ def build_node_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
         return out
 
     candidates = sizer.sources(ctx, chosen, room - used)
-    blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates, context_counter(ctx.ws).count)
+    blocks, sources = _finish_within(result, budget, render, evidence, keys, candidates, context_counter(ctx.ws).count,
+                                     compact, _cap(ctx))
     result.chunks = sources
     if len(blocks) < len(retrieved) or len(sources) < len(chosen):
         result.log("budgets", "node_context_cut", budget=budget, entities=len(retrieved) - len(blocks),

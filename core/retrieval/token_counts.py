@@ -101,3 +101,9 @@ def segment_counts(ws: "Workspace") -> SegmentCounts:
 def context_counter(ws: "Workspace") -> SegmentCounts:
     """The current generation's ``SegmentCounts`` (built once per generation)."""
     return ws.views.derived(segment_counts)
+
+
+def corpus_tokens(ws: "Workspace") -> int:
+    """The corpus's size in tokens (the documents' own counts; built once per generation): no
+    context needs more than the whole corpus."""
+    return int(ws.records.total_tokens())

@@ -78,6 +78,10 @@ TEXTS: dict[str, Template] = {
                 "{chunks}/{chunks_before} chunks in {chunk_tokens} tokens (what is left of {max_total_tokens})"),
     "trailing_dropped": "dropped {dropped} trailing record(s) so that the context fits in {max_total_tokens} tokens "
                         "exactly",
+    "compacted": ("each piece of text once: {pointers} description sentence(s) already in a source chunk or an "
+                  "earlier row replaced by a pointer (\"see [n]\"); context {tokens} tokens"),
+    "corpus_cap": "dropped {dropped} trailing record(s) so that the context is no larger than the corpus "
+                  "({corpus_tokens} tokens)",
     # naive
     "dense_chunks": "dense top-{k} over {total} embedded chunk windows (a long chunk is embedded as several): "
                     "{kept} chunks kept",

@@ -38,8 +38,9 @@ from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
+from core.retrieval.context_dedup import TextOnce
 from core.retrieval.strategies import STRICT_SETTING
-from core.retrieval.token_counts import context_counter
+from core.retrieval.token_counts import context_counter, corpus_tokens
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.storage.ports import GraphView
 from core.tokens import count_tokens
@@ -109,6 +110,20 @@ def _split(item: Item) -> tuple[str, str]:
 def _render_item(item: Item) -> str:
     header, body = _split(item)
     return header + body
+
+
+def _render_once(items: Sequence[Item]) -> str:
+    """The items with each summary sentence once: a sentence of a chunk in the context, or of an
+    earlier summary, becomes a pointer to it (``core.retrieval.context_dedup``)."""
+    chunks = [rec for _, rec in items if isinstance(rec, ChunkHit)]
+    once = TextOnce(chunks, [f"[{c.doc_name}, chunk {c.order + 1}]" for c in chunks])
+    out = []
+    for item in items:
+        header, body = _split(item)
+        if isinstance(item[1], SummaryHit):
+            body = once.compact(body, header.strip())
+        out.append(header + body)
+    return "\n\n".join(out)
 
 
 def _item_id(item: Item) -> str:
@@ -335,6 +350,11 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     count = context_counter(ctx.ws).count  # exact, from the generation's segment table
     fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
                                           _evidence(kept, weights, strict, tie), count).context_tokens, budget)
+    corpus = ctx.ws.views.derived(corpus_tokens)  # then each sentence once, and no more than the corpus
+    capped = fit_to_budget((kept,), lambda: finish(result, _render_once(kept), _evidence(kept, weights, strict, tie),
+                                                   count).context_tokens, min(budget, corpus) if corpus > 0 else budget)
+    if capped:
+        result.log("budgets", "corpus_cap", dropped=capped, corpus_tokens=corpus)
     if len(kept) < len(chosen.items):
         result.log("budgets", "items_dropped", budget=budget, dropped=len(chosen.items) - len(kept),
                    total=len(chosen.items))

@@ -1,0 +1,112 @@
+"""Each piece of text once in a LightRAG context, and never more tokens than the corpus.
+
+Offline, an entity's or a relation's description is made of sentences copied from its source chunks,
+so the rendered context used to hold the same sentence up to three times: in the entities table, in
+the relationships table and in the Sources section (on the sample corpus every LightRAG mode built
+23-27k tokens from a 12.5k-token corpus). ``compact_rows`` rewrites the descriptions *for rendering
+only*: a sentence found in a source chunk of the context becomes a pointer to that source
+("see [3]"), a sentence already shown in an earlier row becomes a pointer to that row ("see
+entity 2"). What the mode selected (entities, relations, chunks, their order and evidence) is not
+changed, and every word removed is still in the context, so recall@k and answer-in-context stay as
+they were. ``render_compact_within`` then holds the context to ``cap`` tokens (the corpus's size):
+only when the compact context is still larger than the corpus (small corpora; never on the dev sets)
+it drops the last chunks, then relation rows, then entity rows, the order of the token budgets.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Sequence
+
+from core.retrieval.context_blocks import fit_to_budget
+from core.retrieval.lightrag_context import Budgeted, render_context
+from core.types import ChunkHit, EntityHit, RelationHit
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")  # a description's pieces: sentences or "; " clauses
+MIN_PIECE_CHARS = 24  # shorter pieces ("St.", "Ltd.") are kept: too short to stand for a sentence
+
+
+def normalise(text: str) -> str:
+    """Whitespace collapsed to single spaces (chunks keep line breaks, descriptions do not)."""
+    return " ".join(str(text).split())
+
+
+def pieces(description: str) -> list[str]:
+    """A description cut into sentences (and "; " clauses), whitespace-normalised, empty ones dropped."""
+    return [p for p in (normalise(s) for s in _SENTENCE_END.split(str(description or ""))) if p]
+
+
+class TextOnce:
+    """Where each piece of text was first shown: a source (``[n]``, its number in the Sources section,
+    unless ``labels`` name the sources otherwise) or an earlier row's label."""
+
+    def __init__(self, chunks: Sequence[ChunkHit], labels: Sequence[str] | None = None) -> None:
+        self.sources = [normalise(c.text or "") for c in chunks]
+        self.labels = list(labels) if labels is not None else [f"[{n}]" for n in range(1, len(chunks) + 1)]
+        self.rows: dict[str, str] = {}
+        self.hits = 0
+
+    def where(self, piece: str) -> str | None:
+        if len(piece) < MIN_PIECE_CHARS:
+            return None
+        for label, text in zip(self.labels, self.sources):
+            if piece in text:
+                return label
+        return self.rows.get(piece)
+
+    def compact(self, description: str, label: str) -> str:
+        """The description without the pieces shown elsewhere, then a pointer to where they are."""
+        kept: list[str] = []
+        pointers: list[str] = []
+        for piece in pieces(description):
+            place = self.where(piece)
+            if place is None:
+                kept.append(piece)
+                self.rows.setdefault(piece, label)
+            else:
+                self.hits += 1
+                if place not in pointers:
+                    pointers.append(place)
+        if not pointers:
+            return description
+        see = "see " + ", ".join(pointers)
+        return f"{' '.join(kept)} ({see})" if kept else f"({see})"
+
+
+def compact_rows(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
+                 chunks: Sequence[ChunkHit]) -> tuple[list[EntityHit], list[RelationHit], int]:
+    """Copies of the rows with compact descriptions (the records themselves are not changed), and how
+    many pieces were replaced by a pointer."""
+    seen = TextOnce(chunks)
+    out_e = [dataclasses.replace(e, description=seen.compact(e.description, f"entity {i}"))
+             for i, e in enumerate(entities, 1)]
+    out_r = [dataclasses.replace(r, description=seen.compact(r.description, f"relationship {i}"))
+             for i, r in enumerate(relations, 1)]
+    return out_e, out_r, seen.hits
+
+
+def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
+                   chunks: Sequence[ChunkHit]) -> str:
+    """``render_context`` with compact descriptions."""
+    compact_e, compact_r, _ = compact_rows(entities, relations, chunks)
+    return render_context(compact_e, compact_r, chunks)
+
+
+def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int]) -> tuple[str, int, dict[str, Any]]:
+    """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
+    chunk, then relation, then entity (``budgeted``'s lists change in place). Returns the context, its
+    tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text
+    replaced by a pointer)."""
+    rendered: dict[str, Any] = {}
+
+    def measure() -> int:
+        compact_e, compact_r, rendered["pointers"] = compact_rows(budgeted.entities, budgeted.relations,
+                                                                  budgeted.chunks)
+        rendered["text"] = render_context(compact_e, compact_r, budgeted.chunks)
+        rendered["tokens"] = counter(rendered["text"])
+        return rendered["tokens"]
+
+    dropped = fit_to_budget((budgeted.chunks, budgeted.relations, budgeted.entities), measure, max(cap, 0))
+    if rendered["tokens"] > cap:
+        return "", counter(""), {"dropped": dropped, "pointers": 0}
+    return rendered["text"], rendered["tokens"], {"dropped": dropped, "pointers": rendered["pointers"]}
