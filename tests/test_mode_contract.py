@@ -133,7 +133,7 @@ def _ppr(ws: Workspace, result: RetrievalResult) -> None:
     assert not (result.entities or result.relations or result.paths or result.summaries)
     # the chunks are the walk's own ranking: PageRank from the logged restart vector, recomputed here
     logged = result.events("ppr_seeds")
-    assert logged and {s["kind"] for s in logged[0].data["seeds"]} >= {"entity", "passage"}
+    assert logged and {s["kind"] for s in logged[0].data["seeds"]} >= {"fact", "passage"}
     restart = {s["key"]: s["weight"] for s in logged[0].data["seeds"]}
     matrix = graph_matrix(graph, ws.views.vectors, RAGSCOPE.synonym_threshold, RAGSCOPE.synonym_neighbours)
     mass = personalized_pagerank(matrix, restart, alpha=RAGSCOPE.damping)

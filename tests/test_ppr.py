@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core.retrieval.ppr_graph import CHUNK_PREFIX, build_matrix, graph_matrix, personalized_pagerank, synonym_edges
-from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, question_facts, restart_seeds
+from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, PPRRecipe, question_facts, restart_seeds
 from core.retrieval.query import Seed
 from core.retrieval.registry import query_context
 from core.storage.graph_view import NetworkxGraphView
@@ -107,7 +107,8 @@ def test_restart_vector_hand_values():
     seeds = [Seed("e1", 0.8, "E one", "name", True)]
     facts = [(("e1", "e2"), 0.6)]
     dense = [VectorHit("c1", 0.9, {}), VectorHit("c2", 0.7, {}), VectorHit("c3", 0.5, {})]
-    ours = {s.key: s for s in restart_seeds(ctx, RAGSCOPE, seeds, facts, dense, {"e1": 2, "e2": 3})}
+    named = PPRRecipe()  # linked entities seeded too, no per-passage division
+    ours = {s.key: s for s in restart_seeds(ctx, named, seeds, facts, dense, {"e1": 2, "e2": 3})}
     assert ours["e1"].weight == pytest.approx(0.8 + 0.6) and ours["e1"].kind == "entity"
     assert ours["e2"].weight == pytest.approx(0.6) and ours["e2"].kind == "fact"
     # min-max normalised cosines x 0.05: 1.0, 0.5, 0 (the lowest drops out)
@@ -117,6 +118,7 @@ def test_restart_vector_hand_values():
     paper = {s.key: s for s in restart_seeds(ctx, PAPER, seeds, facts, dense, {"e1": 2, "e2": 3})}
     assert paper["e1"].weight == pytest.approx(0.6 / 2) and paper["e1"].kind == "fact"  # no name seeds
     assert paper["e2"].weight == pytest.approx(0.6 / 3)
+    assert paper[CHUNK_PREFIX + "c1"].weight == pytest.approx(0.05)  # passages are not divided
 
 
 def test_question_facts_touch_a_linked_entity_unless_none_is_linked(sample_ws):

@@ -80,7 +80,7 @@ class PPRRetriever:
                 return key if key.startswith(CHUNK_PREFIX) else graph.name(key)
             top = sorted(((float(scores[i]), k) for k, i in matrix.index.items()
                           if not k.startswith(CHUNK_PREFIX) and scores[i] > 0), key=lambda t: (-t[0], t[1]))
-            result.log("graph_walk", "ppr_seeds", paper=recipe is PAPER, facts=len(facts),
+            result.log("graph_walk", "ppr_seeds", paper=ctx.strategies.paper, facts=len(facts),
                        seeds=[{"key": s.key, "name": name(s.key), "weight": s.weight, "kind": s.kind,
                                "why": s.why} for s in restart])
             result.log("graph_walk", "ppr", seeds=len(seeds), facts=len(facts), dense=len(dense),
