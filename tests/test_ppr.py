@@ -86,18 +86,23 @@ def test_close_pairs_keeps_each_close_pair_once_and_at_most_k_per_vector():
     assert search.close_pairs("entities", 0.999, 5) == []
 
 
-def test_synonym_edges_join_close_entities_not_already_related():
+def test_synonym_edges_join_close_entities_and_add_to_relations():
     g = nx.Graph()
     g.add_nodes_from(["a", "a2", "a3", "b"])
     g.add_edge("a", "a3", weight=1.0)
     view = NetworkxGraphView(g)
     search = _search(["a", "a2", "a3", "b"], [[1, 0, 0], [1, 0.1, 0], [1, 0.15, 0], [0, 0, 1]])
     edges = synonym_edges(view, search, 0.9, 5)
-    assert sorted((a, b) for a, b, _ in edges) == [("a", "a2"), ("a2", "a3")]  # a-a3 is a relation already
+    assert sorted((a, b) for a, b, _ in edges) == [("a", "a2"), ("a", "a3"), ("a2", "a3")]
     with_synonyms = graph_matrix(view, search, 0.9, 5)
-    assert with_synonyms.synonyms == 2 and graph_matrix(view).synonyms == 0
+    assert with_synonyms.synonyms == 3 and graph_matrix(view).synonyms == 0
     column = with_synonyms.transition[:, with_synonyms.index["a2"]].toarray().ravel()
     assert column[with_synonyms.index["a"]] > 0  # a2 had no edge; now it walks to a
+    # a: relation to a3 (1.0) + synonym a3 (~0.99) + synonym a2 (~1.0); its column splits by those weights
+    a_column = with_synonyms.transition[:, with_synonyms.index["a"]].toarray().ravel()
+    cos = {(x, y): c for x, y, c in edges}
+    total = 1.0 + cos[("a", "a3")] + cos[("a", "a2")]
+    assert a_column[with_synonyms.index["a3"]] == pytest.approx((1.0 + cos[("a", "a3")]) / total)
 
 
 def test_restart_vector_hand_values():

@@ -82,9 +82,10 @@ _KEPT = 2  # matrices kept (RAGScope's and the papers' recipe of one generation)
 def synonym_edges(graph: GraphView, search: VectorSearch, threshold: float, neighbours: int
                   ) -> list[tuple[str, str, float]]:
     """Entity pairs whose profile vectors have cosine >= ``threshold`` (each entity's ``neighbours``
-    nearest at most), weighted by that cosine; pairs already joined by a relation are left out."""
+    nearest at most), weighted by that cosine. As in HippoRAG 2 a synonym edge is its own edge: on a
+    pair that is also related, its weight adds to the relation's."""
     return [(str(a), str(b), cosine) for a, b, cosine in search.close_pairs("entities", threshold, neighbours)
-            if a != b and a in graph and b in graph and not graph.has_relation(str(a), str(b))]
+            if a != b and a in graph and b in graph]
 
 
 def graph_matrix(graph: GraphView, search: Optional[VectorSearch] = None, synonym_threshold: Optional[float] = None,
