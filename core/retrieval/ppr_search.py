@@ -35,6 +35,23 @@ def recipe_for(ctx: QueryContext) -> PPRRecipe:
     return PAPER if ctx.strategies.paper else RAGSCOPE
 
 
+def _ranked(matrix: GraphMatrix, scores: np.ndarray, entities: bool, limit: int) -> list[tuple[float, str]]:
+    """The ``limit`` entity (or chunk) nodes with the most mass, as (mass, key without the chunk prefix),
+    ties by key; nodes without mass are left out. Exact: every node tied at the cut is sorted too."""
+    split = len(matrix.passages)  # entity nodes come first, then the chunk nodes
+    start, stop = (0, split) if entities else (split, len(matrix.keys))
+    part = scores[start:stop]
+    rows = np.flatnonzero(part > 0)
+    if limit <= 0 or not len(rows):
+        return []
+    if len(rows) > limit:
+        cut = np.partition(part[rows], len(rows) - limit)[len(rows) - limit]
+        rows = rows[part[rows] >= cut]
+    cut_prefix = 0 if entities else len(CHUNK_PREFIX)
+    found = [(float(part[r]), matrix.keys[start + r][cut_prefix:]) for r in rows.tolist()]
+    return sorted(found, key=lambda t: (-t[0], t[1]))[:limit]
+
+
 def _carriers(matrix: GraphMatrix, scores: np.ndarray, node: int, name: Callable[[str], str]) -> list[str]:
     """The entities next to chunk ``node`` with the most PageRank mass, named, best first."""
     column = matrix.transition.getcol(node)
@@ -72,14 +89,12 @@ class PPRRetriever:
             restart = restart_seeds(ctx, recipe, seeds, facts, dense, matrix.passages)
             restart = [s for s in restart if s.key in matrix.index] or restart
             scores = personalized_pagerank(matrix, {s.key: s.weight for s in restart}, alpha=recipe.damping)
-            ranked = sorted(((float(scores[i]), k[len(CHUNK_PREFIX):]) for k, i in matrix.index.items()
-                             if k.startswith(CHUNK_PREFIX) and scores[i] > 0), key=lambda t: (-t[0], t[1]))
+            ranked = _ranked(matrix, scores, False, ctx.settings.naive_top_k)
             graph = ctx.graph
 
             def name(key: str) -> str:
                 return key if key.startswith(CHUNK_PREFIX) else graph.name(key)
-            top = sorted(((float(scores[i]), k) for k, i in matrix.index.items()
-                          if not k.startswith(CHUNK_PREFIX) and scores[i] > 0), key=lambda t: (-t[0], t[1]))
+            top = _ranked(matrix, scores, True, TOP_ENTITIES)
             result.log("graph_walk", "ppr_seeds", paper=ctx.strategies.paper, facts=len(facts),
                        seeds=[{"key": s.key, "name": name(s.key), "weight": s.weight, "kind": s.kind,
                                "why": s.why} for s in restart])
