@@ -22,6 +22,7 @@ from core.api import run_modes  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
+from ui import ppr_view  # noqa: E402
 from ui import provenance  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
@@ -130,6 +131,7 @@ def render_tabs(result: RetrievalResult, ws: Any = None) -> None:
     with tabs["Tree trace"]:
         rv.render_tree_trace(result, "inspect")
     with tabs["Chunks"]:
+        ppr_view.render_ppr(result, "inspect")  # ppr only: seeds, top entities by mass, why each chunk ranked
         rv.show_table(rv.chunks_frame(result), "inspect_chunks", f"{result.mode} retrieved no chunks.")
     with tabs["Summaries"]:
         msg = "Only the tree mode retrieves summary-tree nodes." if result.mode != "tree" else \

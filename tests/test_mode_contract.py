@@ -19,6 +19,8 @@ import pytest
 
 from core.api import run_modes
 from core.auth import LOCAL_ADMIN
+from core.retrieval.ppr_graph import CHUNK_PREFIX, graph_matrix, personalized_pagerank
+from core.retrieval.ppr_seeds import RAGSCOPE
 from core.retrieval.query import QueryContext
 from core.retrieval.registry import query_context
 from core.retrieval.registry import modes, parse_modes, retrieve
@@ -129,6 +131,16 @@ def _ppr(ws: Workspace, result: RetrievalResult) -> None:
     question_chunks = {c for key in QUESTION_KEYS if key in graph for c in graph.entity(key).source_chunk_ids}
     assert question_chunks & {c.chunk_id for c in result.chunks}, "no chunk of a question entity"
     assert not (result.entities or result.relations or result.paths or result.summaries)
+    # the chunks are the walk's own ranking: PageRank from the logged restart vector, recomputed here
+    logged = result.events("ppr_seeds")
+    assert logged and {s["kind"] for s in logged[0].data["seeds"]} >= {"fact", "passage"}
+    restart = {s["key"]: s["weight"] for s in logged[0].data["seeds"]}
+    matrix = graph_matrix(graph, ws.views.vectors, RAGSCOPE.synonym_threshold, RAGSCOPE.synonym_neighbours)
+    mass = personalized_pagerank(matrix, restart, alpha=RAGSCOPE.damping)
+    expected = sorted(((-mass[i], k[len(CHUNK_PREFIX):]) for k, i in matrix.index.items()
+                       if k.startswith(CHUNK_PREFIX) and mass[i] > 0))[:len(result.chunks)]
+    assert [c.chunk_id for c in result.chunks] == [cid for _, cid in expected]
+    assert [c.score for c in result.chunks] == pytest.approx([-m for m, _ in expected], abs=1e-6)
 
 
 PROMISES: dict[str, Callable[[Workspace, RetrievalResult], None]] = {

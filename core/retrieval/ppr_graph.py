@@ -1,17 +1,18 @@
 """The graph ``ppr`` mode walks: entity nodes and chunk nodes in one sparse matrix, relation edges
-between entities and appears-in edges between an entity and each chunk it was extracted from, built
+between entities, appears-in edges between an entity and each chunk it was extracted from and, when
+asked, synonym edges between entities whose profile vectors are close (weight: their cosine), built
 once per workspace generation (``graph_matrix``), and personalised PageRank on it by power iteration
 (``personalized_pagerank``: the same fixed point as ``networkx.pagerank`` with a personalization)."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 from scipy import sparse
 
-from core.storage.ports import GraphView
+from core.storage.ports import GraphView, VectorSearch
 
 CHUNK_PREFIX = "chunk:"  # chunk node keys; entity keys are the graph's own
 
@@ -25,6 +26,8 @@ class GraphMatrix:
     index: Mapping[str, int]
     transition: sparse.csr_matrix
     dangling: np.ndarray
+    passages: Mapping[str, int] = field(default_factory=dict)  # entity -> its number of chunk nodes
+    synonyms: int = 0  # synonym edges in the matrix
 
     def chunk_ids(self) -> list[str]:
         return [k[len(CHUNK_PREFIX):] for k in self.keys if k.startswith(CHUNK_PREFIX)]
@@ -71,15 +74,29 @@ def personalized_pagerank(matrix: GraphMatrix, personalization: Mapping[str, flo
     return p
 
 
-_CACHE: dict[int, tuple[Any, GraphMatrix]] = {}
+_CACHE: dict[tuple[int, Optional[float], int], tuple[Any, GraphMatrix]] = {}
 _LOCK = threading.Lock()
+_KEPT = 2  # matrices kept (RAGScope's and the papers' recipe of one generation)
 
 
-def graph_matrix(graph: GraphView) -> GraphMatrix:
-    """The entity+chunk matrix of one generation's graph view, built on first use and kept while
-    that view object is current."""
+def synonym_edges(graph: GraphView, search: VectorSearch, threshold: float, neighbours: int
+                  ) -> list[tuple[str, str, float]]:
+    """Entity pairs whose profile vectors have cosine >= ``threshold`` (each entity's ``neighbours``
+    nearest at most), weighted by that cosine. As in HippoRAG 2 a synonym edge is its own edge: on a
+    pair that is also related, its weight adds to the relation's."""
+    return [(str(a), str(b), cosine) for a, b, cosine in search.close_pairs("entities", threshold, neighbours)
+            if a != b and a in graph and b in graph]
+
+
+def graph_matrix(graph: GraphView, search: Optional[VectorSearch] = None, synonym_threshold: Optional[float] = None,
+                 synonym_neighbours: int = 10) -> GraphMatrix:
+    """The entity+chunk matrix of one generation's graph view (with synonym edges from ``search``'s
+    entity vectors when ``synonym_threshold`` is set), built on first use and kept while that view
+    object is current."""
+    threshold = synonym_threshold if search is not None else None
+    cache_key = (id(graph), threshold, synonym_neighbours)
     with _LOCK:
-        found = _CACHE.get(id(graph))
+        found = _CACHE.get(cache_key)
         if found is not None and found[0] is graph:
             return found[1]
     nx_graph = graph.networkx()
@@ -89,13 +106,21 @@ def graph_matrix(graph: GraphView) -> GraphMatrix:
         if a in graph and b in graph:
             edges.append((a, b, float(data.get("weight", 1.0) or 1.0)))
     chunks: list[str] = []
+    passages: dict[str, int] = {}
     for key in list(nodes):
         entity = graph.entity(key)
-        for chunk_id in (entity.source_chunk_ids if entity else ()):
+        own = tuple(dict.fromkeys(entity.source_chunk_ids)) if entity else ()
+        passages[key] = len(own)
+        for chunk_id in own:
             chunks.append(CHUNK_PREFIX + chunk_id)
             edges.append((key, CHUNK_PREFIX + chunk_id, 1.0))
-    matrix = build_matrix(nodes + chunks, edges)
+    synonyms = synonym_edges(graph, search, threshold, synonym_neighbours) if threshold is not None and search else []
+    plain = build_matrix(nodes + chunks, edges + synonyms)
+    matrix = GraphMatrix(plain.keys, plain.index, plain.transition, plain.dangling, passages, len(synonyms))
     with _LOCK:
-        _CACHE.clear()  # one generation at a time
-        _CACHE[id(graph)] = (graph, matrix)
+        for stale in [k for k, (g, _) in _CACHE.items() if g is not graph]:
+            del _CACHE[stale]  # one generation at a time
+        while len(_CACHE) >= _KEPT:
+            del _CACHE[next(iter(_CACHE))]
+        _CACHE[cache_key] = (graph, matrix)
     return matrix

@@ -86,8 +86,14 @@ TEXTS: dict[str, Template] = {
     "dense_chunks": "dense top-{k} over {total} embedded chunk windows (a long chunk is embedded as several): "
                     "{kept} chunks kept",
     # ppr
-    "ppr": "personalised PageRank (damping {damping}) from {seeds} question entities and {dense} dense chunks "
-           "over {nodes} entity and chunk nodes",
+    "ppr": lambda d: (f"personalised PageRank (damping {d['damping']}) from {d['seeds']} question entities, "
+                      f"{d.get('facts', 0)} facts and {d['dense']} dense chunks over {d['nodes']} entity and chunk "
+                      f"nodes ({d.get('synonyms', 0)} synonym edges)" + (
+                          "; most mass: " + ", ".join(f"{n} {m:.4f}" for n, m in d["top_entities"][:5])
+                          if d.get("top_entities") else "")),
+    "ppr_seeds": lambda d: (f"restart vector ({'HippoRAG 2' if d.get('paper') else 'RAGScope'}): {len(d['seeds'])} "
+                            "seeds — " + ", ".join(f"{s['name']} {s['weight']:.4f} ({s['kind']})"
+                                                  for s in d["seeds"][:8]) + (" …" if len(d["seeds"]) > 8 else "")),
     # path
     "node_query": lambda d: f"node query: {d['query']!r}" + (" (no low-level keyword: the question)"
                                                              if d["from_question"] else ""),

@@ -136,6 +136,9 @@ class VectorSearch(Protocol):
 
     def cosine(self, collection: str, vector: np.ndarray, key: Any) -> Optional[float]: ...
 
+    def close_pairs(self, collection: str, threshold: float, k: int) -> list[tuple[Any, Any, float]]:
+        """Pairs of keys whose vectors are close (each key's ``k`` nearest at cosine >= ``threshold``), once each."""
+
     def size(self, collection: str) -> int: ...
 
 

@@ -14,6 +14,7 @@ from core.embeddings import chunk_of_window
 from core.storage.coarse_search import CoarseIndex, wants_coarse
 from core.storage.records import VectorHit
 
+CLOSE_PAIR_BLOCK = 1024  # rows per matrix product in ``MatrixSearch.close_pairs``
 WINDOW_OVERFETCH = 4  # window hits fetched per chunk wanted (a chunk of 1,200 tokens has ~7 windows)
 
 
@@ -189,6 +190,27 @@ class MatrixSearch:
         matrix = self._matrix(collection)
         values = matrix.vectors[np.asarray([r for _, r in found])] @ np.asarray(vector, dtype=np.float32)
         return {key: float(c) for (key, _), c in zip(found, values.tolist())}
+
+    def close_pairs(self, collection: str, threshold: float, k: int) -> list[tuple[Any, Any, float]]:
+        """Each vector's at most ``k`` nearest others with cosine >= ``threshold``, as (key, key, cosine)
+        with each unordered pair once (blocks of rows, so memory stays O(block x n))."""
+        matrix = self._matrix(collection)
+        n = len(matrix)
+        if n < 2 or k <= 0:
+            return []
+        keys = [self._key(collection, matrix, row) for row in range(n)]
+        found: dict[tuple[int, int], float] = {}
+        for start in range(0, n, CLOSE_PAIR_BLOCK):
+            block = matrix.vectors[start:start + CLOSE_PAIR_BLOCK] @ matrix.vectors.T
+            for offset, scores in enumerate(block):
+                row = start + offset
+                scores[row] = -2.0  # not its own neighbour
+                close = np.flatnonzero(scores >= threshold)
+                if len(close) > k:
+                    close = close[np.lexsort((close, -scores[close]))][:k]
+                for other in close.tolist():
+                    found[(min(row, other), max(row, other))] = float(scores[other])
+        return [(keys[a], keys[b], found[(a, b)]) for a, b in sorted(found)]
 
     def cosine(self, collection: str, vector: np.ndarray, key: Any) -> Optional[float]:
         if collection == "chunks":

@@ -1,0 +1,120 @@
+"""The ``ppr`` mode's recipe and restart vector: which nodes the walk restarts at, and how much.
+
+Three kinds of seed, as HippoRAG 2 builds its reset vector:
+
+- ``entity``: the question's linked entities (``QueryContext.seeds``), each at its link score
+  (off in both recipes in use: HippoRAG 2 finds its entities through facts, never by name, and
+  seeding them as well measured lower recall@5 on both dev sets);
+- ``fact``: the relations (facts) whose vectors are closest to the question's embedding; the top
+  ``facts`` kept after the recognition filter seed both their endpoints at the fact's cosine
+  (the paper divides an endpoint's weight by the number of passages it appears in);
+- ``passage``: the dense top chunks, their cosines min-max normalised and times ``passage_weight``.
+
+The recognition filter: HippoRAG 2 asks an LLM which of the top facts matter to the question
+("recognition memory"). Offline it is replaced by a measured rule: a fact is kept only when one of
+its endpoints is a linked question entity (``linked_endpoint``). On the dev sets this rule raised
+recall@5 from 86.3 to 87.9 (dev_musique) and 65.7 to 69.3 (dev_musique_full) over no filter, where a
+cosine margin to the best fact lowered it (docs/methods.md, *ppr*). When the question links no entity
+the filter keeps the top facts unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from core.retrieval.ppr_graph import CHUNK_PREFIX
+from core.retrieval.query import QueryContext, Seed
+from core.storage.records import VectorHit
+
+
+@dataclass(frozen=True)
+class PPRRecipe:
+    """The ppr mode's constants; ``RAGSCOPE`` and ``PAPER`` are the two in use."""
+
+    damping: float = 0.5  # probability of following an edge (HippoRAG 2: 0.5)
+    passage_weight: float = 0.05  # the dense passages' share of the restart vector (HippoRAG 2: 0.05)
+    dense_seeds: int = 20  # dense chunk hits that join the restart vector
+    facts: int = 5  # facts (relations) whose endpoints are seeded (HippoRAG 2: top-5)
+    fact_candidates: int = 50  # facts searched before the recognition filter
+    entity_seeds: bool = True  # the question's linked entities seed the walk too (RAGScope's first recipe)
+    per_passage: bool = False  # an endpoint's weight divided by its number of passages (HippoRAG 2)
+    synonym_threshold: Optional[float] = None  # synonym edges at cosine >= this (None: none)
+    synonym_neighbours: int = 10  # at most this many synonym edges per entity
+
+
+# HippoRAG 2's recipe where it is explicit: facts only (no name seeds), an endpoint's weight divided by its
+# passages, synonym edges at cosine 0.8. Measured against RAGScope's first recipe (linked entities seeded,
+# no per-passage division, no synonyms) it raised recall@5 on both dev sets (docs/methods.md, *ppr*), so
+# RAGScope runs it too; the two differ in nothing today (the offline filter stands in for the LLM in both).
+PAPER = PPRRecipe(entity_seeds=False, per_passage=True, synonym_threshold=0.8)
+RAGSCOPE = PAPER
+
+
+@dataclass(frozen=True)
+class PPRSeed:
+    """One node of the restart vector: its graph key (``chunk:<id>`` for a passage), weight, kind and why."""
+
+    key: str
+    weight: float
+    kind: str  # "entity" | "fact" | "passage"
+    why: str
+
+
+def question_facts(ctx: QueryContext, vector: np.ndarray, recipe: PPRRecipe, linked: set[str]
+                   ) -> list[tuple[tuple[str, str], float]]:
+    """The top ``recipe.facts`` relations by cosine to the question that pass the recognition filter
+    (an endpoint among ``linked``; no filter when nothing is linked), best first."""
+    search = ctx.ws.views.vectors
+    if recipe.facts <= 0 or search.size("relations") == 0:
+        return []
+    graph = ctx.graph
+    kept: list[tuple[tuple[str, str], float]] = []
+    for key, cosine in search.ranked_keys("relations", vector, recipe.fact_candidates):
+        a, b = str(key[0]), str(key[1])
+        if a not in graph or b not in graph:
+            continue
+        if linked and not (a in linked or b in linked):
+            continue
+        kept.append(((a, b), float(cosine)))
+        if len(kept) >= recipe.facts:
+            break
+    return kept
+
+
+def restart_seeds(ctx: QueryContext, recipe: PPRRecipe, seeds: Sequence[Seed],
+                  facts: Sequence[tuple[tuple[str, str], float]], dense: Sequence[VectorHit],
+                  passages_of: Mapping[str, int]) -> list[PPRSeed]:
+    """The restart vector as seeds (one per node, weights summed over the reasons that seed it),
+    heaviest first; ``passages_of`` gives an entity's number of chunks (for ``per_passage``)."""
+    graph = ctx.graph
+    weights: dict[str, float] = {}
+    kinds: dict[str, str] = {}
+    whys: dict[str, list[str]] = {}
+
+    def add(key: str, weight: float, kind: str, why: str) -> None:
+        if weight <= 0:
+            return
+        if recipe.per_passage and kind != "passage":
+            weight /= max(1, passages_of.get(key, 0))
+        weights[key] = weights.get(key, 0.0) + weight
+        kinds.setdefault(key, kind)
+        whys.setdefault(key, []).append(why)
+
+    if recipe.entity_seeds:
+        for seed in seeds:
+            add(seed.key, max(float(seed.score), 1e-6), "entity", seed.reason())
+    for (a, b), cosine in facts:
+        fact = f"fact {graph.name(a)} — {graph.name(b)} (cosine {cosine:.3f})"
+        add(a, cosine, "fact", fact)
+        add(b, cosine, "fact", fact)
+    if dense:
+        scores = [float(h.score) for h in dense[:recipe.dense_seeds]]
+        low, high = min(scores), max(scores)
+        for hit, score in zip(dense, scores):
+            norm = (score - low) / (high - low) if high > low else 1.0
+            add(CHUNK_PREFIX + hit.id, recipe.passage_weight * norm, "passage",
+                f"dense cosine {score:.3f} (min-max {norm:.2f} x {recipe.passage_weight})")
+    return sorted((PPRSeed(k, round(w, 6), kinds[k], "; ".join(whys[k])) for k, w in weights.items()),
+                  key=lambda s: (-s.weight, s.key))

@@ -1,0 +1,98 @@
+"""Inspect's ppr panel (``ui.ppr_view``): the seed table is the walk's restart vector (weights and
+shares as logged), the top-entity table is the walk's mass ranking, the chunk table gives each chunk's
+reason in rank order; on the Inspect page (AppTest) the three tables appear for ppr and not for naive,
+and document text in them is shown as data, never as markup."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from core.retrieval.registry import query_context, retrieve
+from core.types import ChunkHit, RetrievalResult
+from ui.ppr_view import chunk_reasons_frame, seeds_frame, top_entities_frame
+
+ROOT = Path(__file__).resolve().parent.parent
+INSPECT = str(ROOT / "pages" / "inspect.py")
+QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
+
+
+def _hand_result() -> RetrievalResult:
+    result = RetrievalResult(mode="ppr", query="q")
+    result.log("graph_walk", "ppr_seeds", paper=False, facts=1, seeds=[
+        {"key": "a", "name": "**A**", "weight": 0.3, "kind": "fact", "why": "fact A — B (cosine 0.600)"},
+        {"key": "chunk:c1", "name": "chunk:c1", "weight": 0.1, "kind": "passage", "why": "dense cosine 0.9"}])
+    result.log("graph_walk", "ppr", seeds=1, facts=1, dense=1, nodes=3, synonyms=0, damping=0.5,
+               top_entities=[["A", 0.4], ["B", 0.2]])
+    result.chunks = [ChunkHit.make("c1", 0.3, "personalised PageRank 0.3000 (rank 1)"),
+                     ChunkHit.make("c2", 0.1, "personalised PageRank 0.1000 (rank 2)")]
+    return result
+
+
+def test_frames_hold_the_logged_walk():
+    result = _hand_result()
+    seeds = seeds_frame(result)
+    assert list(seeds["seed"]) == ["**A**", "chunk:c1"] and list(seeds["kind"]) == ["fact", "passage"]
+    assert list(seeds["share %"]) == pytest.approx([75.0, 25.0])
+    assert list(top_entities_frame(result)["entity"]) == ["A", "B"]
+    chunks = chunk_reasons_frame(result)
+    assert list(chunks["chunk"]) == ["c1", "c2"] and list(chunks["rank"]) == [1, 2]
+    assert chunks["why it ranked here"][1].endswith("(rank 2)")
+
+
+def test_frames_of_a_real_walk_match_its_trace(sample_ws):
+    result = retrieve(query_context(sample_ws, QUESTION), "ppr")
+    seeds = seeds_frame(result)
+    logged = result.events("ppr_seeds")[0].data["seeds"]
+    assert list(seeds["weight"]) == [s["weight"] for s in logged] and seeds["share %"].sum() == pytest.approx(100)
+    masses = list(top_entities_frame(result)["PageRank mass"])
+    assert masses and masses == sorted(masses, reverse=True)
+    assert list(chunk_reasons_frame(result)["chunk"]) == [c.chunk_id for c in result.chunks]
+
+
+def test_other_modes_have_empty_frames(sample_ws):
+    result = retrieve(query_context(sample_ws, QUESTION), "naive")
+    assert seeds_frame(result).empty and top_entities_frame(result).empty
+
+
+@pytest.fixture(scope="module")
+def data_dir(sample_workspace_dir, tmp_path_factory):
+    root = tmp_path_factory.mktemp("ragscope_data_ppr")
+    shutil.copytree(sample_workspace_dir, root / "sample")
+    old = os.environ.get("RAGSCOPE_DATA_DIR")
+    os.environ["RAGSCOPE_DATA_DIR"] = str(root)
+    yield root
+    if old is None:
+        os.environ.pop("RAGSCOPE_DATA_DIR", None)
+    else:
+        os.environ["RAGSCOPE_DATA_DIR"] = old
+
+
+def _inspect(mode: str):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(INSPECT, default_timeout=600)
+    at.session_state["workspace_name"] = "sample"
+    at.run()
+    at.selectbox(key="inspect_mode").set_value(mode)
+    at.text_area(key="inspect_question").input(QUESTION)
+    at.button(key="inspect_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.slow
+def test_inspect_shows_the_ppr_panel_only_for_ppr(data_dir):
+    at = _inspect("ppr")
+    result = at.session_state["inspect_last"]["result"]
+    tables = {tuple(d.value.columns): d.value for d in at.dataframe}
+    assert list(tables[tuple(seeds_frame(result).columns)]["weight"]) == list(seeds_frame(result)["weight"])
+    assert list(tables[tuple(top_entities_frame(result).columns)]["entity"]) == list(top_entities_frame(result)["entity"])
+    assert list(tables[tuple(chunk_reasons_frame(result).columns)]["chunk"]) == [c.chunk_id for c in result.chunks]
+    assert any("Why each chunk ranked" in c.value for c in at.caption)
+    at = _inspect("naive")
+    columns = {tuple(d.value.columns) for d in at.dataframe}
+    assert tuple(seeds_frame(result).columns) not in columns and not any("Why each chunk ranked" in c.value
+                                                                         for c in at.caption)
