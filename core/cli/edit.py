@@ -1,5 +1,5 @@
 """``python -m core edit merge|rename|retype|delete|relate|describe …`` and
-``python -m core edits list|undo [ID]|export [OUT]|import FILE``: hand edits of the knowledge graph
+``python -m core edits list|undo [ID]|export [OUT]|import FILE|suggest|dismiss A B``: hand edits of the knowledge graph
 (``core.editing``) through ``core.api`` as the local admin. Names are entity names or ids (the
 normalised name), compared case-insensitively."""
 from __future__ import annotations
@@ -54,6 +54,8 @@ def cmd_edits(args: argparse.Namespace) -> int:
     from core.api import export_graph_edits, graph_edits, import_graph_edits, undo_graph_edit
     from core.auth import LOCAL_ADMIN
 
+    if args.action in ("suggest", "dismiss"):
+        return _suggestions(args)
     ws = open_workspace(args, read_only=args.action in ("list", "export"))
     if args.action == "undo":
         edit = undo_graph_edit(LOCAL_ADMIN, ws, args.id)
@@ -84,6 +86,25 @@ def cmd_edits(args: argparse.Namespace) -> int:
         for e in edits:
             state = "undone" if e.undone else "active"
             print(f"{e.id:>5}  {state:<6}  {e.op:<15}  {e.principal or '-'}  {e.args}")
+    return 0
+
+
+def _suggestions(args: argparse.Namespace) -> int:
+    from core.api import dismiss_merge_suggestion, merge_suggestions
+    from core.auth import LOCAL_ADMIN
+
+    if args.action == "dismiss":
+        count = dismiss_merge_suggestion(LOCAL_ADMIN, open_workspace(args), args.a, args.b, args.restore)
+        print(f"{'restored' if args.restore else 'dismissed'} {args.a} / {args.b} ({count} dismissed pair(s))",
+              file=sys.stderr)
+        return 0
+    found = merge_suggestions(LOCAL_ADMIN, open_workspace(args, read_only=True), args.top)
+    if args.json:
+        emit_json([asdict(s) for s in found])
+        return 0
+    for rank, s in enumerate(found, 1):
+        print(f"{rank:>3}  {s.score:.3f}  {s.merge_name} [{s.merge_type or '-'}] -> {s.into_name} "
+              f"[{s.into_type or '-'}]  ({'; '.join(s.evidence)})")
     return 0
 
 
@@ -122,4 +143,10 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("file", nargs="?", default=None, metavar="OUT.json")
     i = actions.add_parser("import", parents=[common], help="apply an exported edit log")
     i.add_argument("file", metavar="FILE.json")
+    g = actions.add_parser("suggest", parents=[common], help="ranked candidate duplicates to merge, with their evidence")
+    g.add_argument("--top", type=int, default=50, help="how many (default 50)")
+    x = actions.add_parser("dismiss", parents=[common], help="never suggest merging A and B again")
+    x.add_argument("a", metavar="A")
+    x.add_argument("b", metavar="B")
+    x.add_argument("--restore", action="store_true", help="forget the dismissal instead")
     q.set_defaults(run=cmd_edits)
