@@ -34,6 +34,7 @@ MIN_VECTOR_COSINE = 0.80  # a vector-only candidate must be at least this close
 WEIGHTS = {"name": 0.55, "cosine": 0.20, "documents": 0.15, "neighbours": 0.10}
 _STOP = frozenset("and at de del der des di du for in la le of on or the to van von y".split())
 _WORD = re.compile(r"[^\W_]+(?:[-'][^\W_]+)*", re.UNICODE)
+_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 _ROMAN = re.compile(r"(?=[ivxlcdm])m{0,4}(cm|cd|d?c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
 _DIRECTIONS = frozenset("north south east west northern southern eastern western northeast northwest southeast "
                         "southwest upper lower central new old greater".split())
@@ -88,7 +89,7 @@ def _all_words(name: str) -> list[str]:
 
 
 def _squeeze(parts: Sequence[str]) -> str:
-    return "".join(ch for part in parts for ch in part if ch.isalnum())
+    return _NON_ALNUM.sub("", "".join(parts))
 
 
 def compatible(a: str, b: str) -> bool:
@@ -108,8 +109,12 @@ def _marked(word: str) -> bool:
     return len(word) == 1 or any(ch.isdigit() for ch in word) or bool(_ROMAN.fullmatch(word)) or word in _DIRECTIONS
 
 
-def _close(a: str, b: str) -> float:
-    return SequenceMatcher(None, a, b, autojunk=False).ratio()
+def _close(a: str, b: str, at_least: float = 0.0) -> float:
+    """The similarity ratio of two strings (0 when a cheap upper bound is already below ``at_least``)."""
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    if matcher.real_quick_ratio() < at_least or matcher.quick_ratio() < at_least:
+        return 0.0
+    return matcher.ratio()
 
 
 def name_evidence(a: str, b: str) -> tuple[str, float]:
@@ -139,11 +144,11 @@ def name_evidence(a: str, b: str) -> tuple[str, float]:
         return "containment", round(0.6 + 0.35 * len(set(short)) / max(1, len(set(long_))), 4)
     if min(len(squeezed_a), len(squeezed_b)) < 5:
         return "", 0.0
-    if len(wa) == len(wb):
-        if min(_close(x, y) for x, y in zip(wa, wb)) < 0.75:
-            return "", 0.0
-    ratio = _close(squeezed_a, squeezed_b)
-    if ratio >= (0.8 if len(wa) == len(wb) else 0.88):
+    wanted = 0.8 if len(wa) == len(wb) else 0.88
+    if len(wa) == len(wb) and any(_close(x, y, 0.75) < 0.75 for x, y in zip(wa, wb) if x != y):
+        return "", 0.0
+    ratio = _close(squeezed_a, squeezed_b, wanted)
+    if ratio >= wanted:
         return "spelling", round(ratio * 0.85, 4)
     return "", 0.0
 
@@ -184,7 +189,7 @@ def _candidates(profiles: Sequence[Profile], vectors: Optional[np.ndarray]) -> d
             block = vectors[start:start + 1024] @ vectors.T
             for r in range(block.shape[0]):
                 block[r, start + r] = -2.0
-            top = np.argpartition(-block, k - 1, axis=1)[:, :k]
+            top = np.argpartition(block, block.shape[1] - k, axis=1)[:, -k:]
             for r, row in enumerate(top):
                 i = start + r
                 for j in row.tolist():
