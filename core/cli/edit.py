@@ -108,6 +108,38 @@ def _suggestions(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pct(value: Any) -> str:
+    return "  -  " if value is None else f"{100 * value:5.1f}"
+
+
+def print_edit_impact(ws: Any, questions: list, modes: list[str], since: int, ks: list[int], settings: Any,
+                      keywords: Any, as_json: bool) -> int:
+    """``eval --since-edit N``: the per-mode before → after table and the questions that changed."""
+    from core.api import evaluate_edits
+    from core.auth import LOCAL_ADMIN
+
+    impact = evaluate_edits(LOCAL_ADMIN, ws, questions, modes, since, ks, settings=settings, keywords=keywords)
+    if as_json:
+        emit_json(impact.summary())
+        return 0
+    print(f"{impact.after.questions} questions; before = edits {', '.join(map(str, impact.undone))} undone in a copy")
+    columns = [f"R@{k}" for k in ks] + [f"all@{k}" for k in ks] + ["ans-in-ans"]
+    print(f"{'mode':<8}" + "".join(f" {c:>13}" for c in columns) + "   ctx-tokens     changed")
+    for row in impact.table():
+        cells = "".join(f" {_pct(row[c][0])}→{_pct(row[c][1])} " for c in columns)
+        before, after = row["ctx-tokens"]
+        print(f"{row['mode']:<8}{cells}  {before or 0:5.0f}→{after or 0:<5.0f}  {row['changed']:>5}")
+    if impact.changed:
+        print("\nquestions whose evidence or answer changed (the gold documents whose rank moved, before → after):")
+    for c in impact.changed:
+        ranks = "; ".join(f"{g}: {c['gold_ranks_before'].get(g) or '-'} → {r or '-'}"
+                          for g, r in c["gold_ranks_after"].items() if c["gold_ranks_before"].get(g) != r)
+        recall = ", ".join(f"R@{k} {_pct(c[f'R@{k}'][0]).strip()}→{_pct(c[f'R@{k}'][1]).strip()}" for k in ks)
+        print(f"  {c['qid']:<14} {c['mode']:<7} {recall}; answer {c['answer_in_answer'][0]}→"
+              f"{c['answer_in_answer'][1]}; {ranks}")
+    return 0
+
+
 def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     """Register ``edit …`` and ``edits …``."""
     p = sub.add_parser("edit", help="edit the knowledge graph by hand (merge, rename, retype, delete, relate, describe)")
