@@ -18,7 +18,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api
-from ui import graph_edits_view, provenance, state
+from ui import edit_impact_view, graph_edits_view, merge_suggestions_view, provenance, state
 from ui.errors import escape_markdown, show_errors
 from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, draw_view
@@ -271,6 +271,9 @@ def main() -> None:
         side_panel(ws, view, mention)
         if not mention:
             graph_edits_view.history(ws)
+    if not mention:
+        merge_suggestions_view.panel(ws)
+        edit_impact_view.panel(ws)
     export_section(ws)
 
 

@@ -18,7 +18,7 @@ module                 task
 ``graphs``             the entity and mention graphs, the Knowledge graph page's reads, provenance, export
 ``evaluation``         evidence recall per mode, the LLM judge and its cost
 ``annotations``        relevance marks: read, save, delete, export, import
-``editing``            hand edits of the knowledge graph, their log, undo, export, import (editor)
+``editing``            hand edits of the knowledge graph, their log, undo, export, import, merge suggestions
 ``importing``          a LightRAG working directory (uploaded, or on the server for admins)
 ``models``             the chat model, checking a chat server, warming the models up
 =====================  ==============================================================================
@@ -45,8 +45,8 @@ from core.api.annotations import (annotation_for, annotation_list, delete_annota
                                   import_annotations, question_id, save_annotation_marks)
 from core.api.corpus import (all_chunk_ids, chunk_count, chunks_by_id, chunks_of, doc_names, doc_roots, documents,
                              documents_table, dropped_records, readable_summary, tree_index)
-from core.api.editing import (edit_graph, export_graph_edits, graph_edits, import_graph_edits,
-                              undo_graph_edit)
+from core.api.editing import (dismiss_merge_suggestion, edit_graph, evaluate_edits, export_graph_edits,
+                              graph_edits, import_graph_edits, merge_suggestions, undo_graph_edit)
 from core.api.evaluation import estimate_judge_cost, evaluate, run_judge
 from core.api.graphs import (graph_bytes, graph_edge, graph_node, graph_part_origins, graph_provenance, graph_selection,
                              graph_summary, knowledge_graph, mention_chunks, mention_graph, mention_index)
@@ -67,6 +67,8 @@ from core.workspace import Workspace
 if TYPE_CHECKING:
     from core.annotations.exchange import ImportReport as AnnotationImportReport
     from core.editing.log import EditResult, ImportReport as EditImportReport
+    from core.editing.impact import EditImpact
+    from core.editing.suggest import Suggestion as MergeSuggestion
     from core.evaluation.questions import Question
     from core.evaluation.runner import EvalReport
     from core.graph_page import EdgeDetail, GraphSelection, GraphSummary, NodeDetail
@@ -80,6 +82,8 @@ LAZY_RECORDS: dict[str, tuple[str, str]] = {
     "AnnotationImportReport": ("core.annotations.exchange", "ImportReport"),
     "EditResult": ("core.editing.log", "EditResult"),
     "EditImportReport": ("core.editing.log", "ImportReport"),
+    "MergeSuggestion": ("core.editing.suggest", "Suggestion"),
+    "EditImpact": ("core.editing.impact", "EditImpact"),
     "Question": ("core.evaluation.questions", "Question"),
     "EvalReport": ("core.evaluation.runner", "EvalReport"),
     "EdgeDetail": ("core.graph_page", "EdgeDetail"),
@@ -123,6 +127,7 @@ FUNCTIONS = [
     "delete_annotations", "import_annotations",
     # editing
     "edit_graph", "graph_edits", "undo_graph_edit", "export_graph_edits", "import_graph_edits",
+    "merge_suggestions", "dismiss_merge_suggestion", "evaluate_edits",
     # importing
     "import_lightrag", "server_import_root", "server_import_dirs", "import_lightrag_from_server",
     # models

@@ -3,14 +3,15 @@ log with undo, export and import.
 
 * viewer — none: a viewer sees neither the edits nor their log;
 * editor — ``edit_graph``, ``graph_edits``, ``undo_graph_edit``, ``export_graph_edits``,
-  ``import_graph_edits``.
+  ``import_graph_edits``, ``merge_suggestions``, ``dismiss_merge_suggestion`` (accepting a suggestion is
+  an ``edit_graph`` merge), ``evaluate_edits`` (every mode before edit N → after, on a copy).
 
 Each edit takes the workspace's writer lock (refused with ``WorkspaceBusyError`` while an indexing job
 runs) and is recorded with the signed-in principal. Re-exported by ``core.api``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.auth import Principal, Role, requires
 from core.storage.records import GraphEdit
@@ -18,6 +19,10 @@ from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.editing.log import EditResult, ImportReport as EditImportReport
+    from core.editing.impact import EditImpact
+    from core.editing.suggest import Suggestion as MergeSuggestion
+    from core.evaluation.questions import Question
+    from core.settings import Settings
 
 
 @requires(Role.editor)
@@ -59,3 +64,34 @@ def import_graph_edits(principal: Principal, ws: Workspace, text: str | bytes) -
     from core.editing.log import import_log
 
     return import_log(ws, text, who=principal.label)
+
+
+@requires(Role.editor)
+def merge_suggestions(principal: Principal, ws: Workspace, top: int = 50) -> list[MergeSuggestion]:
+    """The ``top`` ranked candidate duplicates, each with its evidence; dismissed pairs left out."""
+    from core.editing.suggest import suggestions
+
+    return suggestions(ws, max(1, min(int(top), 500)))
+
+
+@requires(Role.editor)
+def dismiss_merge_suggestion(principal: Principal, ws: Workspace, a: str, b: str, restore: bool = False) -> int:
+    """Remember that ``a`` and ``b`` are not one thing (``restore``: forget it); the number of dismissed
+    pairs. Takes the writer lock."""
+    from core.editing.suggest import dismiss
+
+    return len(dismiss(ws, a, b, restore))
+
+
+@requires(Role.editor)
+def evaluate_edits(principal: Principal, ws: Workspace, questions: list[Question], modes: Sequence[str], since: int,
+                   ks: Sequence[int] = (2, 5, 10), settings: Optional[Settings] = None,
+                   keywords: Any = None) -> EditImpact:
+    """What the edits numbered ``since`` and later changed: the questions evaluated on a copy of the
+    workspace with those edits undone (before) and on the workspace (after), per mode, with the questions
+    whose evidence or answer changed. Two evaluations, in one heavy work slot."""
+    from core.editing.impact import compare
+    from core.fairness import slots
+
+    with slots().slot(heavy=True):
+        return compare(ws, questions, modes, since, ks, settings=settings, keywords=keywords)

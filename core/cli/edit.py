@@ -1,5 +1,5 @@
 """``python -m core edit merge|rename|retype|delete|relate|describe …`` and
-``python -m core edits list|undo [ID]|export [OUT]|import FILE``: hand edits of the knowledge graph
+``python -m core edits list|undo [ID]|export [OUT]|import FILE|suggest|dismiss A B``: hand edits of the knowledge graph
 (``core.editing``) through ``core.api`` as the local admin. Names are entity names or ids (the
 normalised name), compared case-insensitively."""
 from __future__ import annotations
@@ -54,6 +54,8 @@ def cmd_edits(args: argparse.Namespace) -> int:
     from core.api import export_graph_edits, graph_edits, import_graph_edits, undo_graph_edit
     from core.auth import LOCAL_ADMIN
 
+    if args.action in ("suggest", "dismiss"):
+        return _suggestions(args)
     ws = open_workspace(args, read_only=args.action in ("list", "export"))
     if args.action == "undo":
         edit = undo_graph_edit(LOCAL_ADMIN, ws, args.id)
@@ -84,6 +86,57 @@ def cmd_edits(args: argparse.Namespace) -> int:
         for e in edits:
             state = "undone" if e.undone else "active"
             print(f"{e.id:>5}  {state:<6}  {e.op:<15}  {e.principal or '-'}  {e.args}")
+    return 0
+
+
+def _suggestions(args: argparse.Namespace) -> int:
+    from core.api import dismiss_merge_suggestion, merge_suggestions
+    from core.auth import LOCAL_ADMIN
+
+    if args.action == "dismiss":
+        count = dismiss_merge_suggestion(LOCAL_ADMIN, open_workspace(args), args.a, args.b, args.restore)
+        print(f"{'restored' if args.restore else 'dismissed'} {args.a} / {args.b} ({count} dismissed pair(s))",
+              file=sys.stderr)
+        return 0
+    found = merge_suggestions(LOCAL_ADMIN, open_workspace(args, read_only=True), args.top)
+    if args.json:
+        emit_json([asdict(s) for s in found])
+        return 0
+    for rank, s in enumerate(found, 1):
+        print(f"{rank:>3}  {s.score:.3f}  {s.merge_name} [{s.merge_type or '-'}] -> {s.into_name} "
+              f"[{s.into_type or '-'}]  ({'; '.join(s.evidence)})")
+    return 0
+
+
+def _pct(value: Any) -> str:
+    return "  -  " if value is None else f"{100 * value:5.1f}"
+
+
+def print_edit_impact(ws: Any, questions: list, modes: list[str], since: int, ks: list[int], settings: Any,
+                      keywords: Any, as_json: bool) -> int:
+    """``eval --since-edit N``: the per-mode before → after table and the questions that changed."""
+    from core.api import evaluate_edits
+    from core.auth import LOCAL_ADMIN
+
+    impact = evaluate_edits(LOCAL_ADMIN, ws, questions, modes, since, ks, settings=settings, keywords=keywords)
+    if as_json:
+        emit_json(impact.summary())
+        return 0
+    print(f"{impact.after.questions} questions; before = edits {', '.join(map(str, impact.undone))} undone in a copy")
+    columns = [f"R@{k}" for k in ks] + [f"all@{k}" for k in ks] + ["ans-in-ans"]
+    print(f"{'mode':<8}" + "".join(f" {c:>13}" for c in columns) + "   ctx-tokens     changed")
+    for row in impact.table():
+        cells = "".join(f" {_pct(row[c][0])}→{_pct(row[c][1])} " for c in columns)
+        before, after = row["ctx-tokens"]
+        print(f"{row['mode']:<8}{cells}  {before or 0:5.0f}→{after or 0:<5.0f}  {row['changed']:>5}")
+    if impact.changed:
+        print("\nquestions whose evidence or answer changed (the gold documents whose rank moved, before → after):")
+    for c in impact.changed:
+        ranks = "; ".join(f"{g}: {c['gold_ranks_before'].get(g) or '-'} → {r or '-'}"
+                          for g, r in c["gold_ranks_after"].items() if c["gold_ranks_before"].get(g) != r)
+        recall = ", ".join(f"R@{k} {_pct(c[f'R@{k}'][0]).strip()}→{_pct(c[f'R@{k}'][1]).strip()}" for k in ks)
+        print(f"  {c['qid']:<14} {c['mode']:<7} {recall}; answer {c['answer_in_answer'][0]}→"
+              f"{c['answer_in_answer'][1]}; {ranks}")
     return 0
 
 
@@ -122,4 +175,10 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("file", nargs="?", default=None, metavar="OUT.json")
     i = actions.add_parser("import", parents=[common], help="apply an exported edit log")
     i.add_argument("file", metavar="FILE.json")
+    g = actions.add_parser("suggest", parents=[common], help="ranked candidate duplicates to merge, with their evidence")
+    g.add_argument("--top", type=int, default=50, help="how many (default 50)")
+    x = actions.add_parser("dismiss", parents=[common], help="never suggest merging A and B again")
+    x.add_argument("a", metavar="A")
+    x.add_argument("b", metavar="B")
+    x.add_argument("--restore", action="store_true", help="forget the dismissal instead")
     q.set_defaults(run=cmd_edits)

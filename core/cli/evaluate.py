@@ -51,6 +51,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
         questions = questions[: args.limit]
     ks = [int(k) for k in args.k.split(",") if k.strip()]
     llm, keywords = providers(ws, args)  # LLM keywords when an LLM is configured; no answers are generated
+    if args.since_edit is not None:
+        from core.cli.edit import print_edit_impact
+
+        try:
+            return print_edit_impact(ws, questions, parse_modes(args.modes), args.since_edit, ks, settings, keywords,
+                                     args.json)
+        finally:
+            if llm is not None:
+                llm.flush()
     try:
         report = evaluate(ws, questions, parse_modes(args.modes), ks, settings=settings, keywords=keywords)
     finally:
@@ -80,6 +89,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--limit", type=int, default=0, help="only the first N questions")
     p.add_argument("--per-question", default="", help="write per-question rows to this .csv or .json file")
     p.add_argument("--param", action="append", default=[], help="setting override key=value (repeatable)")
+    p.add_argument("--since-edit", type=int, default=None, metavar="N",
+                   help="what the graph edits N and later changed: every mode on a copy with them undone (before) "
+                        "and on the workspace (after), and the questions that changed")
     add_provider_flags(p)
     add_embedding_flags(p)
     p.set_defaults(run=cmd_eval)

@@ -1,0 +1,99 @@
+"""The Knowledge graph page's "What the edits changed" (issue 33), for editors and admins only: one click
+re-runs a question file on the index before edit N (a copy with edits N and later undone) and on the
+index as it is, through ``core.api.evaluate_edits``, and shows every mode's recall before → after and
+the questions whose evidence or answer changed. Tables only (cells are plain text)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import pandas as pd
+import streamlit as st
+
+from core import api
+from core.auth import Role
+from core.evaluation.questions import load_questions
+from ui import state
+from ui.errors import show_errors
+
+if TYPE_CHECKING:
+    from core.api import EditImpact, Workspace
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "kg_edit_impact"
+
+
+def question_files() -> dict[str, Path]:
+    """The sample questions and the shared data sets' question files that exist here."""
+    files = {"Sample corpus questions": ROOT / "data" / "sample_questions.jsonl"}
+    for path in sorted((ROOT.parent / "shared" / "data").glob("*/questions.jsonl")):
+        files[f"{path.parent.name} (shared data)"] = path
+    return {k: v for k, v in files.items() if v.exists() and v.stat().st_size > 0}
+
+
+def _pct(value: Optional[float]) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def table_frame(impact: "EditImpact") -> pd.DataFrame:
+    """One row per mode: each measure as "before → after" (percent), and how many questions changed."""
+    rows = []
+    for row in impact.table():
+        out: dict[str, Any] = {"mode": row["mode"]}
+        for key, value in row.items():
+            if key not in ("mode", "changed", "ctx-tokens"):
+                out[key] = f"{_pct(value[0])} → {_pct(value[1])}"
+        out["questions changed"] = row["changed"]
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
+def changed_frame(impact: "EditImpact", texts: dict[str, str]) -> pd.DataFrame:
+    """One row per (question, mode) that changed: recall and the gold documents whose rank moved."""
+    ks = impact.after.ks
+    rows = []
+    for c in impact.changed:
+        moved = "; ".join(f"{g}: {c['gold_ranks_before'].get(g) or '—'} → {r or '—'}"
+                          for g, r in c["gold_ranks_after"].items() if c["gold_ranks_before"].get(g) != r)
+        rows.append({"question": texts.get(c["qid"], c["qid"])[:160], "mode": c["mode"],
+                     **{f"R@{k}": f"{_pct(c[f'R@{k}'][0])} → {_pct(c[f'R@{k}'][1])}" for k in ks},
+                     "answer found": f"{c['answer_in_answer'][0]} → {c['answer_in_answer'][1]}",
+                     "gold rank moved": moved})
+    return pd.DataFrame(rows)
+
+
+def panel(ws: "Workspace") -> None:
+    """The expander (nothing for a viewer or a workspace without active edits)."""
+    if not state.can(Role.editor):
+        return
+    active = [e for e in api.graph_edits(state.principal(), ws) if not e.undone]
+    if not active:
+        return
+    with st.expander("What the edits changed (evaluation before → after)"):
+        files = question_files()
+        if not files:
+            st.caption("No question file found.")
+            return
+        choice = st.selectbox("Questions", list(files), key="kg_impact_file")
+        ids = [e.id for e in active]
+        since = st.selectbox("Edits from number", ids, key="kg_impact_since",
+                             help="Before = the index with this edit and every later one undone (in a copy).")
+        limit = st.number_input("First N questions (0 = all)", 0, 100_000, 0, key="kg_impact_limit")
+        if st.button("Re-run before → after", key="kg_impact_go"):
+            questions = load_questions(files[choice])
+            questions = questions[: int(limit)] if limit else questions
+            with show_errors(), st.spinner("Evaluating twice: before the edits (a copy) and after…"):
+                impact = api.evaluate_edits(state.principal(), ws, questions, api.mode_names(state.principal()),
+                                            int(since))
+                st.session_state[KEY] = {"ws": str(ws.path), "impact": impact,
+                                         "texts": {q.qid: q.question for q in questions}}
+        last = st.session_state.get(KEY)
+        if last and last["ws"] == str(ws.path):
+            impact = last["impact"]
+            st.caption(f"{impact.after.questions} questions; before = edits {', '.join(map(str, impact.undone))} "
+                       "undone in a copy of the workspace.")
+            st.dataframe(table_frame(impact), hide_index=True, use_container_width=True)
+            if impact.changed:
+                st.dataframe(changed_frame(impact, last["texts"]), hide_index=True, use_container_width=True)
+            else:
+                st.caption("No question's evidence or answer changed.")
