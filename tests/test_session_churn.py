@@ -1,0 +1,46 @@
+"""Session churn: 200 browser sessions opened and closed leave the server's memory where it was.
+
+The sessions speak Streamlit's own websocket protocol to a real ``streamlit run app.py``
+(``tests/streamlit_ws.py``); every other one asks a sample question on Compare with all modes, whose
+results stay in its session state. A closed session is kept by Streamlit for a reconnect for
+``server.disconnectedSessionTTL`` seconds; Streamlit's default (120 s, up to 128 sessions) held
+about 1.5 MB per closed Compare session, so the app's config shortens it, and the server's RSS must
+be back within 50 MB of its warm start 40 s after the last session closed
+(``benchmarks/session_churn.py`` prints the same figures).
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+GROWTH_LIMIT_MB = 50
+SETTLE_S = 40
+
+
+def _churn_module():
+    import session_churn  # benchmarks/session_churn.py
+
+    return session_churn
+
+
+def test_the_app_keeps_a_closed_session_for_less_than_the_settle_time():
+    """The measured promise (memory back 40 s after the churn) rests on this setting."""
+    ttl = _churn_module().configured_ttl()
+    assert 5 <= ttl < SETTLE_S - 5, f"server.disconnectedSessionTTL is {ttl} s"
+
+
+@pytest.mark.slow
+def test_200_sessions_opened_and_closed_leave_the_server_within_50_mb(sample_workspace_dir, tmp_path):
+    if importlib.util.find_spec("websocket") is None:
+        pytest.skip("websocket-client is not installed (pip install -r requirements-test.txt)")
+    result = _churn_module().measure(sample_workspace_dir, sessions=200, settle_s=SETTLE_S, log_dir=tmp_path,
+                                     echo=False)
+    assert result["growth_mb"] < GROWTH_LIMIT_MB, result
+    log = (tmp_path / "streamlit-churn.log").read_text(errors="replace")
+    assert "Traceback" not in log, log[-3000:]
