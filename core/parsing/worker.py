@@ -8,7 +8,8 @@ not the app that started it. It sets, on itself:
   file (the kernel stops the process with ``SIGXCPU`` past it);
 * ``RLIMIT_CORE`` to 0 (a killed worker leaves no core file).
 
-The parent waits at most ``parse_timeout_s`` for each file and kills the worker past it. A worker
+The parent waits at most ``parse_timeout_s`` for each file and kills the worker past it, or as soon as
+the indexing run is cancelled (``core.types.checkpoint`` while it waits). A worker
 that died or was killed is replaced for the next file, so a hostile file fails alone. Requests go
 to the worker pickled (the parent is trusted); results come back as JSON, so a worker that a hostile
 file subverted still cannot hand the parent a pickle. One worker serves the whole process, one file
@@ -33,7 +34,7 @@ from typing import Any, Optional
 from core.parsing.limits import LimitExceeded, ParseLimits, number
 from core.parsing.registry import Loader
 from core.parsing.text import Result, short
-from core.types import LoadFailure, SourceDocument
+from core.types import Cancelled, LoadFailure, SourceDocument, checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 START_TIMEOUT_S = 60.0  # a loaded machine can take seconds to start an interpreter
@@ -140,6 +141,7 @@ class _Worker:
     def _reply(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while not self.inbox.poll(POLL_S):
+            checkpoint("parsing")  # a Cancel of the run: the caller stops the worker (``parse_isolated``)
             if not self.alive() and not self.inbox.poll(0):
                 return {"status": "died"}
             if time.monotonic() > deadline:
@@ -218,6 +220,10 @@ def parse_isolated(loader: Loader, name: str, data: bytes, limits: ParseLimits) 
                 worker = _Worker(limits.parse_memory_mb)
                 _CURRENT.append(worker)
             return worker.parse(loader, name, data, limits)
+        except Cancelled:  # the run was cancelled while this file was parsed: the worker is stopped mid-file
+            worker.close()
+            _CURRENT.clear()
+            raise
         except WorkerFailed as exc:
             if worker is not None and not worker.alive():
                 _CURRENT.clear()
