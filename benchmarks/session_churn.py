@@ -117,7 +117,7 @@ def main() -> None:
           f"(growth {r['growth_mb']:+} MB), after the TTL {r['expired_mb']} MB ({r['expired_growth_mb']:+}); "
           f"churn {r['churn_s']} s")
     name = "session_churn" if args.ttl is None else f"session_churn_ttl{args.ttl}"
-    print(f"written to {write_result(name, result)}")
+    write_result(name, r)
 
 
 if __name__ == "__main__":
