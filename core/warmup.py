@@ -122,10 +122,10 @@ def start_housekeeping(period_s: float = HOUSEKEEPING_S) -> Optional[threading.T
     return thread
 
 
-def _run(ws: Optional["Workspace"], embedder_too: bool) -> None:
+def _run(ws: Optional["Workspace"], embedder_too: bool, housekeeping: bool = False) -> None:
     try:
         warm_models(embedder_too=embedder_too)
-        if ws is None:
+        if housekeeping:
             start_housekeeping()  # the models are loaded: freeze them, then collect closed sessions' garbage
         if ws is not None:
             warm_workspace(ws)
@@ -133,16 +133,18 @@ def _run(ws: Optional["Workspace"], embedder_too: bool) -> None:
         log.warning("warm-up failed (the first question will load the models itself)", exc_info=True)
 
 
-def start_warmup(ws: Optional["Workspace"] = None) -> Optional[threading.Thread]:
+def start_warmup(ws: Optional["Workspace"] = None, housekeeping: bool = False) -> Optional[threading.Thread]:
     """Warm the models (and ``ws``'s views) in a daemon thread; None when this process already
-    started warming them (for this workspace generation)."""
+    started warming them (for this workspace generation). ``housekeeping`` (the app's server): then
+    ``start_housekeeping()`` once the models are loaded."""
     key = ("", 0) if ws is None else (str(ws.path), int(ws.views.generation))
     with _LOCK:
         if key in _STARTED:
             return None
         _STARTED.add(key)
         embedder_too = ws is None or ws.settings.embedder != "openai"
-        thread = threading.Thread(target=_run, args=(ws, embedder_too), name="ragscope-warmup", daemon=True)
+        thread = threading.Thread(target=_run, args=(ws, embedder_too, housekeeping), name="ragscope-warmup",
+                                  daemon=True)
         _THREADS.append(thread)
     thread.start()
     return thread
