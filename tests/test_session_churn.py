@@ -72,6 +72,7 @@ def test_the_app_starts_the_housekeeping_with_its_warm_up(monkeypatch):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 6 min on two idle cores (warm-up, 200 sessions, 40 s); far more on a busy machine
 def test_200_sessions_opened_and_closed_leave_the_server_within_50_mb(sample_workspace_dir, tmp_path):
     if importlib.util.find_spec("websocket") is None:
         pytest.skip("websocket-client is not installed (pip install -r requirements-test.txt)")
