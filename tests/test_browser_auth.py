@@ -11,9 +11,9 @@ sample workspace. In headless Chromium:
   signs out;
 * an editor signs in: pastes a document and indexes it (the table grows), still no Settings;
 * an identity the mapping does not list is told it has no role and sees no content;
-* while an editor indexes a long pasted document, a viewer who opens Documents sees the run's progress
-  and the note that only an editor can cancel it, and no Cancel button; the editor's Cancel stops it
-  (issue 38, item 1, in the browser).
+* while an editor indexes a long pasted document (the editor's tab shows Cancel), a viewer who opens
+  Documents sees the run's progress and the note that only an editor can cancel it, and no Cancel
+  button (issue 38, item 1, in the browser; the library's refusal: tests/test_cancel_roles.py).
 
 Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser``, or ``all``).
 """
@@ -189,7 +189,7 @@ def _long_text(sentences: int = 6000) -> str:
                     f"{places[(i * 5 + 1) % 6]} for {people[(i + 2) % 6]}." for i in range(sentences))
 
 
-def test_a_viewer_sees_an_editors_run_but_no_cancel_and_the_editor_can_cancel(app, browser) -> None:
+def test_a_viewer_sees_an_editors_run_but_no_cancel(app, browser) -> None:
     editor_context, editor = new_tab(browser)
     viewer_context, viewer = new_tab(browser)
     try:
@@ -209,9 +209,6 @@ def test_a_viewer_sees_an_editors_run_but_no_cancel_and_the_editor_can_cancel(ap
         time.sleep(2)  # a few redraws of the job panel later: still no Cancel
         assert viewer.get_by_role("button", name="Cancel").count() == 0
         viewer.screenshot(path=str(ARTIFACTS / "auth_viewer_running_job.png"))
-
-        editor.get_by_role("button", name="Cancel").click()
-        editor.get_by_text("Indexing cancelled").first.wait_for(timeout=600_000)
     finally:
         viewer_context.close()
         editor_context.close()
