@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 from typing import Any
 
-from core.tokens import count_tokens, decode, encode
-from core.types import Chunk
+from core.tokens import MAX_TOKEN_CHARS, count_tokens, decode, encode
+from core.types import Chunk, checkpoint
 
 # A sentence ends after terminal punctuation (optionally closed by quotes/brackets) followed by
 # whitespace, at a blank line, or at a line break before a Markdown heading, list item or table row;
@@ -34,6 +34,9 @@ from core.types import Chunk
 # whitespace (hard-wrapped text such as Project Gutenberg books wraps lines mid-sentence).
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'’”)\]]*\s+|\n[ \t]*\n\s*|\n[ \t]*(?=[#>|*+-]|\d+[.)]\s)")
 _WHITESPACE = re.compile(r"\s+")
+# a "word" longer than this is cut by tokens slice by slice, with a cancel check between slices
+# (one tokenizer call on a 19 MB word took about 90 s and could not be interrupted)
+WORD_SLICE_CHARS = 100_000
 
 
 def chunk_id_for(doc_id: str, order: int, text: str) -> str:
@@ -64,27 +67,48 @@ def _pieces(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[t
     return out
 
 
+def _count_within(text: str, budget: int) -> int:
+    """``count_tokens(text)`` when the text may fit in ``budget``; ``budget + 1`` without counting when
+    it is too long to (a huge sentence or word is never tokenized whole just to learn it is too long)."""
+    if len(text) > budget * MAX_TOKEN_CHARS:
+        return budget + 1
+    return count_tokens(text)
+
+
+def _token_cut(text: str, start: int, end: int, budget: int, units: list[_Unit]) -> None:
+    """Cut one word longer than a whole chunk into units of ``budget`` tokens (a word longer than
+    ``WORD_SLICE_CHARS`` is tokenized slice by slice, checking for Cancel between slices)."""
+    position = start
+    for s_start in range(start, end, WORD_SLICE_CHARS):
+        checkpoint("chunking")
+        s_end = min(end, s_start + WORD_SLICE_CHARS)
+        ids = encode(text[s_start:s_end])
+        position = s_start
+        for i in range(0, len(ids), budget):
+            piece = decode(ids[i : i + budget])
+            units.append(_Unit(position, position + len(piece), len(ids[i : i + budget])))
+            position += len(piece)
+        if position < s_end and units:  # decoding never loses characters of valid text; be safe anyway
+            units[-1].end = s_end
+            position = s_end
+
+
 def _units(text: str, budget: int) -> list[_Unit]:
     """Sentences, cut at whitespace when one exceeds ``budget``, cut by tokens as a last resort."""
     units: list[_Unit] = []
-    for s_start, s_end in _pieces(text, 0, len(text), _SENTENCE_END):
-        tokens = count_tokens(text[s_start:s_end])
+    for n, (s_start, s_end) in enumerate(_pieces(text, 0, len(text), _SENTENCE_END)):
+        if n % 256 == 0:
+            checkpoint("chunking")
+        tokens = _count_within(text[s_start:s_end], budget)
         if tokens <= budget:
             units.append(_Unit(s_start, s_end, tokens))
             continue
         for w_start, w_end in _pieces(text, s_start, s_end, _WHITESPACE):
-            w_tokens = count_tokens(text[w_start:w_end])
+            w_tokens = _count_within(text[w_start:w_end], budget)
             if w_tokens <= budget:
                 units.append(_Unit(w_start, w_end, w_tokens))
                 continue
-            ids = encode(text[w_start:w_end])  # one "word" longer than a whole chunk: cut by tokens
-            position = w_start
-            for i in range(0, len(ids), budget):
-                piece = decode(ids[i : i + budget])
-                units.append(_Unit(position, position + len(piece), len(ids[i : i + budget])))
-                position += len(piece)
-            if position < w_end:  # decoding never loses characters of valid text; be safe anyway
-                units[-1].end = w_end
+            _token_cut(text, w_start, w_end, budget, units)  # one "word" longer than a whole chunk
     return units
 
 
@@ -111,6 +135,7 @@ def chunk_text(doc_id: str, text: str, chunk_tokens: int = 1200, overlap: int = 
     first = 0
     token_offset = 0
     while first < len(units):
+        checkpoint("chunking")
         last, used = first, units[first].tokens
         while last + 1 < len(units) and used + units[last + 1].tokens <= chunk_tokens:
             last += 1
@@ -188,7 +213,8 @@ def chunk_document(doc_id: str, text: str, settings: Any) -> list[Chunk]:
     """A document's chunks under the settings: ``chunk_text`` with the chunk size and overlap, or, for a
     short document when ``short_document_chunk_tokens`` is set, ``paragraph_chunks`` (module docstring)."""
     short = int(getattr(settings, "short_document_chunk_tokens", 0) or 0)
-    if short and count_tokens(text) <= int(getattr(settings, "short_document_tokens", 0) or 0):
+    short_tokens = int(getattr(settings, "short_document_tokens", 0) or 0)
+    if short and _count_within(text, short_tokens) <= short_tokens:
         return paragraph_chunks(doc_id, text, short, min(settings.chunk_overlap, short // 4))
     return chunk_text(doc_id, text, settings.chunk_tokens, settings.chunk_overlap)
 

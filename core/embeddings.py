@@ -209,14 +209,40 @@ def chunk_of_window(vector_id: str) -> str:
 def chunk_pieces(texts: Sequence[str], windows: bool = True) -> list[list[str]]:
     """The texts embedded for each chunk: its windows, or (``windows`` False) the whole text as one input,
     which a 256-wordpiece model truncates to its start."""
-    return [chunk_windows(t) if windows else [t] for t in texts]
+    from core.types import checkpoint
+
+    out = []
+    for i, text in enumerate(texts):
+        if i % 64 == 0:
+            checkpoint("splitting chunks into embedding windows")
+        out.append(chunk_windows(text) if windows else [text])
+    return out
+
+
+LARGE_EMBED_CALL = 2048  # windows; a larger call is made in slices of EMBED_SLICE with Cancel checked between
+EMBED_SLICE = 512
+
+
+def embed_sliced(embedder: "Embedder", texts: Sequence[str]) -> np.ndarray:
+    """``embedder.embed(texts)``; more than ``LARGE_EMBED_CALL`` texts (one huge document's windows) go
+    in slices of ``EMBED_SLICE`` with a cancel check (``core.types.checkpoint``) before each."""
+    from core.types import checkpoint
+
+    if len(texts) <= LARGE_EMBED_CALL:
+        checkpoint("embedding")
+        return embedder.embed(list(texts))
+    parts = []
+    for start in range(0, len(texts), EMBED_SLICE):
+        checkpoint("embedding")
+        parts.append(embedder.embed(list(texts[start : start + EMBED_SLICE])))
+    return np.concatenate(parts)
 
 
 def embed_chunk_windows(embedder: "Embedder", texts: Sequence[str], windows: bool = True) -> list[np.ndarray]:
     """Per chunk text, its window vectors as an (n, dim) array (see ``chunk_pieces``)."""
     pieces = chunk_pieces(texts, windows)
     flat = [w for ws in pieces for w in ws]
-    vectors = embedder.embed(flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
+    vectors = embed_sliced(embedder, flat) if flat else np.zeros((0, embedder.dim), dtype=np.float32)
     return split_windows(pieces, vectors)
 
 

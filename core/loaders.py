@@ -29,7 +29,7 @@ from core.parsing.text import EMPTY as _EMPTY
 from core.parsing.text import Result, binary_reason, decode_text, fail, load_text, magic_kind, normalise, size_and_limit
 from core.parsing.text import short as _short
 from core.parsing.worker import parse_isolated
-from core.types import LoadFailure, SourceDocument
+from core.types import Cancelled, LoadFailure, SourceDocument, checkpoint
 
 __all__ = ["DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS", "ParseLimits", "Result", "decode_text", "load_bytes",
            "load_path", "load_paths", "load_uploads", "sanitize_name", "supported_extensions"]
@@ -111,6 +111,8 @@ def _load_jsonl(name: str, head: bytes, lines: Iterable[bytes], limits: ParseLim
     first_line: dict[str, int] = {}
     unlisted = 0
     for number, raw in enumerate(lines, start=1):
+        if number % 10_000 == 0:
+            checkpoint("parsing")
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
@@ -170,6 +172,8 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
                 return _load_jsonl(name, head, handle, limits)
             data = handle.read()
         return _parse(name, ext, data, limits) if data.strip() else fail(name, _EMPTY)
+    except Cancelled:  # the run's Cancel, not the file's fault
+        raise
     except Exception as exc:  # noqa: BLE001 - never raise for bad input
         return fail(name, f"could not read the file: {_short(exc)}")
 
@@ -195,6 +199,7 @@ def load_uploads(files: Iterable[tuple[str, bytes]], max_bytes: int = DEFAULT_MA
     docs: list[SourceDocument] = []
     failures: list[LoadFailure] = []
     for name, data in files:
+        checkpoint("parsing")  # the run's Cancel (``core.types.cancel_scope``) stops between files
         if len(docs) >= bounds.max_documents_per_upload:
             failures.append(LoadFailure(sanitize_name(name), _too_many(bounds.max_documents_per_upload)))
             continue

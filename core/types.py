@@ -1,10 +1,14 @@
 """Shared record types of RAGScope: documents, chunks, extraction records, progress events, the
 typed hits a retrieval mode returns (``EntityHit``, ``RelationHit``, ``PathHit``, ``ChunkHit``,
-``SummaryHit``) and the one ``RetrievalResult`` that holds them."""
+``SummaryHit``) and the one ``RetrievalResult`` that holds them; ``Cancelled`` with its check points
+(``cancel_scope`` / ``checkpoint``)."""
 from __future__ import annotations
 
+import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional
 
 from core.trace import TraceEvent, trace_text
 
@@ -120,6 +124,29 @@ class Cancelled(Exception):
     of the interrupted batch is committed, and LLM replies received so far stay in the cache, so
     the next run resumes without paying for them again. ``core.llm.client.LLMCancelled`` is one.
     """
+
+
+_CANCEL_EVENTS: ContextVar[tuple[threading.Event, ...]] = ContextVar("ragscope_cancel_events", default=())
+
+
+@contextmanager
+def cancel_scope(*events: Optional[threading.Event]) -> Iterator[None]:
+    """While the block runs (in this thread or task), ``checkpoint()`` raises ``Cancelled`` once any of
+    ``events`` is set: long steps deep below the indexing run (parsing, chunking, embedding one huge
+    document) check it without every function between taking the event. Scopes nest (both apply)."""
+    token = _CANCEL_EVENTS.set(_CANCEL_EVENTS.get() + tuple(e for e in events if e is not None))
+    try:
+        yield
+    finally:
+        _CANCEL_EVENTS.reset(token)
+
+
+def checkpoint(doing: str) -> None:
+    """Raise ``Cancelled("indexing cancelled while <doing>")`` when the enclosing ``cancel_scope``'s
+    event is set (nothing outside a scope)."""
+    for event in _CANCEL_EVENTS.get():
+        if event.is_set():
+            raise Cancelled(f"indexing cancelled while {doing}")
 
 
 class ServiceUnavailable(Exception):

@@ -7,11 +7,23 @@ again (everything they touch is loaded once per process or per workspace generat
 generation, so a page that calls it on every rerun neither blocks nor repeats the work. Warming
 reads only: it never writes to a workspace, and a failure is logged and ignored (the first question
 then loads what it needs itself, as without a warm-up).
+
+Memory of a long-running server (``start_housekeeping``, started with the first models' warm-up): once
+the models are loaded, ``gc.freeze()`` moves their millions of objects out of the collector's view, so a
+full collection costs milliseconds instead of about a second (the app's config turns Streamlit's
+collection after every script run off for that second); then every ``HOUSEKEEPING_S`` a daemon thread
+collects the cyclic garbage closed sessions leave (Streamlit's session objects, a page run's frames)
+and hands freed heap pages back to the system (glibc's ``malloc_trim``), so the server's memory comes
+back after a crowd of sessions has closed.
 """
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
+import sys
 import threading
+import time
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:
@@ -71,25 +83,68 @@ def warm_workspace(ws: "Workspace") -> None:
         ws.embedder.embed([WARM_QUESTION])
 
 
-def _run(ws: Optional["Workspace"], embedder_too: bool) -> None:
+HOUSEKEEPING_S = 20.0
+_HOUSEKEEPING: list[threading.Thread] = []
+
+
+def release_memory() -> int:
+    """One full collection, then freed heap pages back to the system where glibc allows it; returns the
+    number of objects collected."""
+    collected = gc.collect()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (e.g. musl): the pages stay with the allocator
+            pass
+    return collected
+
+
+def _housekeeping(period_s: float) -> None:
+    while True:
+        time.sleep(period_s)
+        try:
+            release_memory()
+        except Exception:  # noqa: BLE001 - housekeeping must never stop the server
+            log.debug("memory housekeeping failed", exc_info=True)
+
+
+def start_housekeeping(period_s: float = HOUSEKEEPING_S) -> Optional[threading.Thread]:
+    """Freeze what is loaded now (the models) out of the collector's view and start the periodic
+    collection (module docstring); once per process (None when already started)."""
+    with _LOCK:
+        if _HOUSEKEEPING:
+            return None
+        gc.collect()
+        gc.freeze()
+        thread = threading.Thread(target=_housekeeping, args=(period_s,), name="ragscope-memory", daemon=True)
+        _HOUSEKEEPING.append(thread)
+    thread.start()
+    return thread
+
+
+def _run(ws: Optional["Workspace"], embedder_too: bool, housekeeping: bool = False) -> None:
     try:
         warm_models(embedder_too=embedder_too)
+        if housekeeping:
+            start_housekeeping()  # the models are loaded: freeze them, then collect closed sessions' garbage
         if ws is not None:
             warm_workspace(ws)
     except Exception:  # noqa: BLE001 - warming is an optimisation: the first question loads what it needs
         log.warning("warm-up failed (the first question will load the models itself)", exc_info=True)
 
 
-def start_warmup(ws: Optional["Workspace"] = None) -> Optional[threading.Thread]:
+def start_warmup(ws: Optional["Workspace"] = None, housekeeping: bool = False) -> Optional[threading.Thread]:
     """Warm the models (and ``ws``'s views) in a daemon thread; None when this process already
-    started warming them (for this workspace generation)."""
+    started warming them (for this workspace generation). ``housekeeping`` (the app's server): then
+    ``start_housekeeping()`` once the models are loaded."""
     key = ("", 0) if ws is None else (str(ws.path), int(ws.views.generation))
     with _LOCK:
         if key in _STARTED:
             return None
         _STARTED.add(key)
         embedder_too = ws is None or ws.settings.embedder != "openai"
-        thread = threading.Thread(target=_run, args=(ws, embedder_too), name="ragscope-warmup", daemon=True)
+        thread = threading.Thread(target=_run, args=(ws, embedder_too, housekeeping), name="ragscope-warmup",
+                                  daemon=True)
         _THREADS.append(thread)
     thread.start()
     return thread

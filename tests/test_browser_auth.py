@@ -10,7 +10,10 @@ sample workspace. In headless Chromium:
   workspace controls and no Settings page (not in the navigation; its URL opens no settings form), then
   signs out;
 * an editor signs in: pastes a document and indexes it (the table grows), still no Settings;
-* an identity the mapping does not list is told it has no role and sees no content.
+* an identity the mapping does not list is told it has no role and sees no content;
+* while an editor indexes a long pasted document (the editor's tab shows Cancel), a viewer who opens
+  Documents sees the run's progress and the note that only an editor can cancel it, and no Cancel
+  button (issue 38, item 1, in the browser; the library's refusal: tests/test_cancel_roles.py).
 
 Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser``, or ``all``).
 """
@@ -177,3 +180,35 @@ def test_identity_without_a_role_is_refused(app, browser) -> None:
         assert tab.get_by_role("button", name="Sign out").count() == 1
     finally:
         context.close()
+
+
+def _long_text(sentences: int = 6000) -> str:
+    places = ["Port Sallow", "Carrow Sound", "Velmora", "the Tidewater yard", "Brindle Point", "Osk Harbour"]
+    people = ["Orla Venn", "Tomas Reeve", "Ida Marrow", "Celeste Orm", "Hal Brandt", "Ysolde Kine"]
+    return " ".join(f"In {1850 + i % 90}, {people[i % 6]} carried cargo number {i} from {places[i % 6]} to "
+                    f"{places[(i * 5 + 1) % 6]} for {people[(i + 2) % 6]}." for i in range(sentences))
+
+
+def test_a_viewer_sees_an_editors_run_but_no_cancel(app, browser) -> None:
+    editor_context, editor = new_tab(browser)
+    viewer_context, viewer = new_tab(browser)
+    try:
+        sign_in(editor, app["url"], "editor@example.com")
+        editor.get_by_text("Signed in as editor@example.com (editor)").wait_for(timeout=180_000)
+        editor.get_by_role("tab", name="Paste text").click()
+        editor.get_by_role("textbox", name="Document name").fill("long-ledger")
+        editor.get_by_role("textbox", name="Text", exact=True).fill(_long_text())
+        editor.get_by_role("button", name="Index pasted text").click()
+        editor.get_by_role("button", name="Cancel").wait_for(timeout=180_000)  # the run is going
+
+        sign_in(viewer, app["url"], "viewer@example.com")
+        viewer.get_by_text("Signed in as viewer@example.com (viewer)").wait_for(timeout=180_000)
+        viewer.get_by_text("only an editor or admin can cancel the run").wait_for(timeout=120_000)
+        assert "Indexing" in main_text(viewer)
+        assert viewer.get_by_role("button", name="Cancel").count() == 0
+        time.sleep(2)  # a few redraws of the job panel later: still no Cancel
+        assert viewer.get_by_role("button", name="Cancel").count() == 0
+        viewer.screenshot(path=str(ARTIFACTS / "auth_viewer_running_job.png"))
+    finally:
+        viewer_context.close()
+        editor_context.close()

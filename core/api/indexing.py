@@ -16,7 +16,7 @@ from core.fairness import slots
 from core.indexing.pipeline import IndexReport, process_pending, register_documents, retry_failed
 from core.indexing.running import cancel_runs, registered
 from core.loaders import ParseLimits, load_uploads
-from core.types import LoadFailure, ProgressCallback, SourceDocument, no_progress
+from core.types import LoadFailure, ProgressCallback, SourceDocument, cancel_scope, no_progress
 from core.workspace import Workspace
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "data" / "samples"
@@ -80,10 +80,13 @@ def index_sources(principal: Principal, ws: Workspace, sources: list[SourceDocum
 def index_uploads(principal: Principal, ws: Workspace, files: Iterable[tuple[str, bytes]], progress: ProgressCallback = no_progress,
                   **options: Any) -> IndexReport:
     """Index uploaded files (name, bytes); bad files become failed documents with a reason.
-    ``options``: ``llm``, ``cancel``, ``report`` and ``wait`` of ``index_sources``."""
-    sources, failures = load_uploads(files, int(ws.settings.max_document_mb * 2**20),
-                                     ParseLimits.from_settings(ws.settings))  # bounded: core.parsing
-    return index_sources(principal, ws, sources, failures, progress, **options)
+    ``options``: ``llm``, ``cancel``, ``report`` and ``wait`` of ``index_sources``. Parsing is part of the
+    run: ``cancel_indexing`` reaches it (between files, and a file in the parsing worker is stopped)."""
+    event = options.get("cancel") or getattr(options.get("llm"), "cancel_event", None) or threading.Event()
+    with registered(_workspace_key(ws), event), cancel_scope(event):
+        sources, failures = load_uploads(files, int(ws.settings.max_document_mb * 2**20),
+                                         ParseLimits.from_settings(ws.settings))  # bounded: core.parsing
+    return index_sources(principal, ws, sources, failures, progress, **dict(options, cancel=event))
 
 
 @requires(Role.editor)

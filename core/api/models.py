@@ -41,7 +41,8 @@ def check_llm_connection(principal: Principal, settings: Settings, api_key: Opti
 @requires(Role.viewer)
 def warm_up(principal: Principal, ws: Optional[Workspace] = None) -> Optional[threading.Thread]:
     """Load the models (and ``ws``'s read views) in a daemon thread once per process and generation
-    (``core.warmup.start_warmup``); returns the thread, or None when that warm-up already started."""
+    (``core.warmup.start_warmup``); returns the thread, or None when that warm-up already started. Once
+    the models are loaded, the server's memory housekeeping starts too (``core.warmup.start_housekeeping``)."""
     from core.warmup import start_warmup
 
-    return start_warmup(ws)
+    return start_warmup(ws, housekeeping=True)

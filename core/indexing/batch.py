@@ -23,7 +23,7 @@ from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
 from core.storage.records import DocumentRow
-from core.types import Cancelled, Chunk, ProgressCallback
+from core.types import Cancelled, Chunk, ProgressCallback, cancel_scope
 from core.workspace import Workspace
 
 EMBED_PROGRESS_SLICE = 256  # texts per embedding call while indexing (progress after each)
@@ -139,6 +139,10 @@ class BatchIndexer:
         """Chunk, start the chunk embeddings (a remote embedder sends them now), extract, merge aliases.
         No database access: ``core.indexing.prefetch`` runs this for the next batch while this one is written
         (and sets ``stop`` when that batch will not be used)."""
+        with cancel_scope(self.cancel, stop):  # chunking one huge document checks for Cancel inside
+            return self._prepare(docs, texts, stop)
+
+    def _prepare(self, docs: list[DocumentRow], texts: dict[str, str], stop: Optional[threading.Event]) -> PreparedBatch:
         from core.remote_embeddings import submit_chunk_texts  # the openai client loads only when indexing
 
         t = time.perf_counter()
@@ -232,7 +236,8 @@ class BatchIndexer:
                     parts.append(embed_texts(ws.embedder, texts[start:end], self.cancel))
                     self._emit("embed", len(all_chunks) + end, total, "embedding")
                 vectors = np.concatenate(parts) if parts else None
-                per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
+                with cancel_scope(self.cancel):  # a local embedder embeds the chunks here, checking between slices
+                    per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
             except BaseException:
                 prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
                 raise

@@ -22,7 +22,8 @@ from core.indexing.deletion import delete_documents
 from core.indexing.prefetch import Prefetcher
 from core.indexing.reconcile import reconcile
 from core.tokens import count_tokens
-from core.types import Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, no_progress
+from core.types import (Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, cancel_scope,
+                        no_progress)
 from core.workspace import Workspace
 
 __all__ = ["Extractor", "IndexReport", "SpacyExtractor", "nothing_to_index", "process_pending", "register_documents",
@@ -64,12 +65,16 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
     total = len(items)
     seen: set[str] = set()
     for start in range(0, total, REGISTER_BATCH):
-        if cancel is not None and cancel.is_set():
+        try:
+            check_cancel(cancel, start, total)
+            with cancel_scope(cancel):  # counting one huge document's tokens checks it too
+                _register_batch(ws, items[start:start + REGISTER_BATCH], seen, report)
+        except Cancelled:  # nothing of this batch was written (it is counted before its one commit)
+            ws.records.rollback()
             with ws.records.unit_of_work():
                 ws.records.log("registration_cancelled", {"registered": start, "total": total,
                                                           "note": "the registered documents are pending: Resume indexes them"})
-            check_cancel(cancel, start, total)
-        _register_batch(ws, items[start:start + REGISTER_BATCH], seen, report)
+            raise
         done = min(start + REGISTER_BATCH, total)
         progress_event(progress, "register", done, total, f"registered {done:,} of {total:,} document(s)")
     failed = list(failures)

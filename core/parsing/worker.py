@@ -8,12 +8,18 @@ not the app that started it. It sets, on itself:
   file (the kernel stops the process with ``SIGXCPU`` past it);
 * ``RLIMIT_CORE`` to 0 (a killed worker leaves no core file).
 
-The parent waits at most ``parse_timeout_s`` for each file and kills the worker past it. A worker
+The parent waits at most ``parse_timeout_s`` for each file and kills the worker past it, or as soon as
+the indexing run is cancelled (``core.types.checkpoint`` while it waits). A worker
 that died or was killed is replaced for the next file, so a hostile file fails alone. Requests go
 to the worker pickled (the parent is trusted); results come back as JSON, so a worker that a hostile
 file subverted still cannot hand the parent a pickle. One worker serves the whole process, one file
 at a time (callers queue on a lock), which also bounds the memory parsing takes to one worker's.
 The pipes are handed over with ``pass_fds``: POSIX systems only (Linux, macOS), as is ``resource``.
+
+``call_isolated(func, args, limits)`` runs any function (by reference, importable in the worker) under
+the same limits and returns its JSON-able value: the LightRAG importer reads GraphML and JSON files
+this way (``core.importers.lightrag.reader.read_index_isolated``), so a file that expands in parsing
+meets the worker's memory and CPU limits, not the app's process.
 """
 from __future__ import annotations
 
@@ -28,12 +34,12 @@ import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, NoReturn, Optional
 
 from core.parsing.limits import LimitExceeded, ParseLimits, number
 from core.parsing.registry import Loader
 from core.parsing.text import Result, short
-from core.types import LoadFailure, SourceDocument
+from core.types import Cancelled, LoadFailure, SourceDocument, checkpoint
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 START_TIMEOUT_S = 60.0  # a loaded machine can take seconds to start an interpreter
@@ -76,22 +82,27 @@ def _serve(inbox: Connection, outbox: Connection) -> None:
         except (EOFError, OSError):  # the parent went away
             return
         try:
-            loader, name, data, limits = pickle.loads(request)
+            job = pickle.loads(request)
+            call = job[0] == "call"  # ("call", func, args, limits) or (loader, name, data, limits)
+            limits = job[-1]
         except Exception as exc:  # noqa: BLE001 - e.g. the loader's module does not import here
             outbox.send_bytes(json.dumps({"status": "error", "message": f"the parsing worker could not "
                                           f"load the parser: {short(exc)}"}).encode("utf-8"))
             continue
         _limit_cpu(limits.parse_cpu_seconds)
         try:
-            reply = _encode(loader(name, data, limits))
+            if call:
+                reply = json.dumps({"status": "ok", "value": job[1](*job[2])}).encode("utf-8")
+            else:
+                reply = _encode(job[0](job[1], job[2], limits))
         except MemoryError:
-            del request, data
+            del request, job
             outbox.send_bytes(b'{"status": "memory"}')
             return  # a fresh worker for the next file: this one's heap may be in pieces
         except LimitExceeded as exc:
             reply = json.dumps({"status": "limit", "message": str(exc)}).encode("utf-8")
         except Exception as exc:  # noqa: BLE001 - reported as the file's failure
-            reply = json.dumps({"status": "error", "message": short(exc)}).encode("utf-8")
+            reply = json.dumps({"status": "error", "message": str(exc)[:2000] if call else short(exc)}).encode("utf-8")
         outbox.send_bytes(reply)
 
 
@@ -140,6 +151,7 @@ class _Worker:
     def _reply(self, timeout: float) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while not self.inbox.poll(POLL_S):
+            checkpoint("parsing")  # a Cancel of the run: the caller stops the worker (``parse_isolated``)
             if not self.alive() and not self.inbox.poll(0):
                 return {"status": "died"}
             if time.monotonic() > deadline:
@@ -149,29 +161,36 @@ class _Worker:
         except (EOFError, OSError, ValueError):
             return {"status": "died"}
 
-    def parse(self, loader: Loader, name: str, data: bytes, limits: ParseLimits) -> Result:
+    def _ask(self, request: tuple, limits: ParseLimits) -> dict[str, Any]:
+        """Send one request; the reply when it is "ok", "limit" or "error", else ``WorkerFailed``."""
         try:
-            self.outbox.send((loader, name, data, limits))
+            self.outbox.send(request)
         except (BrokenPipeError, OSError):
-            return self._died(limits)
+            self._died(limits)
         reply = self._reply(limits.parse_timeout_s)
+        status = reply.get("status")
+        if status in ("ok", "limit", "error"):
+            return reply
+        if status == "timeout":
+            self.close()
+            raise WorkerFailed(f"parsing took longer than the {number(limits.parse_timeout_s)}-second limit; "
+                               "raise `parse_timeout_s` in Settings if the file is genuine")
+        if status == "memory":
+            self.close()
+            raise WorkerFailed(_memory_message(limits))
+        self._died(limits)
+        raise AssertionError("unreachable")  # _died always raises
+
+    def parse(self, loader: Loader, name: str, data: bytes, limits: ParseLimits) -> Result:
+        reply = self._ask((loader, name, data, limits), limits)
         status = reply.get("status")
         if status == "ok":
             docs = [SourceDocument(name=n, text=t, doc_id=i, source=s, page_starts=tuple(int(p) for p in pages))
                     for n, t, i, s, pages in reply["documents"]]
             return docs, [LoadFailure(n, r) for n, r in reply["failures"]]
-        if status == "timeout":
-            self.close()
-            raise WorkerFailed(f"parsing took longer than the {number(limits.parse_timeout_s)}-second limit; "
-                               "raise `parse_timeout_s` in Settings if the file is genuine")
-        if status in ("limit", "error"):
-            raise WorkerFailed(reply["message"] if status == "limit" else f"could not read the file: {reply['message']}")
-        if status == "memory":
-            self.close()
-            raise WorkerFailed(_memory_message(limits))
-        return self._died(limits)
+        raise WorkerFailed(reply["message"] if status == "limit" else f"could not read the file: {reply['message']}")
 
-    def _died(self, limits: ParseLimits) -> Result:
+    def _died(self, limits: ParseLimits) -> NoReturn:
         try:
             code = self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:  # its pipe closed but it lingers: stop it
@@ -204,24 +223,60 @@ _LOCK = threading.Lock()
 _CURRENT: list[_Worker] = []  # zero or one worker, reused from file to file
 
 
+def _current(limits: ParseLimits) -> _Worker:
+    """The process's worker (started, or replaced when it died or its memory limit changed); under _LOCK."""
+    worker = _CURRENT[0] if _CURRENT else None
+    if worker is not None and (not worker.alive() or worker.memory_mb != limits.parse_memory_mb):
+        worker.close()
+        _CURRENT.clear()
+        worker = None
+    if worker is None:
+        worker = _Worker(limits.parse_memory_mb)
+        _CURRENT.append(worker)
+    return worker
+
+
+def _dropped(worker: Optional[_Worker], stop: bool = False) -> None:
+    if worker is not None and stop:
+        worker.close()
+    if worker is not None and not worker.alive():
+        _CURRENT.clear()
+
+
 def parse_isolated(loader: Loader, name: str, data: bytes, limits: ParseLimits) -> Result:
     """Run ``loader(name, data, limits)`` in the worker; a file the worker fails on (limit, crash,
     timeout) becomes one ``LoadFailure`` and the next file gets a fresh worker."""
     with _LOCK:
-        worker = _CURRENT[0] if _CURRENT else None
-        if worker is not None and (not worker.alive() or worker.memory_mb != limits.parse_memory_mb):
-            worker.close()
-            _CURRENT.clear()
-            worker = None
+        worker = None
         try:
-            if worker is None:
-                worker = _Worker(limits.parse_memory_mb)
-                _CURRENT.append(worker)
+            worker = _current(limits)
             return worker.parse(loader, name, data, limits)
+        except Cancelled:  # the run was cancelled while this file was parsed: the worker is stopped mid-file
+            _dropped(worker, stop=True)
+            raise
         except WorkerFailed as exc:
-            if worker is not None and not worker.alive():
-                _CURRENT.clear()
+            _dropped(worker)
             return [], [LoadFailure(name, str(exc))]
+
+
+def call_isolated(func: Callable[..., Any], args: tuple, limits: ParseLimits) -> Any:
+    """``func(*args)`` in the worker under ``limits``; its value must be JSON-able (it comes back as
+    JSON). Raises ``WorkerFailed`` with the limit's message (memory, CPU, time) or the function's own
+    error message."""
+    with _LOCK:
+        worker = None
+        try:
+            worker = _current(limits)
+            reply = worker._ask(("call", func, args, limits), limits)
+        except Cancelled:
+            _dropped(worker, stop=True)
+            raise
+        except WorkerFailed:
+            _dropped(worker)
+            raise
+    if reply.get("status") != "ok":
+        raise WorkerFailed(reply["message"])
+    return reply["value"]
 
 
 def shutdown() -> None:

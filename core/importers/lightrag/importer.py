@@ -24,11 +24,12 @@ import numpy as np
 from core.embeddings import chunk_windows, embed_chunk_windows
 import core.importers.lightrag.writer as writer
 from core.importers.lightrag.mapping import ImportPlan, map_index
-from core.importers.lightrag.reader import LightRAGIndex, read_index
+from core.importers.lightrag.reader import LightRAGIndex, read_index_isolated
 from core.importers.lightrag.vectors import LightRAGImportError, ReusedVectors, reusable_vectors
 from core.indexing.batch import progress_slices
 from core.indexing.common import SpacyExtractor, progress_event
 from core.indexing.vector_writes import graph_texts
+from core.parsing.limits import ParseLimits
 from core.types import Chunk, ChunkExtraction, ProgressCallback, no_progress
 from core.workspace import Workspace
 
@@ -154,7 +155,7 @@ def import_lightrag(ws: Workspace, directory: Path | str, source_model: Optional
     started = time.perf_counter()
     report = ImportReport(source=str(Path(directory).resolve()))
     progress_event(progress, "read", 0, 1, f"reading {directory}")
-    index = read_index(directory, lightrag_workspace)
+    index = read_index_isolated(directory, lightrag_workspace, ParseLimits.from_settings(ws.settings))  # worker limits
     report.lightrag_workspace, report.lightrag = index.workspace, index.counts()
     plan = map_index(index)
     reused = check_vector_reuse(ws, index, plan, vectors_model) if reuse_vectors else None

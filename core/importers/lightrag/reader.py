@@ -19,12 +19,17 @@ directory itself (LightRAG's default workspace "") or in ``DIR/<workspace>/``:
 ``ainsert_custom_kg`` writes chunks and graph but no documents: the documents are then the chunks'
 ``full_doc_id`` groups, their text the chunks joined in order, their status "processed".
 Every problem raises ``LightRAGFormatError`` naming the file and the field.
+
+``read_index_isolated`` (what the importer calls) reads the directory in the parsing worker
+(``core.parsing.worker.call_isolated``) under the workspace's parsing limits: a GraphML or JSON file that
+expands past ``parse_memory_mb`` (or takes longer than ``parse_cpu_seconds`` / ``parse_timeout_s``) is
+refused with that limit named, and the app's process never holds the parse.
 """
 from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -116,7 +121,7 @@ def _plain_folder_name(name: str) -> bool:
             and not Path(name).is_absolute())
 
 
-MAX_IMPORT_FILE_BYTES = 128 * 2**20  # one JSON or GraphML file of an import (parsed in this process)
+MAX_IMPORT_FILE_BYTES = 128 * 2**20  # one JSON or GraphML file of an import (refused before it is parsed)
 
 
 def _check_size(path: Path) -> None:
@@ -126,7 +131,7 @@ def _check_size(path: Path) -> None:
         return  # the read reports it
     if size > MAX_IMPORT_FILE_BYTES:
         raise LightRAGFormatError(f"{path.name}: {size / 2**20:,.0f} MB; the importer reads files of at most "
-                                  f"{MAX_IMPORT_FILE_BYTES // 2**20} MB (it parses them in the app's own process)")
+                                  f"{MAX_IMPORT_FILE_BYTES // 2**20} MB")
 
 
 def find_storage(path: Path, workspace: Optional[str] = None) -> tuple[Path, str]:
@@ -331,3 +336,35 @@ def read_index(path: Path | str, workspace: Optional[str] = None) -> LightRAGInd
                                       f"no chunk of {CHUNKS_FILE} ({', '.join(rel.source_chunk_ids[:3]) or 'empty'})")
     files = sorted(p.name for p in folder.iterdir() if p.is_file())
     return LightRAGIndex(folder, ws_name, documents, chunks, entities, relations, dims, rows, files)
+
+
+def _index_as_json(path: str, workspace: Optional[str]) -> dict[str, Any]:
+    """``read_index`` as plain JSON values (what the parsing worker sends back)."""
+    index = read_index(path, workspace)
+    data = asdict(index)
+    data["storage_dir"] = str(index.storage_dir)
+    return data
+
+
+def _index_from_json(data: dict[str, Any]) -> LightRAGIndex:
+    return LightRAGIndex(Path(data["storage_dir"]), data["workspace"],
+                         [LRDocument(**d) for d in data["documents"]], [LRChunk(**c) for c in data["chunks"]],
+                         [LREntity(**e) for e in data["entities"]], [LRRelation(**r) for r in data["relations"]],
+                         data["vector_dims"], data["vector_rows"], data["files"])
+
+
+def read_index_isolated(path: Path | str, workspace: Optional[str] = None, limits: Any = None) -> LightRAGIndex:
+    """``read_index`` in the parsing worker under ``limits`` (``core.parsing.limits.ParseLimits``; default
+    caps when None). Format errors and the worker's limits both raise ``LightRAGFormatError``."""
+    from core.parsing.limits import ParseLimits
+    from core.parsing.worker import WorkerFailed, call_isolated
+
+    find_storage(Path(path), workspace)  # path checks here first: a bad name never reaches the worker
+    try:
+        data = call_isolated(_index_as_json, (str(Path(path).resolve()), workspace), limits or ParseLimits())
+    except WorkerFailed as exc:
+        message = str(exc)
+        if "limit" in message and "raise `" in message:
+            message = f"reading the LightRAG files stopped: {message}"
+        raise LightRAGFormatError(message) from None
+    return _index_from_json(data)

@@ -1,0 +1,124 @@
+"""Session churn against the real Streamlit server: N sessions opened and closed, the server's memory.
+
+A session is one websocket on Streamlit's own browser protocol (``tests/streamlit_ws.py``): it runs a
+page and, every other session, types a sample question on Compare and presses Run (all modes, the
+results kept in its session state, as a tab does), then closes. Sessions run one after the other from
+this process; the server is a separate ``streamlit run app.py`` over a copy of ``--workspace``.
+
+The growth is measured from the server's RSS after a warm-up (every question asked once and every page
+opened once, so the models and the bounded caches are loaded) to its RSS ``--settle`` seconds (40)
+after the last session closed. Streamlit keeps a closed session (its whole ``st.session_state``) for
+reconnection for ``server.disconnectedSessionTTL`` seconds (at most 128 of them) and drops expired
+ones when another session disconnects; the benchmark waits ``--settle`` seconds, opens and closes one
+more session, and reads the RSS (``after``); when the TTL is longer than that it waits for the TTL too
+and reads it again (``expired``). ``--ttl`` overrides the configured TTL (``.streamlit/config.toml``,
+30 s), e.g. ``--ttl 120`` for Streamlit's default.
+
+    python benchmarks/session_churn.py --workspace WS [--sessions 200] [--ttl SECONDS] [--settle SECONDS]
+
+``WS`` is an indexed workspace (``python -m core index --workspace WS data/samples``). Results go to
+``benchmarks/results/session_churn.json`` and stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from common import ROOT, write_result
+
+sys.path.insert(0, str(ROOT / "tests"))
+from streamlit_ws import PAGES, open_session, rss_mb, serve_app  # noqa: E402
+
+QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
+
+
+def configured_ttl() -> int:
+    """``server.disconnectedSessionTTL`` of the app's ``.streamlit/config.toml`` (120: Streamlit's default)."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    return int(config.get("server", {}).get("disconnectedSessionTTL", 120))
+
+
+def questions() -> list[str]:
+    return [json.loads(line)["question"] for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def one_session(url: str, i: int, asked: list[str]) -> None:
+    """Session ``i``: even ones ask a question on Compare, odd ones open a page."""
+    if i % 2 == 0:
+        open_session(url, "compare", question=asked[(i // 2) % len(asked)])
+    else:
+        open_session(url, PAGES[(i // 2) % len(PAGES)])
+
+
+def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, settle_s: float = 40,
+            batch: int = 25, log_dir: Optional[Path] = None, echo: bool = True) -> dict[str, Any]:
+    """Serve a copy of ``workspace``, warm it, churn ``sessions`` sessions and return the RSS figures
+    (MB): ``start`` after the warm-up, ``peak`` during the churn, ``after`` ``settle_s`` seconds after
+    the churn (``growth`` = after - start), ``expired`` once the TTL has passed too."""
+    ttl = configured_ttl() if ttl is None else ttl
+    asked = questions()
+    with tempfile.TemporaryDirectory(prefix="churn-") as tmp:
+        data = Path(tmp) / "data"
+        shutil.copytree(workspace, data / "default")
+        log = (log_dir or Path(tmp)) / "streamlit-churn.log"
+        args = ["--server.disconnectedSessionTTL", str(ttl)]
+        with serve_app(data, log, args=args) as (url, pid):
+            started = time.perf_counter()
+            for question in asked:  # warm-up: models, views and every question's caches
+                open_session(url, "compare", question=question)
+            for page in PAGES:
+                open_session(url, page)
+            time.sleep(ttl + 2)
+            open_session(url, "")  # expires the warm-up's sessions
+            start = peak = rss_mb(pid)
+            warm_s = time.perf_counter() - started
+            rows = []
+            began = time.perf_counter()
+            for i in range(sessions):
+                one_session(url, i, asked)
+                if (i + 1) % batch == 0 or i + 1 == sessions:
+                    now = rss_mb(pid)
+                    peak = max(peak, now)
+                    rows.append({"sessions": i + 1, "rss_mb": round(now, 1), "growth_mb": round(now - start, 1)})
+                    if echo:
+                        print(f"{i + 1:4d} sessions  RSS {now:7.1f} MB  growth {now - start:+6.1f} MB", flush=True)
+            churn_s = time.perf_counter() - began
+            time.sleep(settle_s)
+            open_session(url, "")  # Streamlit drops expired sessions when another one leaves
+            after = expired = rss_mb(pid)
+            if ttl + 2 > settle_s:
+                time.sleep(ttl + 2 - settle_s)
+                open_session(url, "")
+                expired = rss_mb(pid)
+    return {"sessions": sessions, "ttl_s": ttl, "settle_s": settle_s, "warm_s": round(warm_s, 1),
+            "churn_s": round(churn_s, 1), "start_mb": round(start, 1), "peak_mb": round(peak, 1),
+            "after_mb": round(after, 1), "expired_mb": round(expired, 1), "growth_mb": round(after - start, 1),
+            "peak_growth_mb": round(peak - start, 1), "expired_growth_mb": round(expired - start, 1), "rows": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--workspace", required=True, type=Path, help="an indexed workspace folder (copied)")
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--ttl", type=int, default=None, help="server.disconnectedSessionTTL (default: the app's config)")
+    parser.add_argument("--settle", type=float, default=40, help="seconds after the churn before the RSS is read")
+    args = parser.parse_args()
+    r = measure(args.workspace, args.sessions, args.ttl, args.settle)
+    print(f"\n{r['sessions']} sessions, TTL {r['ttl_s']} s: start {r['start_mb']} MB, peak {r['peak_mb']} MB "
+          f"({r['peak_growth_mb']:+}), {r['settle_s']:g} s after the churn {r['after_mb']} MB "
+          f"(growth {r['growth_mb']:+} MB), after the TTL {r['expired_mb']} MB ({r['expired_growth_mb']:+}); "
+          f"churn {r['churn_s']} s")
+    name = "session_churn" if args.ttl is None else f"session_churn_ttl{args.ttl}"
+    write_result(name, r)
+
+
+if __name__ == "__main__":
+    main()
