@@ -213,3 +213,18 @@ def test_eval_reports_auto_choices_and_regret(sample_ws):
     assert 0.0 <= auto["regret"]["5"] <= auto["oracle"]["5"]
     rows = [r for r in report.rows if r["mode"] == "auto"]
     assert all(r["chosen"] for r in rows)
+
+
+def test_evaluate_page_table_shows_auto_against_best_fixed_and_oracle():
+    from core.evaluation.runner import EvalReport
+    from ui.eval_tables import auto_chosen_text, auto_frame
+
+    auto = {"chosen": {"naive": 1, "local": 3}, "auto": {"5": 0.75}, "oracle": {"5": 1.0}, "regret": {"5": 0.25},
+            "best_fixed": {"5": {"mode": "local", "recall": 0.5}}}
+    report = EvalReport(questions=4, ks=[5], modes={"naive": {}, "local": {}, "auto": auto})
+    frame = auto_frame(report)
+    assert frame is not None and frame.iloc[0].to_dict() == {
+        "k": 5, "auto R@k %": "75.0", "best fixed mode": "local", "its R@k %": "50.0", "oracle R@k %": "100.0",
+        "regret (points)": "25.0"}
+    assert auto_chosen_text(report) == "local 3, naive 1"
+    assert auto_frame(EvalReport(questions=4, ks=[5], modes={"naive": {}})) is None
