@@ -1,8 +1,9 @@
 """The router's question features: what the question looks like (its wh-word, length, clauses, names)
 and what the index already says about it (how its names link to graph entities, how peaked the dense
-chunk scores are, how well its keywords match relations). Every feature is work the other modes of the
-same ``QueryContext`` reuse (keywords, linked seeds, the question's embedding and its dense top-k), so
-computing them costs about one dense search; no mode is run.
+chunk scores are). Every feature is work the graph modes of the same ``QueryContext`` reuse (keywords,
+linked seeds, the question's embedding) plus one dense chunk search; no mode is run. (The best relation
+and entity cosines of the keywords were tried and left out: two more vector searches, about 50 ms each
+on the MuSiQue dev workspaces, for no held-out gain.)
 
 ``FEATURES`` is the fixed order a model's weights follow; ``question_features`` returns one float each."""
 from __future__ import annotations
@@ -13,13 +14,11 @@ from core.retrieval.query import QueryContext
 
 WH_WORDS = ("who", "what", "when", "where", "which", "how")
 DENSE_K = 10  # the dense top-k whose shape is measured
-RELATION_K = 5
 FEATURES: tuple[str, ...] = (
     *(f"wh_{w}" for w in WH_WORDS), "wh_other",
     "words", "clauses", "possessives", "names", "low_keywords", "high_keywords",
     "seeds", "question_seeds", "seed_top", "seed_mean", "seeds_exact",
     "dense_top", "dense_margin", "dense_drop5", "dense_spread",
-    "relation_top", "entity_top",
 )
 _CLAUSE = re.compile(r"\b(who|whom|whose|that|which|where|when|of the|in the|by the|from the)\b", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9']+")
@@ -64,18 +63,5 @@ def question_features(ctx: QueryContext) -> dict[str, float]:
     out["dense_margin"] = _top(dense, 0) - _top(dense, 1)
     out["dense_drop5"] = _top(dense, 0) - _top(dense, 4)
     out["dense_spread"] = _top(dense, 0) - _top(dense, len(dense) - 1) if dense else 0.0
-    out["relation_top"] = _best(ctx, "relations", ", ".join(high))
-    out["entity_top"] = _best(ctx, "entities", ", ".join(ctx.link_names()))
     return {name: float(out[name]) for name in FEATURES}
 
-
-def _best(ctx: QueryContext, collection: str, text: str) -> float:
-    """The best cosine of ``text`` in a vector collection (0 when there is no text or no vector); the
-    text is one of the question's query strings, embedded with them in one call."""
-    if not text:
-        return 0.0
-    try:
-        hits = ctx.search(collection, ctx.embed(text), RELATION_K)
-    except (KeyError, ValueError):
-        return 0.0
-    return max((float(h.score) for h in hits), default=0.0)
