@@ -348,6 +348,9 @@ class RetrievalResult:
     # nodes and edges, tree candidates), a superset of the selected ones. Empty lists: nothing reached.
     candidate_chunk_ids: list[str] = field(default_factory=list)
     reached_chunk_ids: list[str] = field(default_factory=list)
+    # The auto mode's routing decision (core.routing): {"chosen": mode, "reason": ..., "gains": {...},
+    # "features": {...}}; empty for every other mode, and then left out of the JSON.
+    route: dict[str, Any] = field(default_factory=dict)
 
     def log(self, stage: str, event: str, **data: Any) -> TraceEvent:
         """Record one trace event (its wording: ``core.retrieval.trace_text``)."""
@@ -366,6 +369,8 @@ class RetrievalResult:
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data; each hit through its own ``to_dict``."""
         data = {f.name: _plain(getattr(self, f.name)) for f in fields(self) if f.name not in ("answer", "trace")}
+        if not self.route:
+            del data["route"]
         data["trace"] = trace_text(self.trace)  # the lines users read, as the JSON always had them
         data["trace_events"] = [event.to_dict() for event in self.trace]
         data["answer"] = None if self.answer is None else asdict(self.answer)

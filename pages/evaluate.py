@@ -25,8 +25,8 @@ from core.csv_safe import csv_text  # noqa: E402
 from core.evaluation.questions import load_questions, parse_questions  # noqa: E402
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
-from ui.eval_tables import (NO_VALUE, answers_frame, counted_over, evidence_frame,  # noqa: E402
-                            gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
+from ui.eval_tables import (NO_VALUE, answers_frame, auto_chosen_text, auto_frame, counted_over,  # noqa: E402
+                            evidence_frame, gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -136,6 +136,12 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)
+    routed = auto_frame(report)
+    if routed is not None:
+        st.markdown("**auto: one mode chosen per question** — against the best fixed mode of this run and the "
+                    "per-question oracle (the best mode on each question); regret = oracle − auto. auto chose: "
+                    f"{md(auto_chosen_text(report))}.")
+        st.dataframe(routed, hide_index=True, key="eval_auto_table")
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
     names = api.doc_names(state.principal(), ws)

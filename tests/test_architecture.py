@@ -96,6 +96,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("retrieval: strategies", ("core.retrieval.strategies",)),
     ("retrieval: modes", ("core.retrieval",)),
     ("retrieval: registry", ("core.retrieval.registry",)),
+    ("retrieval: router", ("core.routing",)),
     ("answers and LLM", ("core.answers", "core.llm")),
     ("services", ("core.evaluation", "core.judge", "core.annotations", "core.editing", "core.importers", "core.export",
                   "core.graph_page", "core.graph_quality", "core.warmup")),

@@ -33,6 +33,7 @@ API_ROLES = {
     "knowledge_graph": Role.viewer, "mention_graph": Role.viewer, "documents_table": Role.viewer,
     "dropped_records": Role.viewer, "graph_provenance": Role.viewer, "writer_active": Role.viewer,
     "refresh_vectors": Role.viewer, "evaluate": Role.viewer, "run_judge": Role.viewer,
+    "router_rows": Role.viewer,
     "estimate_judge_cost": Role.viewer, "graph_part_origins": Role.viewer, "warm_up": Role.viewer,
     "load_embedder": Role.viewer, "graph_summary": Role.viewer, "graph_selection": Role.viewer,
     "graph_node": Role.viewer, "graph_edge": Role.viewer, "mention_chunks": Role.viewer,
@@ -41,6 +42,7 @@ API_ROLES = {
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
     "index_text": Role.editor, "cancel_indexing": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
+    "train_router": Role.editor,
     "save_annotation_marks": Role.editor, "delete_annotations": Role.editor, "import_annotations": Role.editor,
     "edit_graph": Role.editor, "graph_edits": Role.editor, "undo_graph_edit": Role.editor,
     "export_graph_edits": Role.editor, "import_graph_edits": Role.editor,

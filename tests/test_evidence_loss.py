@@ -142,7 +142,7 @@ def test_not_reached(tiny_ws):
     assert _stages(tiny_ws, "naive", 1, naive_top_k=3)["chess.txt"] == "not_reached"  # outside the dense top 3
 
 
-@pytest.mark.parametrize("mode", ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr"])
+@pytest.mark.parametrize("mode", ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr", "auto"])
 def test_every_mode_reports_its_funnel(tiny_ws, mode):
     from core.retrieval.registry import query_context
     from core.retrieval.registry import retrieve

@@ -22,7 +22,7 @@ from core.workspace import Workspace
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "lightrag"
 QUESTIONS = [json.loads(line) for line in (FIXTURES / "questions.jsonl").read_text().splitlines() if line.strip()]
-ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr"]
+ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr", "auto"]
 
 
 def lightrag_counts(storage: Path) -> dict[str, int]:

@@ -4,7 +4,8 @@ and what each mode promises beyond that (``PROMISES``): naive the dense top-k ch
 question's entities and their 1-hop relations, global relations that are graph edges, hybrid and
 mix both (mix also naive's chunks), tree its branch with the h-loop trace or summary-tree nodes,
 path non-empty paths along graph edges with resources, at least one touching a question entity,
-ppr chunks ranked by personalised PageRank from the question's entities.
+ppr chunks ranked by personalised PageRank from the question's entities, auto the result of the mode its
+router model chooses for the question's features (that mode's promise, its evidence, and why).
 
 ``test_swapped_mode_breaks_its_contract`` replaces each mode in the registry by a stub returning
 another mode's result relabelled with its name (naive's result for every graph mode; local's for
@@ -34,7 +35,7 @@ QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
 QUESTION_KEYS = {"tidewater shipping cooperative", "port sallow"}  # the question's entities in the sample graph
 # no pair of this question's entities lies within h nodes: tree takes its summary-tree branch
 TREE_GLOBAL_QUESTION = "In what year did the Velmora Coastal Railway open to passenger traffic?"
-ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr"]
+ALL_MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr", "auto"]
 TREE_BRANCHES = {"local", "local-fallback", "global", "global-occurrence", "global-occurrence-empty"}
 
 
@@ -143,9 +144,23 @@ def _ppr(ws: Workspace, result: RetrievalResult) -> None:
     assert [c.score for c in result.chunks] == pytest.approx([-m for m, _ in expected], abs=1e-6)
 
 
+def _auto(ws: Workspace, result: RetrievalResult) -> None:
+    from core.routing.auto_mode import candidates, model_for
+    from core.routing.features import question_features
+
+    chosen = result.route.get("chosen")
+    assert chosen in ALL_MODES and chosen != "auto", f"auto reports no chosen mode: {result.route}"
+    assert result.route.get("reason") and result.events("route"), "auto does not say why it chose"
+    ctx = query_context(ws, result.query)
+    assert chosen == model_for(ws)[0].choose(question_features(ctx), candidates()).mode, "not the model's choice"
+    alone = retrieve(ctx, chosen)
+    assert result.evidence_chunk_ids == alone.evidence_chunk_ids, "auto's evidence is not its chosen mode's"
+    PROMISES[chosen](ws, result)
+
+
 PROMISES: dict[str, Callable[[Workspace, RetrievalResult], None]] = {
     "naive": _naive, "local": _local, "global": _global, "hybrid": _hybrid, "mix": _mix, "tree": _tree,
-    "path": _path, "ppr": _ppr}
+    "path": _path, "ppr": _ppr, "auto": _auto}
 
 
 def check_contract(ws: Workspace, mode: str, question: str = QUESTION) -> RetrievalResult:

@@ -140,7 +140,7 @@ def test_dummy_mode_on_inspect(dummy_mode, data_dir):
 
 def test_the_seven_modes_are_specs_in_display_order():
     names = [s.name for s in registry.SPECS]
-    assert names == ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr"] == registry.modes()
+    assert names == ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr", "auto"] == registry.modes()
     systems = {s.name: s.system for s in registry.SPECS}
     assert systems["hybrid"] == "LightRAG" and systems["tree"] == "E2GraphRAG" and systems["path"] == "PathRAG"
     for s in registry.SPECS:

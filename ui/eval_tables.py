@@ -14,7 +14,7 @@
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import pandas as pd
 
@@ -112,6 +112,27 @@ def answers_frame(report: Any) -> pd.DataFrame:
         row["p95 ms"] = _ms(s["latency_ms"]["p95"])
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def auto_frame(report: Any) -> Optional[pd.DataFrame]:
+    """The auto mode against the best fixed mode and the per-question oracle, one row per k (regret = oracle −
+    auto, in points); None when the evaluation did not run auto with other modes."""
+    auto = report.modes.get("auto") or {}
+    if "regret" not in auto:
+        return None
+    rows = []
+    for k in report.ks:
+        best = auto["best_fixed"].get(str(k)) or {}
+        rows.append({"k": k, "auto R@k %": _pct(auto["auto"].get(str(k))),
+                     "best fixed mode": best.get("mode", NO_VALUE), "its R@k %": _pct(best.get("recall")),
+                     "oracle R@k %": _pct(auto["oracle"].get(str(k))), "regret (points)": _pct(auto["regret"].get(str(k)))})
+    return pd.DataFrame(rows)
+
+
+def auto_chosen_text(report: Any) -> str:
+    """How often auto chose each mode, e.g. "mix 40, naive 11"."""
+    chosen = (report.modes.get("auto") or {}).get("chosen") or {}
+    return ", ".join(f"{m} {n}" for m, n in sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def summary_notes(report: Any) -> list[str]:

@@ -50,3 +50,37 @@ def estimate_judge_cost(principal: Principal, ws: Workspace, questions: Sequence
     from core.judge.runner import estimate_cost
 
     return estimate_cost(ws, questions, modes, chat, **options)
+
+
+@requires(Role.viewer)
+def router_rows(principal: Principal, ws: Workspace, questions: list[Question], label: str, k: int = 5,
+                eval_rows: Optional[Sequence[dict[str, Any]]] = None, settings: Optional[Settings] = None,
+                keywords: Any = None) -> list[dict[str, Any]]:
+    """The ``auto`` router's training rows for a question set: per question its features and each
+    candidate mode's gold recall@k (``core.evaluation.routing_eval.router_rows``; the recalls from
+    ``eval_rows``, an ``eval --per-question`` file's rows, when given). Reads only; a heavy work slot."""
+    from core.evaluation.routing_eval import router_rows as rows_of
+
+    with slots().slot(heavy=True):
+        return rows_of(ws, questions, label, k, eval_rows=eval_rows, settings=settings, keywords=keywords)
+
+
+@requires(Role.editor)
+def train_router(principal: Principal, ws: Optional[Workspace], rows: Sequence[dict[str, Any]], out: Optional[str] = None,
+                 target: str = "recall@5", cross_validate: bool = True) -> tuple[str, dict[str, Any]]:
+    """Fit the ``auto`` router on ``rows`` (``core.evaluation.routing_eval.train``: ridge and margin chosen
+    by grouped k-fold, cross-validated figures) and save it as JSON at ``out`` (default: the workspace's
+    ``router.json``, which its ``auto`` mode then uses; ``ws`` may be None when ``out`` is given). Returns the
+    path written and the held-out figures."""
+    from pathlib import Path
+
+    from core.evaluation.routing_eval import train
+    from core.routing.auto_mode import WORKSPACE_MODEL
+
+    model, cv = train(rows, target=target, with_cv=cross_validate)
+    if not out and ws is None:
+        raise ValueError("train_router needs a workspace or an output path")
+    path = Path(out) if out else Path(ws.path) / WORKSPACE_MODEL  # type: ignore[union-attr]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(model.to_json(), encoding="utf-8")
+    return str(path), cv

@@ -26,6 +26,15 @@ def _table(report) -> str:
                      + f"{pct(s.get('answer_in_first_line'))}   {pct(s.get('right_bold'))}  {pct(s.get('wrong_bold'))}     "
                      + f"{s['context_tokens'] or 0:9.0f}"
                      + f"  {s['latency_ms']['p50'] or 0:6.1f}  {s['latency_ms']['p95'] or 0:6.1f}")
+    auto = report.modes.get("auto", {})
+    if "regret" in auto:
+        chosen = ", ".join(f"{m} {n}" for m, n in sorted(auto["chosen"].items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"auto chose: {chosen} (of {auto['questions']} questions)")
+        for k in ks:
+            best = auto["best_fixed"][str(k)] or {}
+            lines.append(f"auto R@{k}: {100 * (auto['auto'][str(k)] or 0):.1f}  best fixed {best.get('mode', '-')} "
+                         f"{100 * (best.get('recall') or 0):.1f}  oracle {100 * (auto['oracle'][str(k)] or 0):.1f}  "
+                         f"regret {100 * (auto['regret'][str(k)] or 0):.1f}")
     return "\n".join(lines)
 
 

@@ -16,7 +16,7 @@ from core.cli.base import EXIT_CANCELLED, EXIT_ERROR, common_flags
 from core.errors import KNOWN_ERRORS
 
 LIGHT_MODULES = ("core.cli.workspace_commands", "core.cli.annotations", "core.cli.edit")
-MODE_MODULES = ("core.cli.query", "core.cli.evaluate", "core.cli.judge", "core.cli.import_lightrag")
+MODE_MODULES = ("core.cli.query", "core.cli.evaluate", "core.cli.judge", "core.cli.import_lightrag", "core.cli.router")
 COMMAND_MODULES = LIGHT_MODULES[:1] + MODE_MODULES[:2] + LIGHT_MODULES[1:] + MODE_MODULES[2:]  # help order
 
 

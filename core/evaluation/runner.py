@@ -15,6 +15,7 @@ from core.evaluation.metrics import (KEY_TERM_RECALL, SHORT_ANSWER_WORDS, all_at
                                      wrong_bold,
                                      ranked_documents, recall_at_k, span_recall_at_k)
 from core.evaluation.questions import Question, resolve_gold
+from core.evaluation.regret import AUTO, auto_summary
 from core.retrieval.registry import query_context, retrieve
 from core.settings import Settings
 from core.tokens import count_tokens
@@ -144,6 +145,8 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
                 texts = [chunk_text[c] for c in dict.fromkeys(result.evidence_chunk_ids) if c in chunk_text]
                 for k in ks:
                     row[f"span_recall@{k}"] = span_recall_at_k(texts, q.evidence_spans, k)
+            if result.route:
+                row["chosen"] = result.route.get("chosen")
             row["evidence_loss"] = document_loss(result, q.gold_doc_ids, chunk_doc, max(ks))
             if q.gold_chunk_ids:
                 row["evidence_loss_chunks"] = chunk_loss(result, q.gold_chunk_ids, max(ks))
@@ -181,4 +184,16 @@ def evaluate(ws: Workspace, questions: list[Question], modes: Sequence[str], ks:
         if with_spans:  # chunk-level: share of quoted gold spans inside the top-k evidence chunks
             summary["span_recall@k"] = {str(k): mean(r.get(f"span_recall@{k}") for r in rows) for k in ks}
         report.modes[mode] = summary
+    routed = auto_summary(report.rows, ks)
+    if routed is not None:  # auto's choices, regret against the oracle and the best fixed mode run
+        from core.routing.auto_mode import model_for
+
+        trained = set(model_for(ws)[0].trained_on.get("qids", []))
+        routed["trained_on_these"] = seen = sum(1 for q in questions if q.qid in trained)
+        if seen:
+            report.warnings.append(
+                f"auto's router model was trained on {seen} of these {len(questions)} questions: auto's recall and "
+                "regret here are train-set figures; its held-out (cross-validated) figures are in the model file "
+                "(trained_on.cv), as 'python -m core router train' prints them")
+        report.modes[AUTO].update(routed)
     return report

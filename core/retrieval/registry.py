@@ -43,6 +43,9 @@ SPECS: tuple[ModeSpec, ...] = (
              llm_answer="core.llm.generated_answers:context_is_prompt"),
     ModeSpec("ppr", "HippoRAG", "personalised PageRank over entities and chunks from the question's entities.",
              "core.retrieval.ppr_search:PPRRetriever"),
+    ModeSpec("auto", "router", "picks one of the other modes per question from cheap question features, runs only it.",
+             "core.routing.auto_mode:AutoRetriever", "core.routing.auto_mode:auto_answer",
+             llm_answer="core.routing.auto_mode:auto_llm_message"),
 )
 
 _CACHE: dict[str, Any] = {"specs": None, "retrievers": None}

@@ -128,6 +128,8 @@ TEXTS: dict[str, Template] = {
     "occurrence_empty": "occurrence ranking: every candidate has weight 0 -> fall back to the plain dense top-{k}",
     "items_dropped": "token budget {budget}: {dropped} of {total} items dropped",
     "tree_context": "{note}; context {tokens} tokens",
+    # auto (core.routing)
+    "route": "auto chose {chosen} ({reason}); router {route_ms:.1f} ms, then only {chosen} ran",
 }
 
 register_texts(TEXTS)

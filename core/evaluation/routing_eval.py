@@ -1,0 +1,141 @@
+"""Training and measuring the ``auto`` router (``core.routing``) on per-question gold recall.
+
+* ``router_rows``: one row per question of a set: its router features and each candidate mode's gold
+  recall@k (from an ``eval --per-question`` file when given, else by running the modes).
+* ``regret_table``: what a choice per question is worth against the best fixed mode and the
+  per-question oracle (regret = oracle recall − chosen mode's recall, averaged).
+* ``cross_validate``: grouped k-fold by question id (a question asked on two workspaces is held out
+  of both), the ridge and margin picked by an inner grouped k-fold on the training folds only, so no
+  reported figure is a train-set figure. ``train`` fits the final model on every row the same way.
+Everything is deterministic: folds by a hash of the question id, closed-form fits."""
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from core.evaluation.questions import Question, resolve_gold
+from core.evaluation.regret import regret_table
+from core.retrieval.registry import query_context
+from core.routing.auto_mode import candidates
+from core.routing.features import FEATURES, question_features
+from core.routing.model import RouterModel, fit
+from core.settings import Settings
+from core.workspace import Workspace
+
+RIDGES = (1.0, 3.0, 10.0, 30.0, 100.0)
+MARGINS = (0.0, 0.05, 0.1)
+FOLDS = 5
+
+
+def router_rows(ws: Workspace, questions: list[Question], label: str, k: int = 5,
+                eval_rows: Optional[Sequence[Mapping[str, Any]]] = None, settings: Optional[Settings] = None,
+                keywords: Any = None) -> list[dict[str, Any]]:
+    """Per question with gold: ``{"qid", "set": label, "features": {...}, "recall": {mode: recall@k}}``.
+    The recalls come from ``eval_rows`` (``eval --per-question`` rows of this workspace) when given,
+    else from running every candidate mode (``core.evaluation.runner.evaluate``)."""
+    from core.evaluation.runner import evaluate
+
+    questions = [q for q in resolve_gold(questions, ws.doc_names()) if q.gold_doc_ids]
+    modes = candidates()
+    if eval_rows is None:
+        eval_rows = evaluate(ws, questions, modes, (k,), settings=settings, include_bm25=False,
+                             keywords=keywords).rows
+    recall: dict[tuple[str, str], float] = {(str(r["qid"]), str(r["mode"])): float(r.get(f"recall@{k}") or 0.0)
+                                            for r in eval_rows if r.get("mode") in modes}
+    out = []
+    for q in questions:
+        found = {m: recall[(q.qid, m)] for m in modes if (q.qid, m) in recall}
+        if len(found) != len(modes):
+            continue  # a question some mode was not measured on
+        ctx = query_context(ws, q.question, settings=settings, keywords=keywords)
+        out.append({"qid": q.qid, "set": label, "features": question_features(ctx), "recall": found})
+    return out
+
+
+def _matrix(rows: Sequence[Mapping[str, Any]], features: Sequence[str]) -> np.ndarray:
+    return np.array([[float(r["features"].get(f, 0.0)) for f in features] for r in rows], dtype=np.float64)
+
+
+def _modes(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    order = candidates()
+    common = set.intersection(*(set(r["recall"]) for r in rows)) if rows else set()
+    return [m for m in order if m in common] + sorted(common - set(order))
+
+
+def _fold(qid: str, folds: int) -> int:
+    return int(hashlib.sha1(qid.encode("utf-8")).hexdigest()[:8], 16) % folds
+
+
+def _fit(rows: Sequence[Mapping[str, Any]], ridge: float, margin: float, target: str) -> RouterModel:
+    modes = _modes(rows)
+    recalls = {m: np.array([float(r["recall"][m]) for r in rows]) for m in modes}
+    return fit(_matrix(rows, FEATURES), recalls, FEATURES, ridge=ridge, margin=margin, target=target, modes=modes)
+
+
+def _choices(model: RouterModel, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [model.choose(r["features"], list(r["recall"])).mode for r in rows]
+
+
+def _held_out(rows: Sequence[Mapping[str, Any]], folds: int,
+              fitter: Callable[[Sequence[Mapping[str, Any]]], RouterModel]) -> list[str]:
+    """The mode chosen for each row by a model fitted without that row's question (grouped k-fold)."""
+    chosen = [""] * len(rows)
+    for f in range(folds):
+        test = [i for i, r in enumerate(rows) if _fold(str(r["qid"]), folds) == f]
+        train = [r for i, r in enumerate(rows) if _fold(str(r["qid"]), folds) != f]
+        if not test or not train:
+            continue
+        model = fitter(train)
+        for i, mode in zip(test, _choices(model, [rows[i] for i in test])):
+            chosen[i] = mode
+    return chosen
+
+
+def _mean_chosen(rows: Sequence[Mapping[str, Any]], chosen: Sequence[str]) -> float:
+    return float(np.mean([r["recall"][m] for r, m in zip(rows, chosen) if m])) if rows else 0.0
+
+
+def select_and_fit(rows: Sequence[Mapping[str, Any]], target: str = "recall@5",
+                   folds: int = FOLDS) -> RouterModel:
+    """The model fitted on ``rows`` with the ridge and margin whose inner grouped k-fold recall is best
+    (ties: the larger ridge, the smoother fit; then the smaller margin: with equal held-out recall, a
+    router that does route rather than one that always returns the default mode)."""
+    best: Optional[tuple[float, float, float]] = None
+    for ridge in RIDGES:
+        for margin in MARGINS:
+            score = _mean_chosen(rows, _held_out(rows, folds, lambda t: _fit(t, ridge, margin, target)))
+            key = (round(score, 9), ridge, -margin)
+            if best is None or key > best:
+                best = key
+    assert best is not None
+    return _fit(rows, best[1], -best[2], target)
+
+
+def cross_validate(rows: Sequence[Mapping[str, Any]], target: str = "recall@5",
+                   folds: int = FOLDS) -> dict[str, Any]:
+    """Held-out figures per set and over all rows: each question's mode chosen by a model (its ridge and
+    margin selected inside the training folds) that never saw that question."""
+    chosen = _held_out(rows, folds, lambda t: select_and_fit(t, target, folds))
+    out: dict[str, Any] = {"folds": folds, "target": target, "all": regret_table(rows, chosen)}
+    for label in sorted({str(r["set"]) for r in rows}):
+        keep = [i for i, r in enumerate(rows) if r["set"] == label]
+        out[label] = regret_table([rows[i] for i in keep], [chosen[i] for i in keep])
+    return out
+
+
+def train(rows: Sequence[Mapping[str, Any]], target: str = "recall@5", folds: int = FOLDS,
+          with_cv: bool = True) -> tuple[RouterModel, dict[str, Any]]:
+    """The model fitted on every row (``select_and_fit``) and its cross-validated figures (empty when
+    ``with_cv`` is off); the model records what it was trained on, the figures included."""
+    if not rows:
+        raise ValueError("no training rows: no question with gold evidence was measured")
+    model = select_and_fit(rows, target, folds)
+    cv = cross_validate(rows, target, folds) if with_cv else {}
+    in_sample = regret_table(rows, _choices(model, rows))
+    model.trained_on = {"sets": sorted({str(r["set"]) for r in rows}), "rows": len(rows),
+                        "questions": len({str(r["qid"]) for r in rows}), "cv": cv,
+                        "qids": sorted({str(r["qid"]) for r in rows}),
+                        "train_set_figures_not_a_result": in_sample}
+    return model, cv

@@ -1,0 +1,87 @@
+"""The ``auto`` mode: work out the question's router features (``core.routing.features``), let the router
+model choose one of the other modes (``core.routing.model``), run only that mode, and return its result
+under the name ``auto`` with the decision in ``result.route`` (chosen mode, reason, predicted gains,
+feature values) and a ``route`` trace event. Its answers are the chosen mode's answers.
+
+The model is the workspace's own ``router.json`` when one was trained into it (``python -m core router
+train``), else the committed default. It sits above the mode registry (it runs a mode through it); the
+registry names it only by its ``"module:attribute"`` reference."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from core.retrieval.query import QueryContext
+from core.retrieval.registry import find_spec, modes, registry
+from core.routing.features import question_features
+from core.routing.model import RouterModel, default_model, load_model
+from core.trace import TraceEvent
+from core.types import RetrievalResult
+
+if TYPE_CHECKING:
+    from core.workspace import Workspace
+
+NAME = "auto"
+WORKSPACE_MODEL = "router.json"  # a model trained into a workspace, next to its settings
+_MODELS: dict[Any, RouterModel] = {}
+
+
+def model_path(ws: Workspace) -> Optional[Path]:
+    """The workspace's own router model file, or None when it has none (the default model is used)."""
+    path = Path(ws.path) / WORKSPACE_MODEL
+    return path if path.is_file() else None
+
+
+def model_for(ws: Workspace) -> tuple[RouterModel, str]:
+    """The router model for ``ws`` and where it came from ("workspace" or "default"); read once per file
+    version."""
+    path = model_path(ws)
+    key: Any = ("default",) if path is None else (str(path), path.stat().st_mtime_ns)
+    if key not in _MODELS:
+        _MODELS[key] = default_model() if path is None else load_model(path)
+    return _MODELS[key], "default" if path is None else "workspace"
+
+
+def candidates() -> list[str]:
+    """The modes the router may choose: every registered mode but itself."""
+    return [m for m in modes() if m != NAME]
+
+
+class AutoRetriever:
+    name = NAME
+    params: tuple[str, ...] = ()
+
+    def retrieve(self, ctx: QueryContext) -> RetrievalResult:
+        started = time.perf_counter()
+        model, source = model_for(ctx.ws)
+        choice = model.choose(question_features(ctx), candidates())
+        route_ms = round((time.perf_counter() - started) * 1000, 3)
+        result = registry()[choice.mode].retrieve(ctx)
+        result.mode = NAME
+        result.route = {"chosen": choice.mode, "reason": choice.reason, "gains": choice.gains,
+                        "features": choice.features, "model": source, "default": model.default}
+        result.timings_ms = {"route": route_ms, **result.timings_ms}
+        result.trace.insert(0, TraceEvent("route", "route", {"chosen": choice.mode, "reason": choice.reason,
+                                                             "route_ms": route_ms}))
+        return result
+
+
+def chosen_mode(result: RetrievalResult) -> str:
+    """The mode an auto result came from (naive for a result without a routing decision)."""
+    chosen = str(result.route.get("chosen", "")) if result.route else ""
+    return chosen if chosen and chosen != NAME and find_spec(chosen) is not None else "naive"
+
+
+def auto_answer(inputs: Any, result: RetrievalResult) -> Any:
+    """The offline answer of an auto result: the chosen mode's answer builder on it."""
+    spec = find_spec(chosen_mode(result))
+    assert spec is not None
+    return spec.offline_builder()(inputs, result)
+
+
+def auto_llm_message(result: RetrievalResult) -> str:
+    """The LLM user message of an auto result: the chosen mode's message builder."""
+    spec = find_spec(chosen_mode(result))
+    assert spec is not None
+    return str(spec.llm_builder()(result))
