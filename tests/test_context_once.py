@@ -80,11 +80,17 @@ def test_the_cap_drops_the_last_chunks_first_like_the_budgets():
     assert tokens <= cap < count_tokens(full)
     assert [c.chunk_id for c in budgeted.chunks] == ["c1"] and budgeted.relations == relations
     assert done["dropped"] == 2 and S1 in text and S2 not in text
-    # a cap below the rows themselves then takes relations, then entities
+    # a cap below the rows themselves then takes relations, then entities, but never the last chunk,
+    # relation or entity: a corpus smaller than the tables' structure must not leave a mode no evidence
     budgeted = Budgeted(list(entities), list(relations), list(chunks), {})
     cap = count_tokens(render_context(entities, relations[:1], []))
     render_compact_within(budgeted, cap, count_tokens)
-    assert budgeted.chunks == [] and len(budgeted.relations) == 1 and budgeted.entities == entities
+    assert [c.chunk_id for c in budgeted.chunks] == ["c1"] and len(budgeted.relations) == 1
+    assert 1 <= len(budgeted.entities) <= len(entities)
+    budgeted = Budgeted(list(entities), list(relations), list(chunks), {})
+    text, tokens, done = render_compact_within(budgeted, 0, count_tokens)
+    assert (len(budgeted.chunks), len(budgeted.relations), len(budgeted.entities)) == (1, 1, 1)
+    assert S1 in text and tokens > 0 and done["dropped"] == 2 + 4 + 5
 
 
 # --- the sample corpus, every mode ---------------------------------------------------------------

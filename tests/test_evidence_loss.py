@@ -133,7 +133,12 @@ def test_not_selected(tiny_ws):
     stages = _stages(tiny_ws, "local", 1, chunks_per_entity=1)
     assert stages["boat.txt"] == "found"
     assert stages["garden.txt"] == "not_selected"
-    assert _stages(tiny_ws, "local", 1)["garden.txt"] == "below_k"  # with three per entity it is selected
+    # with three per entity it is selected; this six-line corpus is smaller than local's tables, so the
+    # cap at the corpus's size then cuts it from the rendered context (selected, cut by a budget)
+    assert _stages(tiny_ws, "local", 1)["garden.txt"] == "over_budget"
+    # under a corpus this small's size no longer binding (a larger budget is not enough: the cap is
+    # the corpus), the selected chunk is in the context below k
+    assert _stages(tiny_ws, "naive", 1)["garden.txt"] == "below_k"
 
 
 def test_not_reached(tiny_ws):

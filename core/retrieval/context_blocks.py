@@ -30,14 +30,14 @@ def add_keyword_usage(result: Any, usage: dict[str, int]) -> None:
     result.completion_tokens += int(usage.get("completion_tokens", 0))
 
 
-def fit_to_budget(lists: Sequence[list[Any]], measure: Callable[[], int], budget: int) -> int:
+def fit_to_budget(lists: Sequence[list[Any]], measure: Callable[[], int], budget: int, floor: int = 0) -> int:
     """The one trimming loop: ``measure()`` renders the current lists and returns their exact token
-    count; while it exceeds ``budget``, drop the last item of the first non-empty list (``lists`` in
-    dropping order; changed in place) and measure again. Stops when every list is empty. Returns the
-    number of items dropped."""
+    count; while it exceeds ``budget``, drop the last item of the first list holding more than ``floor``
+    items (``lists`` in dropping order; changed in place) and measure again. Stops when no list can
+    lose another item. Returns the number of items dropped."""
     dropped = 0
     while measure() > budget:
-        victim = next((items for items in lists if items), None)
+        victim = next((items for items in lists if len(items) > floor), None)
         if victim is None:
             break
         victim.pop()

@@ -94,7 +94,7 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
 
 def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int]) -> tuple[str, int, dict[str, Any]]:
     """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
-    chunk, then relation, then entity (``budgeted``'s lists change in place). Returns the context, its
+    chunk, then relation, then entity, never the last of each (``budgeted``'s lists change in place). Returns the context, its
     tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text
     replaced by a pointer)."""
     rendered: dict[str, Any] = {}
@@ -106,7 +106,8 @@ def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str],
         rendered["tokens"] = counter(rendered["text"])
         return rendered["tokens"]
 
-    dropped = fit_to_budget((budgeted.chunks, budgeted.relations, budgeted.entities), measure, max(cap, 0))
-    if rendered["tokens"] > cap:
-        return "", counter(""), {"dropped": dropped, "pointers": 0}
+    # floor=1: the cap never empties a list. On a corpus smaller than the tables' own structure (a few
+    # one-line documents) the context stays over the corpus by that structure rather than lose every
+    # chunk, which left hybrid and mix with no evidence at all.
+    dropped = fit_to_budget((budgeted.chunks, budgeted.relations, budgeted.entities), measure, max(cap, 0), floor=1)
     return rendered["text"], rendered["tokens"], {"dropped": dropped, "pointers": rendered["pointers"]}

@@ -276,7 +276,7 @@ def _finish_within(result: RetrievalResult, budget: int, render: Render, evidenc
         dropped = fit_to_budget(
             (sources, blocks),
             lambda: finish(result, compact(blocks, sources), evidence(blocks, sources), count).context_tokens,
-            cap if cap > 0 else budget)
+            cap if cap > 0 else budget, floor=1)  # the cap never empties the sources or the paths
         if dropped:
             result.log("budgets", "corpus_cap", dropped=dropped, corpus_tokens=cap)
     return blocks, sources

@@ -352,7 +352,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
                                           _evidence(kept, weights, strict, tie), count).context_tokens, budget)
     corpus = ctx.ws.views.derived(corpus_tokens)  # then each sentence once, and no more than the corpus
     capped = fit_to_budget((kept,), lambda: finish(result, _render_once(kept), _evidence(kept, weights, strict, tie),
-                                                   count).context_tokens, min(budget, corpus) if corpus > 0 else budget)
+                                                   count).context_tokens, min(budget, corpus) if corpus > 0 else budget,
+                           floor=1)  # the cap never empties the context
     if capped:
         result.log("budgets", "corpus_cap", dropped=capped, corpus_tokens=corpus)
     if len(kept) < len(chosen.items):
