@@ -8,8 +8,11 @@ whose offset is unknown (-1) have no page: the citation then names the chunk, as
 """
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from typing import Optional, Sequence
+
+LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
 
 
 def page_of(page_starts: Sequence[int], offset: int) -> Optional[int]:
@@ -38,11 +41,90 @@ def pages_label(page_start: Optional[int], page_end: Optional[int]) -> str:
     return f"pp. {page_start}\u2013{page_end}"
 
 
+def where_label(page_start: Optional[int] = None, page_end: Optional[int] = None,
+                chunk_order: Optional[int] = None) -> str:
+    """Where in its document a source sits: ``p. 12`` / ``pp. 3–4`` when the pages are known, else
+    ``chunk n`` (``chunk_order`` is 0-based; the format has no pages), else empty."""
+    where = pages_label(page_start, page_end)
+    if not where and chunk_order is not None and chunk_order >= 0:
+        where = f"chunk {chunk_order + 1}"
+    return where
+
+
+def citation_body(doc_name: str, page_start: Optional[int] = None, page_end: Optional[int] = None,
+                  chunk_order: Optional[int] = None) -> str:
+    """The citation without its brackets: ``doc, p. 12`` or ``doc, chunk n`` or ``doc``."""
+    where = where_label(page_start, page_end, chunk_order)
+    return f"{doc_name}, {where}" if where else doc_name
+
+
 def format_citation(doc_name: str, page_start: Optional[int] = None, page_end: Optional[int] = None,
                     chunk_order: Optional[int] = None) -> str:
     """The citation an answer writes after a quoted sentence: ``[doc, p. 12]`` when the pages are
     known, else ``[doc, chunk n]`` (``chunk_order`` is 0-based), else ``[doc]``."""
-    where = pages_label(page_start, page_end)
-    if not where and chunk_order is not None:
-        where = f"chunk {chunk_order + 1}"
-    return f"[{doc_name}, {where}]" if where else f"[{doc_name}]"
+    return f"[{citation_body(doc_name, page_start, page_end, chunk_order)}]"
+
+
+def locate(text: str, quote: str) -> tuple[int, int]:
+    """``(start, end)`` of ``quote`` inside ``text``, whitespace-insensitive, matched on its first
+    ``LOCATE_WORDS`` words (a quoted sentence has its spaces collapsed and may be cut with "…");
+    ``(-1, -1)`` when it is not there. ``end`` is the match's end when the whole quote matched,
+    else ``start`` plus the quote's length, capped at the text's end."""
+    words = [w for w in quote.replace("\u2026", " ").split() if w]
+    if not words:
+        return -1, -1
+    head = words[:LOCATE_WORDS]
+    match = re.search(r"\s+".join(re.escape(w) for w in head), text)
+    if match is None:
+        return -1, -1
+    if len(head) == len(words):
+        return match.start(), match.end()
+    return match.start(), min(len(text), match.start() + len(quote))
+
+
+def quote_pages(page_starts: Sequence[int], chunk_start: int, chunk_text: str,
+                quote: str) -> tuple[Optional[int], Optional[int]]:
+    """The pages of a sentence quoted from a chunk: the pages of its own characters when it is found
+    in the chunk's text, else the chunk's pages; ``(None, None)`` without pages or a known offset."""
+    if not page_starts or chunk_start < 0:
+        return None, None
+    start, end = locate(chunk_text, quote)
+    if start < 0:
+        return page_range(page_starts, chunk_start, len(chunk_text))
+    return page_range(page_starts, chunk_start + start, end - start)
+
+
+_CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|chunk\s+(\d+))\s*\]")
+
+Source = tuple[str, Optional[int], Optional[int], Optional[int]]  # (doc name, page_start, page_end, chunk order)
+
+
+def cited_places(text: str) -> list[tuple[str, str, int, int]]:
+    """The ``[doc, p. n]``, ``[doc, pp. n–m]`` and ``[doc, chunk n]`` citations written in ``text``:
+    ``(citation as written, "page" | "chunk", first, last)`` (chunk numbers 1-based as written)."""
+    out = []
+    for m in _CITED.finditer(text or ""):
+        if m.group(2):
+            first = int(m.group(3))
+            out.append((m.group(0), "page", first, int(m.group(4) or first)))
+        else:
+            out.append((m.group(0), "chunk", int(m.group(5)), int(m.group(5))))
+    return out
+
+
+def unsupported_citations(text: str, sources: Sequence[Source]) -> list[str]:
+    """The citations of ``text`` (as written) that name no source of the context: a document that
+    is not there, a page outside every page range of that document's sources, or a chunk number
+    none of its sources has. An LLM reply's citations are checked this way before they are shown."""
+    bad = []
+    for written, kind, first, last in cited_places(text):
+        doc = _CITED.match(written).group(1).strip().casefold()  # type: ignore[union-attr]
+        mine = [s for s in sources if s[0].strip().casefold() == doc]
+        if kind == "page":
+            ok = last - first < 100 and all(any(s[1] is not None and s[1] <= page <= (s[2] or s[1]) for s in mine)
+                                             for page in range(first, last + 1))
+        else:
+            ok = any(s[3] is not None and s[3] + 1 == first for s in mine)
+        if not ok:
+            bad.append(written)
+    return list(dict.fromkeys(bad))

@@ -145,3 +145,85 @@ def test_query_json_chunks_carry_pages(pdf_ws) -> None:
             assert 1 <= chunk["page_start"] <= chunk["page_end"] <= N_PAGES
             seen += 1
     assert seen
+
+
+
+def _cited_segments(answer: str):
+    """(text before a citation, first page, last page) for every page citation of an answer."""
+    import re
+
+    from core.citations import cited_places
+
+    out, pos = [], 0
+    for written, kind, first, last in cited_places(answer):
+        at = answer.index(written, pos)
+        line_start = answer.rfind("\n", 0, at) + 1
+        segment = answer[max(pos, line_start):at]
+        pos = at + len(written)
+        if kind == "page":
+            pages = re.findall(r"Sentence \d+ of page (\d+)", segment.replace("**", ""))
+            out.append((segment, pages, first, last))
+    return out
+
+
+def test_every_mode_cites_the_page_that_holds_the_quoted_sentence(pdf_ws) -> None:
+    """Every page citation of every mode's offline answer names the page the quoted sentence is on
+    (read from the sentence's own words), and no answer falls back to chunk numbers for a PDF."""
+    from core.api import mode_names, run_modes
+    from core.auth import LOCAL_ADMIN
+
+    modes = mode_names(LOCAL_ADMIN)
+    checked = 0
+    for question in ("What does sentence 7 of page 3 tell of marker3x7?", "Where is marker5x30?"):
+        results = run_modes(LOCAL_ADMIN, pdf_ws, question, modes, concurrent=False)
+        for mode, result in results.items():
+            text = result.answer.text if result.answer else ""
+            assert ", chunk " not in text, (mode, text)
+            for segment, pages, first, last in _cited_segments(text):
+                if not pages:  # a path hop or label line without a quoted sentence
+                    continue
+                assert first <= int(pages[-1]) <= last, (mode, segment, first, last)
+                checked += 1
+    assert checked >= len(modes)
+
+
+def test_llm_prompt_and_context_use_page_citations(pdf_ws) -> None:
+    from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
+    from core.llm.generated_answers import SYSTEM_PROMPT
+
+    result = run_modes(LOCAL_ADMIN, pdf_ws, "Where is marker2x4?", ["naive"], concurrent=False)["naive"]
+    assert "[document, p. 12]" in SYSTEM_PROMPT
+    assert "(known.pdf, p. " in result.context_text and ", chunk " not in result.context_text
+
+
+def test_citation_check_flags_sources_not_in_the_context() -> None:
+    from core.citations import cited_places, unsupported_citations
+    from core.llm.generated_answers import citation_note
+    from core.types import Answer, ChunkHit, RetrievalResult
+
+    sources = [("a.pdf", 3, 4, 2), ("n.txt", None, None, 0)]
+    text = ("x [a.pdf, p. 3] y [a.pdf, pp. 3\u20134] [a.pdf, p. 5] [n.txt, chunk 1] [n.txt, chunk 2] "
+            "[b.pdf, p. 1] [1]")
+    assert len(cited_places(text)) == 6
+    assert unsupported_citations(text, sources) == ["[a.pdf, p. 5]", "[n.txt, chunk 2]", "[b.pdf, p. 1]"]
+    hit = ChunkHit.make("c1", 1.0, "test")
+    hit.doc_name, hit.order, hit.page_start, hit.page_end = "a.pdf", 2, 3, 4
+    result = RetrievalResult(mode="naive", query="q", chunks=[hit])
+    assert citation_note(result, "ok [a.pdf, p. 4]") == ""
+    assert "[a.pdf, p. 9]" in citation_note(result, "bad [a.pdf, p. 9]")
+    assert Answer("t", "llm").note == ""
+
+
+def test_a_quoted_sentence_is_located_in_its_chunk() -> None:
+    from core.citations import locate, quote_pages
+
+    text = "First line.\n\nSecond  sentence\nruns over a break. Third one."
+    start, end = locate(text, "Second sentence runs over a break.")
+    assert text[start:end] == "Second  sentence\nruns over a break."
+    assert locate(text, "Not there at all") == (-1, -1)
+    # chunk at offset 100 of a document whose page 2 starts at 113 (the blank line after "First line.")
+    assert quote_pages([0, 113], 100, text, "First line.") == (1, 1)
+    assert quote_pages([0, 113], 100, text, "Third one.") == (2, 2)
+    assert quote_pages([0, 113], 100, text, "Missing words here") == (1, 2)  # the chunk's own pages
+    assert quote_pages([], 100, text, "Third one.") == (None, None)

@@ -205,6 +205,8 @@ def render_answer(result: RetrievalResult) -> None:
                 st.text(rest.strip())
             return
         st.text(text or "(the retrieved context gave no answer)")
+        if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
+            st.warning(escape_markdown(result.answer.note))
 
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:
