@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
 
@@ -99,6 +99,45 @@ _CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]
 Source = tuple[str, Optional[int], Optional[int], Optional[int]]  # (doc name, page_start, page_end, chunk order)
 
 
+def _runs(numbers: Sequence[int]) -> str:
+    """``3, 5–7`` from 3, 5, 6, 7 (sorted, de-duplicated)."""
+    nums = sorted(set(numbers))
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}\u2013{nums[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def sources_label(places: Sequence[Source]) -> list[str]:
+    """One citation body per document for the chunks an entity, relation, path hop or summary rests
+    on, documents in first-seen order: ``report.pdf, pp. 3, 5–6`` (the pages of all its chunks) or,
+    for a document without pages, ``notes.txt, chunks 2, 4`` (1-based)."""
+    pages: dict[str, list[int]] = {}
+    orders: dict[str, list[int]] = {}
+    for doc, first, last, order in places:
+        pages.setdefault(doc, [])
+        orders.setdefault(doc, [])
+        if first is not None:
+            pages[doc].extend(range(first, (last or first) + 1))
+        elif order is not None and order >= 0:
+            orders[doc].append(order + 1)
+    out = []
+    for doc in pages:
+        if pages[doc]:
+            many = len(set(pages[doc])) > 1
+            out.append(f"{doc}, {'pp.' if many else 'p.'} {_runs(pages[doc])}")
+        elif orders[doc]:
+            out.append(f"{doc}, {'chunks' if len(set(orders[doc])) > 1 else 'chunk'} {_runs(orders[doc])}")
+        else:
+            out.append(doc)
+    return out
+
+
 def cited_places(text: str) -> list[tuple[str, str, int, int]]:
     """The ``[doc, p. n]``, ``[doc, pp. n–m]`` and ``[doc, chunk n]`` citations written in ``text``:
     ``(citation as written, "page" | "chunk", first, last)`` (chunk numbers 1-based as written)."""
@@ -128,3 +167,15 @@ def unsupported_citations(text: str, sources: Sequence[Source]) -> list[str]:
         if not ok:
             bad.append(written)
     return list(dict.fromkeys(bad))
+
+
+def chunk_sources(records: Any, names: Mapping[str, str], chunk_ids: Iterable[str]) -> dict[str, Source]:
+    """``chunk_id -> (doc name, page_start, page_end, chunk order)`` of the chunks that exist, from a
+    record store's ``chunk_places`` and ``page_starts`` (two reads, no chunk text)."""
+    places = records.chunk_places(chunk_ids)
+    pages = records.page_starts({p[0] for p in places.values()})
+    out: dict[str, Source] = {}
+    for chunk_id, (doc_id, order, start, length) in places.items():
+        first, last = page_range(pages.get(doc_id, ()), start, length)
+        out[chunk_id] = (names.get(doc_id, doc_id), first, last, order)
+    return out

@@ -190,6 +190,7 @@ class _GraphHit(_Hit):
     degree: Optional[int] = None
     position: Optional[int] = None
     also_found_by: Optional[list[str]] = None
+    cited: Optional[list[str]] = None  # where its source chunks are: "doc, pp. 3, 5" or "doc, chunks 2, 4"
 
 
 @dataclass(kw_only=True)
@@ -262,6 +263,7 @@ class PathHit(_Hit):
     text: str
     why: Optional[str] = None
     question_entities: Optional[int] = None
+    hop_cited: Optional[list[str]] = None  # per edge, in path order: where its source chunks are
 
 
 @dataclass
@@ -277,6 +279,7 @@ class SummaryHit(_Hit):
     score: float
     reason: str
     leaf_chunk_ids: list[str] = field(default_factory=list)
+    cited: Optional[list[str]] = None  # where its leaf chunks are (see ``_GraphHit.cited``)
 
     @classmethod
     def make(cls, node: Any, score: float, reason: str, doc_name: str = "") -> "SummaryHit":

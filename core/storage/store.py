@@ -35,6 +35,8 @@ _CHUNK = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.text, _c.c.tokens, _c
                 _c.c.start_char)
 _CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
 _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
+_CHUNK_PLACES = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.start_char, func.length(_c.c.text)).where(
+    _c.c.chunk_id.in_(bindparam("ids", expanding=True)))
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
                _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
 _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
@@ -221,6 +223,15 @@ class SqlRecordStore(GraphRows, EditRows):
         for start in range(0, len(ids), BATCH):
             rows = self.db.rows(_CHUNKS_BY_ID, {"ids": ids[start:start + BATCH]})
             out.update({row[0]: _chunk(row) for row in rows})
+        return out
+
+    def chunk_places(self, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, int, int]]:
+        """``chunk_id -> (doc_id, order, start_char, length)`` without the texts (citations of graph hits)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, tuple[str, int, int, int]] = {}
+        for start in range(0, len(ids), BATCH):
+            for row in self.db.rows(_CHUNK_PLACES, {"ids": ids[start:start + BATCH]}):
+                out[row[0]] = (row[1], int(row[2]), int(row[3] if row[3] is not None else -1), int(row[4] or 0))
         return out
 
     def has_chunks(self) -> bool:
