@@ -179,3 +179,22 @@ def chunk_sources(records: Any, names: Mapping[str, str], chunk_ids: Iterable[st
         first, last = page_range(pages.get(doc_id, ()), start, length)
         out[chunk_id] = (names.get(doc_id, doc_id), first, last, order)
     return out
+
+
+def chunk_offsets(document: str, chunk_texts: Sequence[str]) -> list[int]:
+    """Where each of a document's chunks (in order) starts in its text, for workspaces indexed before
+    chunk spans were stored: the exact text searched from the previous chunk's start (chunks may
+    overlap), else from the top, else the first words (``locate``); -1 where it is not found."""
+    out: list[int] = []
+    previous = 0
+    for chunk in chunk_texts:
+        at = document.find(chunk, previous) if chunk else -1
+        if at < 0 and chunk:
+            at = document.find(chunk)
+        if at < 0 and chunk.strip():
+            found, _ = locate(document[previous:], chunk)
+            at = previous + found if found >= 0 else locate(document, chunk)[0]
+        out.append(at)
+        if at >= 0:
+            previous = at
+    return out

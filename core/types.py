@@ -23,6 +23,7 @@ class SourceDocument:
     doc_id: Optional[str] = None  # kept from JSONL corpora; else the content hash is used
     source: str = ""
     page_starts: tuple[int, ...] = ()  # PDF: offset in ``text`` where each page (1-based order) starts
+    original: bytes = field(default=b"", repr=False)  # PDF: the uploaded file, kept for the source viewer
 
 
 @dataclass

@@ -359,3 +359,61 @@ def test_sources_label_groups_pages_and_chunks() -> None:
     assert sources_label(places) == ["a.pdf, pp. 3\u20136", "n.txt, chunks 2, 4", "x.md, chunk 1"]
     assert sources_label([("a.pdf", 2, 2, 0)]) == ["a.pdf, p. 2"]
     assert sources_label([("a.pdf", 2, 2, 0), ("a.pdf", 7, 7, 5)]) == ["a.pdf, pp. 2, 7"]
+
+
+def test_an_old_workspace_recovers_spans_on_open_and_pages_on_re_adding_the_file(tmp_path) -> None:
+    """A workspace indexed before positions were kept (no chunk spans, no page rows, schema 4): on open
+    every chunk's span is found again in its document's text, the PDF is named as lacking pages, and
+    adding the same file again gives its pages without re-indexing or re-embedding anything."""
+    import sqlite3
+
+    from conftest import HashEmbedder
+
+    from core.api import position_gaps
+    from core.auth import LOCAL_ADMIN
+    from core.indexing.common import IndexReport
+    from core.indexing.pipeline import process_pending, register_documents
+    from core.loaders import load_bytes
+    from core.retrieval.results import fill_chunk_texts
+    from core.types import ChunkHit
+
+    path = tmp_path / "ws"
+    from core.workspace import Workspace
+
+    ws = Workspace(path, embedder=HashEmbedder())
+    ws.save_settings(ws.settings.model_copy(update={"chunk_tokens": 200, "chunk_overlap": 20}))
+    docs, failures = load_bytes("known.pdf", make_pdf())
+    with ws.writer():
+        register_documents(ws, docs, failures)
+        process_pending(ws)
+    (doc,) = ws.records.documents()
+    truth = {c.chunk_id: c.start_char for c in ws.records.chunks_of(doc.doc_id)}
+    assert position_gaps(LOCAL_ADMIN, ws) == ""
+    ws.close()
+    db = sqlite3.connect(path / "ragscope.sqlite3")
+    db.execute("UPDATE chunks SET start_char = -1")
+    db.execute("DELETE FROM doc_positions")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    db.commit()
+    db.close()
+
+    ws = Workspace(path, embedder=HashEmbedder())
+    try:
+        assert {c.chunk_id: c.start_char for c in ws.records.chunks_of(doc.doc_id)} == truth
+        gaps = position_gaps(LOCAL_ADMIN, ws)
+        assert "known.pdf" in gaps and "before page positions were kept" in gaps
+        hits = fill_chunk_texts(ws, [ChunkHit.make(c, 1.0, "t") for c in truth])
+        assert all(h.page_start is None for h in hits)  # no pages yet: citations name chunks
+        vectors = ws.vectors.count("chunks")
+        report = IndexReport()
+        docs, failures = load_bytes("known.pdf", make_pdf())
+        with ws.writer():
+            register_documents(ws, docs, failures, report=report)
+        assert report.unchanged == 1 and report.new_documents == 0
+        assert not ws.records.documents("pending")  # nothing to re-index
+        assert ws.vectors.count("chunks") == vectors
+        assert position_gaps(LOCAL_ADMIN, ws) == ""
+        hits = fill_chunk_texts(ws, [ChunkHit.make(c, 1.0, "t") for c in truth])
+        assert all(h.page_start is not None for h in hits)
+    finally:
+        ws.close()
