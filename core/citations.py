@@ -65,11 +65,15 @@ def format_citation(doc_name: str, page_start: Optional[int] = None, page_end: O
     return f"[{citation_body(doc_name, page_start, page_end, chunk_order)}]"
 
 
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})  # typographic = plain
+
+
 def locate(text: str, quote: str) -> tuple[int, int]:
     """``(start, end)`` of ``quote`` inside ``text``, whitespace-insensitive, matched on its first
     ``LOCATE_WORDS`` words (a quoted sentence has its spaces collapsed and may be cut with "…");
     ``(-1, -1)`` when it is not there. ``end`` is the match's end when the whole quote matched,
     else ``start`` plus the quote's length, capped at the text's end."""
+    quote, text = quote.translate(_QUOTES), text.translate(_QUOTES)  # one character each: offsets kept
     words = [w for w in quote.replace("\u2026", " ").split() if w]
     if not words:
         return -1, -1

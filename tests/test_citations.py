@@ -417,3 +417,10 @@ def test_an_old_workspace_recovers_spans_on_open_and_pages_on_re_adding_the_file
         assert all(h.page_start is not None for h in hits)
     finally:
         ws.close()
+
+
+def test_typographic_quotes_match_plain_ones() -> None:
+    from core.citations import locate
+
+    text = "He was going to say 'to a shade,' but stopped."
+    assert locate(text, "He was going to say \u2018to a shade,\u2019 but stopped.") == (0, len(text))
