@@ -20,6 +20,7 @@ PAGES = [
     ("pages/summary_tree.py", "Summary tree", ":material/account_tree:"),
     ("pages/compare.py", "Compare", ":material/view_column:"),
     ("pages/inspect.py", "Inspect", ":material/search:"),
+    ("pages/source.py", "Source viewer", ":material/find_in_page:"),
     ("pages/evaluate.py", "Evaluate", ":material/monitoring:"),
     ("pages/settings.py", "Settings", ":material/settings:"),
 ]

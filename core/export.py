@@ -8,6 +8,7 @@ from typing import Any
 
 import networkx as nx
 
+from core.citations import chunk_sources, sources_label
 from core.workspace import Workspace
 
 
@@ -42,9 +43,24 @@ def graph_bytes(graph: nx.Graph, fmt: str) -> bytes:
     raise ValueError(f"unknown export format {fmt!r} (graphml or json)")
 
 
+def with_citations(ws: Workspace, graph: nx.Graph) -> nx.Graph:
+    """A copy of ``graph`` whose nodes and edges with ``source_chunk_ids`` also carry ``cited``: where
+    those chunks are (``core.citations.sources_label``: "doc, pp. 3, 5" or "doc, chunks 2, 4")."""
+    out = graph.copy()
+    items = [data for _, data in out.nodes(data=True)] + [data for _, _, data in out.edges(data=True)]
+    ids = {c for data in items for c in (data.get("source_chunk_ids") or [])}
+    places = chunk_sources(ws.records, ws.doc_names(), ids) if ids else {}
+    for data in items:
+        chunk_ids = data.get("source_chunk_ids") or []
+        if chunk_ids:
+            data["cited"] = sources_label([places[c] for c in chunk_ids if c in places])
+    return out
+
+
 def export_graph(ws: Workspace, fmt: str, out: Path) -> Path:
-    """Write the knowledge graph to ``out`` in ``fmt`` ('graphml' or 'json')."""
-    graph = ws.knowledge_graph()
+    """Write the knowledge graph to ``out`` in ``fmt`` ('graphml' or 'json'); nodes and edges carry
+    ``cited`` (``with_citations``)."""
+    graph = with_citations(ws, ws.knowledge_graph())
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "graphml":
         nx.write_graphml(_graphml_safe(graph), out)

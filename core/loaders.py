@@ -171,7 +171,12 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
                 handle.seek(0)
                 return _load_jsonl(name, head, handle, limits)
             data = handle.read()
-        return _parse(name, ext, data, limits) if data.strip() else fail(name, _EMPTY)
+        if not data.strip():
+            return fail(name, _EMPTY)
+        docs, failures = _parse(name, ext, data, limits)
+        if ext == ".pdf" and len(docs) == 1:  # the page is rendered from it by the source viewer
+            docs[0].original = data
+        return docs, failures
     except Cancelled:  # the run's Cancel, not the file's fault
         raise
     except Exception as exc:  # noqa: BLE001 - never raise for bad input

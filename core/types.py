@@ -27,6 +27,7 @@ class SourceDocument:
     doc_id: Optional[str] = None  # kept from JSONL corpora; else the content hash is used
     source: str = ""
     page_starts: tuple[int, ...] = ()  # PDF: offset in ``text`` where each page (1-based order) starts
+    original: bytes = field(default=b"", repr=False)  # PDF: the uploaded file, kept for the source viewer
 
 
 @dataclass
@@ -217,6 +218,7 @@ class _GraphHit(_Hit):
     degree: Optional[int] = None
     position: Optional[int] = None
     also_found_by: Optional[list[str]] = None
+    cited: Optional[list[str]] = None  # where its source chunks are: "doc, pp. 3, 5" or "doc, chunks 2, 4"
 
 
 @dataclass(kw_only=True)
@@ -289,6 +291,7 @@ class PathHit(_Hit):
     text: str
     why: Optional[str] = None
     question_entities: Optional[int] = None
+    hop_cited: Optional[list[str]] = None  # per edge, in path order: where its source chunks are
 
 
 @dataclass
@@ -304,6 +307,7 @@ class SummaryHit(_Hit):
     score: float
     reason: str
     leaf_chunk_ids: list[str] = field(default_factory=list)
+    cited: Optional[list[str]] = None  # where its leaf chunks are (see ``_GraphHit.cited``)
 
     @classmethod
     def make(cls, node: Any, score: float, reason: str, doc_name: str = "") -> "SummaryHit":

@@ -314,6 +314,9 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
     if interrupted:
         st.warning(f"{interrupted} document(s) were interrupted: the run indexing them stopped (a crash or a "
                    "killed process) before they were done. Resume pending indexes them.")
+    gaps = api.position_gaps(state.principal(), ws)  # citations that name chunks where pages are wanted
+    if gaps:
+        st.info(escape_markdown(gaps))
     dropped_section(ws)
     if not interactive or not state.can(Role.editor):
         return

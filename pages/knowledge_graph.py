@@ -205,7 +205,7 @@ def export_bytes(path: str, generation: int, mention: bool, fmt: str, _ws: "Work
     """The whole graph as GraphML or JSON: built when a download button is clicked (not on open)."""
     principal = _principal
     graph = api.mention_graph(principal, _ws) if mention else api.knowledge_graph(principal, _ws)
-    return api.graph_bytes(principal, graph, fmt)
+    return api.graph_bytes(principal, graph, fmt, ws=_ws)  # with each node's and edge's pages (``cited``)
 
 
 def export_section(ws: "Workspace") -> None:

@@ -99,7 +99,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("retrieval: router", ("core.routing",)),
     ("answers and LLM", ("core.answers", "core.llm")),
     ("services", ("core.evaluation", "core.judge", "core.annotations", "core.editing", "core.importers", "core.export",
-                  "core.graph_page", "core.graph_quality", "core.warmup")),
+                  "core.graph_page", "core.graph_quality", "core.warmup", "core.source_view")),
     ("api", ("core.api",)),
     ("cli", ("core.cli", "core.__main__")),
     ("ui", ("ui",)),

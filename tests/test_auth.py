@@ -24,7 +24,7 @@ ADMIN = Principal("a-sub", "admin@example.com", Role.admin)
 API_ROLES = {
     # viewer: browse, query, compare, inspect, evaluate, export
     "run_modes": Role.viewer, "sample_paths": Role.viewer, "workspace_names": Role.viewer,
-    "workspace_path": Role.viewer, "status": Role.viewer, "documents": Role.viewer, "chunk_count": Role.viewer,
+    "workspace_path": Role.viewer, "status": Role.viewer, "documents": Role.viewer, "chunk_count": Role.viewer, "position_gaps": Role.viewer, "source_view": Role.viewer,
     "chunks_of": Role.viewer, "chunks_by_id": Role.viewer, "all_chunk_ids": Role.viewer, "doc_roots": Role.viewer,
     "chat_model": Role.viewer, "annotation_for": Role.viewer, "annotation_list": Role.viewer,
     "export_annotations": Role.viewer, "open_workspace": Role.viewer, "session_workspace": Role.viewer,

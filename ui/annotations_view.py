@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import api
 from core.auth import Role
+from core.citations import pages_label
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
@@ -41,7 +42,8 @@ def chunk_rows(results: Mapping[str, RetrievalResult]) -> list[dict[str, Any]]:
                 continue
             row = rows.setdefault(chunk_id, {"chunk_id": chunk_id, "doc_id": chunk.doc_id,
                                              "doc_name": chunk.doc_name or chunk.doc_id, "order": chunk.order,
-                                             "text": chunk.text, "modes": [], "rank": (rank, m_index)})
+                                             "text": chunk.text, "modes": [], "rank": (rank, m_index),
+                                             "pages": pages_label(chunk.page_start, chunk.page_end)})
             row["modes"].append(mode)
             row["rank"] = min(row["rank"], (rank, m_index))
     return sorted(rows.values(), key=lambda r: r["rank"])
@@ -74,7 +76,8 @@ def render_marking(ws: "Workspace", question: str, results: Mapping[str, Retriev
     with st.form(key=f"{key_prefix}_annotate_form"):
         for i, row in enumerate(rows[:shown]):
             by = ", ".join(row["modes"])
-            st.caption(escape_markdown(f"{i + 1}. {row['doc_name']}, chunk {row['order'] + 1} — retrieved by {by}"))
+            st.caption(escape_markdown(f"{i + 1}. {row['doc_name']}, {row['pages'] + ', ' if row.get('pages') else ''}"
+                                       f"chunk {row['order'] + 1} — retrieved by {by}"))
             text = row["text"]
             st.text(text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + " …")
             choices[row["chunk_id"]] = st.radio(

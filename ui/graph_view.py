@@ -109,7 +109,14 @@ def _default_title(node: Hashable, data: dict[str, Any], degree: int, label_attr
     description = data.get("description") or data.get("text")
     if description:
         lines.append(escape_text(description))
+    if data.get("cited"):
+        lines.append("source: " + escape_text(_cited(data["cited"]), 300))
     return "<br>".join(lines)
+
+
+def _cited(value: Any) -> str:
+    """A ``cited`` attribute (a list, or text already joined) as one line."""
+    return value if isinstance(value, str) else "; ".join(str(v) for v in value)
 
 
 def _edge_title(data: dict[str, Any]) -> str:
@@ -122,6 +129,8 @@ def _edge_title(data: dict[str, Any]) -> str:
         parts.append(f"weight: {escape_text(data['weight'], 20)}")
     if data.get("description"):
         parts.append(escape_text(data["description"], 400))
+    if data.get("cited"):
+        parts.append("source: " + escape_text(_cited(data["cited"]), 300))
     return "<br>".join(parts)
 
 

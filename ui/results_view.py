@@ -21,6 +21,7 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
+from core.citations import citation_body
 from core.types import Answer, PathHit, RetrievalResult
 
 
@@ -133,35 +134,46 @@ def _cell(value: Any) -> Any:
     return _join(value)
 
 
+def _join_cited(cited: Any) -> str:
+    """A hit's ``cited`` list (one "doc, pp. 3, 5" per document) as one cell; empty when unknown."""
+    return "; ".join(cited or [])
+
+
 def entities_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "name": e.name, "type": e.type, "score": e.score, "reason": e.reason,
-             "description": e.description, "chunks": len(e.source_chunk_ids)} for i, e in enumerate(result.entities)]
-    return pd.DataFrame(rows, columns=["rank", "name", "type", "score", "reason", "description", "chunks"])
+             "description": e.description, "chunks": len(e.source_chunk_ids), "cited": _join_cited(e.cited)}
+            for i, e in enumerate(result.entities)]
+    return pd.DataFrame(rows, columns=["rank", "name", "type", "score", "reason", "description", "chunks", "cited"])
 
 
 def relations_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "source": r.source, "target": r.target, "keywords": _join(r.keywords), "weight": r.weight,
-             "score": r.score, "reason": r.reason, "description": r.description} for i, r in enumerate(result.relations)]
+             "score": r.score, "reason": r.reason, "description": r.description, "cited": _join_cited(r.cited)}
+            for i, r in enumerate(result.relations)]
     return pd.DataFrame(rows, columns=["rank", "source", "target", "keywords", "weight", "score", "reason",
-                                       "description"])
+                                       "description", "cited"])
 
 
 def chunks_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "document": c.doc_name or c.doc_id, "position": c.order + 1, "score": c.score,
-             "reason": c.reason, "text": c.text, "chunk_id": c.chunk_id} for i, c in enumerate(result.chunks)]
-    return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id"])
+             "reason": c.reason, "text": c.text, "chunk_id": c.chunk_id,
+             "cited": citation_body(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order)}
+            for i, c in enumerate(result.chunks)]
+    return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id", "cited"])
 
 
 def summaries_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "level": s.level, "score": s.score, "leaves": len(s.leaf_chunk_ids), "text": s.text,
-             "node_id": s.node_id} for i, s in enumerate(result.summaries)]
-    return pd.DataFrame(rows, columns=["rank", "level", "score", "leaves", "text", "node_id"])
+             "node_id": s.node_id, "cited": _join_cited(s.cited)} for i, s in enumerate(result.summaries)]
+    return pd.DataFrame(rows, columns=["rank", "level", "score", "leaves", "text", "node_id", "cited"])
 
 
 def paths_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "reliability": p.score, "edges": p.hops, "question entities": p.question_entities,
-             "path": " → ".join(p.nodes), "why kept": p.why or ""} for i, p in enumerate(result.paths)]
-    return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "question entities", "path", "why kept"])
+             "path": " → ".join(p.nodes), "why kept": p.why or "", "cited": " | ".join(p.hop_cited or [])}
+            for i, p in enumerate(result.paths)]
+    return pd.DataFrame(rows, columns=["rank", "reliability", "edges", "question entities", "path", "why kept",
+                                       "cited"])
 
 
 def table_height(rows: int) -> int:
@@ -205,6 +217,8 @@ def render_answer(result: RetrievalResult) -> None:
                 st.text(rest.strip())
             return
         st.text(text or "(the retrieved context gave no answer)")
+        if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
+            st.warning(escape_markdown(result.answer.note))
 
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:
@@ -263,8 +277,11 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
                 st.text(f"Why kept: {path.why}")  # st.text never interprets the names as markup
             st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
             if path.relations:
+                hops = list(path.hop_cited or [])
                 st.dataframe(pd.DataFrame([{"source": r.source, "target": r.target, "keywords": _join(r.keywords),
-                                            "description": r.description, "weight": r.weight} for r in path.relations]),
+                                            "description": r.description, "weight": r.weight,
+                                            "rests on": hops[h] if h < len(hops) else ""}
+                                           for h, r in enumerate(path.relations)]),
                              hide_index=True, key=f"{key_prefix}_path_rel_{i}")
 
 

@@ -70,9 +70,25 @@ def query_subgraph(graph: nx.Graph, result: Any, budget: int = DEFAULT_BUDGET, n
     for node in sub.nodes:
         sub.nodes[node]["role"] = roles.get(node, "neighbour")
     edges = {(a, b) for a, b in rel_edges if sub.has_edge(a, b)}
+    _mark_cited(sub, result)
     return QuerySubgraph(graph=sub, entities=entities, endpoints=endpoints, neighbours=extra, edges=edges,
                          retrieved_entities=len(result.entities), retrieved_relations=len(result.relations),
                          omitted=omitted)
+
+
+def _mark_cited(sub: nx.Graph, result: Any) -> None:
+    """Give the drawn nodes and edges the result's citations (``cited``: the tooltip and the GraphML
+    export show where each rests in the documents; a path hop its own pages)."""
+    for hit in result.entities:
+        if hit.key in sub and hit.cited:
+            sub.nodes[hit.key]["cited"] = list(hit.cited)
+    for rel in result.relations:
+        if sub.has_edge(rel.source_key, rel.target_key) and rel.cited:
+            sub.edges[rel.source_key, rel.target_key]["cited"] = list(rel.cited)
+    for path in result.paths:
+        for edge, where in zip(path.relations, path.hop_cited or []):
+            if where and sub.has_edge(edge.source_key, edge.target_key):
+                sub.edges[edge.source_key, edge.target_key].setdefault("cited", where)
 
 
 def caption(view: QuerySubgraph, mode: str) -> str:

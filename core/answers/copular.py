@@ -121,7 +121,7 @@ def copular_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = 
     wanted = list(dict.fromkeys(list(pick.typed) + _replacements(pick, frame, graph)))
     if not wanted:
         return []
-    title = sentence_stems(pick.sentence.cite.rsplit(", chunk", 1)[0])
+    title = sentence_stems((pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]))
     for noun in _parse(text):
         if noun.pos_ not in ("NOUN", "PROPN") or stem(noun.lower_) != role.noun:
             continue

@@ -187,7 +187,7 @@ class AnswerInputs:
             return 1.0
         if not named:
             return 0.0
-        document = sentence_stems(sentence.cite.rsplit(", chunk", 1)[0].replace("-", " ").replace("_", " "))
+        document = sentence_stems((sentence.doc or sentence.cite.rsplit(", ", 1)[0]).replace("-", " ").replace("_", " "))
         for key in question - named:
             name = sentence_stems(self.graph.name(key) if key in self.graph else key)
             if name and name <= document:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from core.answers.question import _NOUN_TYPES, sentence_stems
+from core.citations import citation_body, quote_pages
 from core.storage.graph_view import as_graph_view
 
 if TYPE_CHECKING:
@@ -40,11 +41,12 @@ class Sentence:
     text: str
     chunk_id: str
     ord: int
-    cite: str  # "document name, chunk n"
+    cite: str  # "document name, p. n" (the sentence's own page) or "document name, chunk n" (no pages)
     mentions: list[tuple[str, str, str]] = field(default_factory=list)  # (label, surface, resolved key)
     keys: frozenset[str] = frozenset()  # entities it names, plus the one its opening pronoun refers to
     stems: frozenset[str] = frozenset()
     refers_to: str = ""  # the entity key an opening pronoun / "the company" was resolved to
+    doc: str = ""  # the document's name (the citation without its place)
 
 
 def _resolve(key: str, graph: Any, aliases: Mapping[str, str]) -> str:
@@ -131,18 +133,26 @@ class SentenceBank:
         names = self.ws.doc_names()
         with self.lock:
             rows = records.chunk_sentences(chunk_ids)
+            pages = records.page_starts({c.doc_id for c in chunks.values()})
         for chunk_id in chunk_ids:
             chunk = chunks.get(chunk_id)
             if chunk is None:
                 self.by_chunk[chunk_id] = []
                 continue
-            cite = f"{names.get(chunk.doc_id, chunk.doc_id)}, chunk {int(chunk.order) + 1}"
+            doc = names.get(chunk.doc_id, chunk.doc_id)
             stored = rows.get(chunk_id)
             if stored is None:  # indexed before sentence records existed: plain sentences, no mentions
                 from core.indexing.summarize import unparsed_sentences
 
                 stored = [(s, []) for s in unparsed_sentences(chunk.text)]
-            self.by_chunk[chunk_id] = build_sentences(chunk_id, cite, stored, self.graph, self.aliases)
+            built = build_sentences(chunk_id, citation_body(doc, None, None, int(chunk.order)), stored,
+                                    self.graph, self.aliases)
+            for sentence in built:
+                sentence.doc = doc
+                first, last = quote_pages(pages.get(chunk.doc_id, ()), chunk.start_char, chunk.text, sentence.text)
+                if first is not None:
+                    sentence.cite = citation_body(doc, first, last)
+            self.by_chunk[chunk_id] = built
 
 
 def sentence_bank(ws: Workspace) -> SentenceBank:

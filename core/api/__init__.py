@@ -44,7 +44,8 @@ from typing import TYPE_CHECKING, Any
 from core.api.annotations import (annotation_for, annotation_list, delete_annotations, export_annotations,
                                   import_annotations, question_id, save_annotation_marks)
 from core.api.corpus import (all_chunk_ids, chunk_count, chunks_by_id, chunks_of, doc_names, doc_roots, documents,
-                             documents_table, dropped_records, readable_summary, tree_index)
+                             documents_table, dropped_records, position_gaps, readable_summary, source_view,
+                             tree_index)
 from core.api.editing import (dismiss_merge_suggestion, edit_graph, evaluate_edits, export_graph_edits,
                               graph_edits, import_graph_edits, merge_suggestions, undo_graph_edit)
 from core.api.evaluation import estimate_judge_cost, evaluate, router_rows, run_judge, train_router
@@ -90,6 +91,7 @@ LAZY_RECORDS: dict[str, tuple[str, str]] = {
     "GraphSelection": ("core.graph_page", "GraphSelection"),
     "GraphSummary": ("core.graph_page", "GraphSummary"),
     "NodeDetail": ("core.graph_page", "NodeDetail"),
+    "SourceView": ("core.source_view", "SourceView"),
     "LightRAGImportReport": ("core.importers.lightrag.importer", "ImportReport"),
     "JudgeReport": ("core.judge.report", "JudgeReport"),
     "UsageCounter": ("core.llm.cache", "UsageCounter"),
@@ -115,7 +117,7 @@ FUNCTIONS = [
     "delete_workspace", "save_workspace_settings", "store_description", "status", "generation", "writer_active",
     "refresh_vectors",
     # corpus
-    "documents", "doc_names", "documents_table", "dropped_records", "chunk_count", "chunks_of", "chunks_by_id",
+    "documents", "doc_names", "documents_table", "dropped_records", "position_gaps", "source_view", "chunk_count", "chunks_of", "chunks_by_id",
     "all_chunk_ids", "doc_roots", "tree_index", "readable_summary",
     # graphs
     "knowledge_graph", "mention_graph", "mention_index", "graph_bytes", "graph_summary", "graph_selection",

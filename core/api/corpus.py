@@ -48,6 +48,43 @@ def dropped_records(principal: Principal, ws: Workspace) -> dict[str, dict[str, 
     return ws.dropped_records()
 
 
+NAMED_AT_MOST = 10  # documents named in the position message; the rest are counted
+
+
+def _named(names: list[str]) -> str:
+    shown = ", ".join(names[:NAMED_AT_MOST])
+    return shown + (f" and {len(names) - NAMED_AT_MOST} more" if len(names) > NAMED_AT_MOST else "")
+
+
+@requires(Role.viewer)
+def position_gaps(principal: Principal, ws: Workspace) -> str:
+    """What citations cannot say about this workspace's documents, as one message ("" when nothing):
+    the PDFs indexed before page positions were kept (their citations name chunks until the same file
+    is added again, which reads the pages without re-embedding anything), and the documents with a
+    chunk whose place in the text was not found (that chunk is cited by number)."""
+    pdfs, spans = ws.records.position_gaps()
+    parts = []
+    if pdfs:
+        parts.append(f"{len(pdfs)} PDF document(s) were indexed before page positions were kept, so their "
+                     f"citations name chunks, not pages: {_named(pdfs)}. Add the same files again (Documents "
+                     "page or `python -m core index`) to read their pages; nothing is re-embedded.")
+    if spans:
+        parts.append(f"{len(spans)} document(s) have chunks whose place in the document text was not found "
+                     f"(cited by chunk number): {_named(spans)}. Re-indexing them gives every chunk its place.")
+    return " ".join(parts)
+
+
+@requires(Role.viewer)
+def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str = "") -> Any:
+    """A cited chunk opened in its document (``core.source_view.SourceView``, None for an unknown
+    chunk): a PDF's page rendered with the quote (default: the chunk) highlighted, or the document's
+    text around it, escaped, with the span marked. The role that may read the workspace's documents
+    may view; nothing is written."""
+    from core.source_view import source_view as view
+
+    return view(ws, chunk_id, quote)
+
+
 # --- chunks ----------------------------------------------------------------------------------------
 @requires(Role.viewer)
 def chunk_count(principal: Principal, ws: Workspace) -> int:

@@ -41,11 +41,13 @@ def mention_index(principal: Principal, ws: Workspace) -> dict[str, dict[str, in
 
 
 @requires(Role.viewer)
-def graph_bytes(principal: Principal, graph: nx.Graph, fmt: str) -> bytes:
-    """A graph (one of the above, or a part of it) as a file's bytes: 'graphml' or 'json' (``core.export``)."""
+def graph_bytes(principal: Principal, graph: nx.Graph, fmt: str, ws: Optional[Workspace] = None) -> bytes:
+    """A graph (one of the above, or a part of it) as a file's bytes: 'graphml' or 'json' (``core.export``);
+    with ``ws``, nodes and edges with source chunks also carry ``cited`` (``core.export.with_citations``)."""
     from core.export import graph_bytes as as_bytes
+    from core.export import with_citations
 
-    return as_bytes(graph, fmt)
+    return as_bytes(with_citations(ws, graph) if ws is not None else graph, fmt)
 
 
 HEAVY_VIEW_NODES = 500  # a larger view (e.g. "Show all nodes") takes a heavy work slot

@@ -103,12 +103,18 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    status = open_workspace(args, read_only=True).status()
+    ws = open_workspace(args, read_only=True)
+    status = ws.status()
     if args.json:
         emit_json(status)
     else:
         for key, value in status.items():
             print(f"{key:>15}: {_status_value(key, value)}")
+        from core import api
+
+        gaps = api.position_gaps(LOCAL_ADMIN, ws)  # documents whose citations cannot name pages yet
+        if gaps:
+            print(gaps, file=sys.stderr)
     return 0
 
 

@@ -98,6 +98,7 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
     existing_rows = ws.records.documents_by_ids(ids)
     inserts: list[tuple[str, str, str, str, str, int]] = []
     pages: list[tuple[str, list[int]]] = []  # where each page of a PDF starts (core.citations)
+    originals: list[tuple[str, str, bytes]] = []  # a PDF's uploaded file, for the source viewer
     to_delete: list[str] = []
     reset: list[str] = []
     for (src, digest), doc_id in zip(hashed, ids):
@@ -111,6 +112,10 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
                 reset.append(doc_id)
             else:
                 report.unchanged += 1
+                if src.page_starts and not ws.records.page_starts([doc_id]):  # indexed before pages were kept:
+                    pages.append((doc_id, list(src.page_starts)))  # the re-parse gives them, nothing re-embedded
+                if src.original and ws.records.original(doc_id) is None:
+                    originals.append((doc_id, src.name, src.original))
             continue
         olds = [existing.doc_id] if existing is not None else []
         if src.doc_id is None:
@@ -123,6 +128,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
         inserts.append((doc_id, src.name, src.source, digest, src.text, count_tokens(src.text)))
         if src.page_starts:
             pages.append((doc_id, list(src.page_starts)))
+        if src.original:
+            originals.append((doc_id, src.name, src.original))
     if to_delete:
         delete_documents(ws, sorted(set(to_delete)))
     with ws.records.unit_of_work():
@@ -132,6 +139,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
         ws.records.insert_documents(inserts)
         for doc_id, starts in pages:
             ws.records.set_page_starts(doc_id, starts)
+        for doc_id, name, data in originals:
+            ws.records.set_original(doc_id, name, data)
         report.new_documents += len(inserts)
         ws.bump_generation()
 

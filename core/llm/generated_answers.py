@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from core.citations import unsupported_citations
 from core.llm.client import ChatModel, Completion, Message
 from core.types import Answer, RetrievalResult
 
 SYSTEM_PROMPT = (
     "You answer questions about the user's documents using only the context provided with the question. "
     "If the context does not contain the answer, say that it does not. Be concise and name the documents, "
-    "entities or passages you relied on."
+    "entities or passages you relied on. Cite each passage you use exactly as the context labels its "
+    "source, in square brackets: [document, p. 12] where the source has pages, else [document, chunk 3]."
 )
+UNSUPPORTED = "Cites a source that is not in the retrieved context (not checked, do not take it as fact): "
 EMPTY_CONTEXT = "The retrieval returned no context for this question, so there is nothing to answer from."
 
 
@@ -44,6 +47,14 @@ def answer_messages(result: RetrievalResult) -> list[Message]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": build(result)}]
 
 
+def citation_note(result: RetrievalResult, text: str) -> str:
+    """The note an LLM answer carries when it cites a page, chunk or document that none of the
+    result's chunks is (``core.citations.unsupported_citations``), else ""."""
+    sources = [(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order) for c in result.chunks]
+    bad = unsupported_citations(text, sources)
+    return UNSUPPORTED + ", ".join(bad) if bad else ""
+
+
 def _record(result: RetrievalResult, completion: Completion) -> None:
     if completion.cached:
         return
@@ -58,7 +69,8 @@ def generate_answer(chat: ChatModel, result: RetrievalResult, max_tokens: Option
         return Answer(EMPTY_CONTEXT, "llm", chat.model)
     completion = chat.complete(answer_messages(result), stage="answer", max_tokens=max_tokens)
     _record(result, completion)
-    return Answer(completion.text.strip(), "llm", chat.model)
+    text = completion.text.strip()
+    return Answer(text, "llm", chat.model, note=citation_note(result, text))
 
 
 def stream_answer(chat: ChatModel, result: RetrievalResult, max_tokens: Optional[int] = None) -> Iterator[str]:
@@ -82,4 +94,5 @@ def stream_answer(chat: ChatModel, result: RetrievalResult, max_tokens: Optional
         yield piece
     completion = stream.completion or Completion("".join(parts))
     _record(result, completion)
-    result.answer = Answer("".join(parts).strip(), "llm", chat.model)
+    text = "".join(parts).strip()
+    result.answer = Answer(text, "llm", chat.model, note=citation_note(result, text))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
 
+from core.citations import citation_body
 from core.types import ChunkHit
 
 T = TypeVar("T")
@@ -12,9 +13,9 @@ T = TypeVar("T")
 
 def source_block(chunk: ChunkHit, index: int) -> str:
     """A chunk as the answer model sees it in the Sources section, numbered from 1:
-    ``[index] (document, chunk n)`` then its text."""
-    source = chunk.doc_name or chunk.doc_id
-    return f"[{index}] ({source}, chunk {int(chunk.order) + 1})\n{chunk.text}"
+    ``[index] (document, p. n)`` (``chunk n`` where the document has no pages) then its text."""
+    source = citation_body(chunk.doc_name or chunk.doc_id, chunk.page_start, chunk.page_end, int(chunk.order))
+    return f"[{index}] ({source})\n{chunk.text}"
 
 
 def sources_text(chunks: Sequence[ChunkHit]) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from core.retrieval.keywords import OfflineKeywords
+from core.retrieval.results import cite_sources
 from core.retrieval.query import KeywordExtractor, QueryContext, Retriever
 from core.retrieval.spec import ModeSpec, ModeSpecError
 from core.retrieval.strategies import strategies_for
@@ -126,4 +127,4 @@ def retrieve(ctx: QueryContext, mode: str) -> RetrievalResult:
         raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
     if not ctx.question.strip():
         raise ValueError("the question is empty")
-    return registry()[mode].retrieve(ctx)
+    return cite_sources(ctx.ws, registry()[mode].retrieve(ctx))

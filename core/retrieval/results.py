@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
-from core.citations import page_range
+from core.citations import chunk_sources, page_range, sources_label
 from core.tokens import count_tokens
-from core.types import ChunkHit, RetrievalResult
+from core.types import ChunkHit, RetrievalResult, SummaryHit, _GraphHit
 
 if TYPE_CHECKING:
     from core.retrieval.query import QueryContext
@@ -37,6 +37,45 @@ def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
             record.page_start, record.page_end = page_range(pages[chunk.doc_id], chunk.start_char, len(chunk.text))
         out.append(record)
     return out
+
+
+CITED_CHUNKS = 60  # a hit's citation is read from at most this many of its source chunks (a corpus summary has all)
+
+
+def cite_sources(ws: Workspace, result: RetrievalResult) -> RetrievalResult:
+    """Set ``cited`` on the result's entities, relations and summaries and ``hop_cited`` on its paths:
+    where (document and pages, or chunk numbers for a document without pages) the chunks they rest on
+    are, read in one query without the chunk texts. Hits without source chunks (LightRAG imports
+    without chunk ids) are left without a citation."""
+    wanted: list[list[str]] = []
+    hits: list[_GraphHit | SummaryHit] = []
+    for hit in [*result.entities, *result.relations]:
+        hits.append(hit)
+        wanted.append(list(hit.source_chunk_ids)[:CITED_CHUNKS])
+    for summary in result.summaries:
+        hits.append(summary)
+        wanted.append(list(summary.leaf_chunk_ids)[:CITED_CHUNKS])
+    hops: list[list[list[str]]] = []
+    if result.paths:
+        graph = ws.views.graph
+        for path in result.paths:
+            hops.append([list(graph.relation_attributes(e.source_key, e.target_key).get("source_chunk_ids") or [])
+                         [:CITED_CHUNKS] if graph.has_relation(e.source_key, e.target_key) else []
+                         for e in path.relations])
+    ids = {c for group in wanted for c in group} | {c for path in hops for hop in path for c in hop}
+    if not ids:
+        return result
+    places = chunk_sources(ws.records, ws.doc_names(), ids)
+
+    def label(chunk_ids: list[str]) -> list[str]:
+        return sources_label([places[c] for c in chunk_ids if c in places])
+
+    for target, group in zip(hits, wanted):
+        if group:
+            target.cited = label(group)
+    for path, path_hops in zip(result.paths, hops):
+        path.hop_cited = ["; ".join(label(hop)) for hop in path_hops]
+    return result
 
 
 def finish(result: RetrievalResult, context_text: str, evidence: Iterable[str],

@@ -24,15 +24,17 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from sqlalchemy import (REAL, BigInteger, Column, Connection, Dialect, Identity, Index, Integer, MetaData,
-                        PrimaryKeyConstraint, Table, Text, inspect, text)
+from sqlalchemy import (REAL, BigInteger, Column, Connection, Dialect, Identity, Index, Integer, LargeBinary,
+                        MetaData, PrimaryKeyConstraint, Table, Text, bindparam, inspect, select, text, update)
 from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 7  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+SCHEMA_VERSION = 8  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
 # 5: documents_seq (the next sequence number is an index probe, not a scan per registered document);
-# 6: the graph edit log (graph_edits); 7: chunks.start_char and the doc_positions table (pages of a PDF)
+# 6: the graph edit log (graph_edits); 7: chunks.start_char and the doc_positions table (pages of a PDF);
+# 8: chunk spans recovered for chunks stored without one (``recover_chunk_spans``); doc_files (a PDF's
+# original bytes, for the source viewer)
 
 
 def _plain_number(value: Any) -> Any:
@@ -122,6 +124,13 @@ doc_positions = Table(
     "doc_positions", metadata,
     _text("doc_id"), _text("kind"), _int("ord"), _int("start_char"),
     PrimaryKeyConstraint("doc_id", "kind", "ord"))
+
+# the uploaded file of a document with pages (a PDF), kept for the source viewer up to ORIGINAL_MAX_BYTES
+# and deleted with the document; a document without a row has no original (text formats use their text)
+doc_files = Table(
+    "doc_files", metadata,
+    Column("doc_id", TEXT, primary_key=True), _text("name"), Column("data", LargeBinary, nullable=False))
+ORIGINAL_MAX_BYTES = 20 * 1024 * 1024
 
 # knowledge graph fragments: one row per (entity, chunk), the source of truth for merges
 entity_fragments = Table(
@@ -270,3 +279,37 @@ def create_or_upgrade(conn: Connection, tables: Optional[tuple[Table, ...]] = No
     for table in chosen:
         for index in table.indexes:
             index.create(conn, checkfirst=True)
+    if chunks in chosen and documents in chosen:
+        recover_chunk_spans(conn)
+
+
+RECOVER_BATCH = 200  # documents read at a time by the span recovery
+
+
+def recover_chunk_spans(conn: Connection) -> int:
+    """Fill ``chunks.start_char`` where it is unknown (-1: indexed before spans were stored) by locating
+    each chunk's text in its stored document text (``core.citations.chunk_offsets``), so old workspaces
+    get page ranges without re-indexing once their pages are known. Returns how many chunks got a span;
+    chunks not found keep -1. Idempotent (only unknown spans are read)."""
+    from core.citations import chunk_offsets
+
+    rows = conn.execute(select(chunks.c.chunk_id, chunks.c.doc_id, chunks.c.text).where(chunks.c.start_char < 0)
+                        .order_by(chunks.c.doc_id, chunks.c.ord)).all()
+    if not rows:
+        return 0
+    by_doc: dict[str, list[tuple[str, str]]] = {}
+    for chunk_id, doc_id, chunk_text in rows:
+        by_doc.setdefault(doc_id, []).append((chunk_id, chunk_text or ""))
+    doc_ids = list(by_doc)
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(doc_ids), RECOVER_BATCH):
+        part = doc_ids[start:start + RECOVER_BATCH]
+        for doc_id, doc_text in conn.execute(select(documents.c.doc_id, documents.c.text)
+                                             .where(documents.c.doc_id.in_(part))).all():
+            mine = by_doc[doc_id]
+            offsets = chunk_offsets(doc_text or "", [t for _, t in mine])
+            found.extend({"cid": cid, "at": at} for (cid, _), at in zip(mine, offsets) if at >= 0)
+    if found:
+        conn.execute(update(chunks).where(chunks.c.chunk_id == bindparam("cid")).values(start_char=bindparam("at")),
+                     found)
+    return len(found)

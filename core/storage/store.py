@@ -28,13 +28,15 @@ from core.types import Chunk
 BATCH = 900  # keys per IN (...) list
 
 
-_d, _c, _t, _p = s.documents, s.chunks, s.tree_nodes, s.doc_positions
+_d, _c, _t, _p, _f = s.documents, s.chunks, s.tree_nodes, s.doc_positions, s.doc_files
 _DOCUMENT = select(_d.c.doc_id, _d.c.name, _d.c.source, _d.c.content_hash, _d.c.tokens, _d.c.status, _d.c.error,
                    _d.c.seq, _d.c.created_at, _d.c.updated_at, _d.c.elapsed_s)
 _CHUNK = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.text, _c.c.tokens, _c.c.start_token, _c.c.windows,
                 _c.c.start_char)
 _CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
 _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
+_CHUNK_PLACES = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.start_char, func.length(_c.c.text)).where(
+    _c.c.chunk_id.in_(bindparam("ids", expanding=True)))
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
                _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
 _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
@@ -170,6 +172,21 @@ class SqlRecordStore(GraphRows, EditRows):
     def delete_document_row(self, doc_id: str) -> None:
         self.db.execute(_DELETE_DOCUMENT, {"doc": doc_id})
         self.db.execute(delete(_p).where(_p.c.doc_id == _DOC), {"doc": doc_id})
+        self.db.execute(delete(_f).where(_f.c.doc_id == _DOC), {"doc": doc_id})
+
+    def set_original(self, doc_id: str, name: str, data: bytes) -> bool:
+        """Keep the uploaded file of ``doc_id`` for the source viewer (replacing any kept one); a file
+        over ``ORIGINAL_MAX_BYTES`` is not kept. Returns whether it was kept."""
+        self.db.execute(delete(_f).where(_f.c.doc_id == _DOC), {"doc": doc_id})
+        if not data or len(data) > s.ORIGINAL_MAX_BYTES:
+            return False
+        self.db.execute(insert(_f), {"doc_id": doc_id, "name": name, "data": bytes(data)})
+        return True
+
+    def original(self, doc_id: str) -> Optional[bytes]:
+        """The kept uploaded file of ``doc_id`` (None: none kept)."""
+        rows = self.db.rows(select(_f.c.data).where(_f.c.doc_id == _DOC), {"doc": doc_id})
+        return bytes(rows[0][0]) if rows else None
 
     def set_page_starts(self, doc_id: str, starts: Iterable[int]) -> None:
         """Record where each page (1-based, in order) of ``doc_id`` starts in its text."""
@@ -187,6 +204,17 @@ class SqlRecordStore(GraphRows, EditRows):
             if rows:
                 out[doc_id] = [int(r[0]) for r in rows]
         return out
+
+    def position_gaps(self) -> tuple[list[str], list[str]]:
+        """Names of the indexed PDF documents without page positions (indexed before pages were kept),
+        and of the documents with a chunk whose span is unknown (not found in the document's text)."""
+        with_pages = select(_p.c.doc_id).where(_p.c.kind == "page")
+        is_pdf = func.lower(_d.c.name).like("%.pdf") | func.lower(_d.c.source).like("%.pdf")
+        pdfs = self.db.rows(select(_d.c.name).where(is_pdf, _d.c.status == "processed", _d.c.doc_id.not_in(with_pages))
+                            .order_by(_d.c.name))
+        unknown = select(_c.c.doc_id).where(_c.c.start_char < 0).distinct()
+        spans = self.db.rows(select(_d.c.name).where(_d.c.doc_id.in_(unknown)).order_by(_d.c.name))
+        return [str(r[0]) for r in pdfs], [str(r[0]) for r in spans]
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
@@ -221,6 +249,15 @@ class SqlRecordStore(GraphRows, EditRows):
         for start in range(0, len(ids), BATCH):
             rows = self.db.rows(_CHUNKS_BY_ID, {"ids": ids[start:start + BATCH]})
             out.update({row[0]: _chunk(row) for row in rows})
+        return out
+
+    def chunk_places(self, chunk_ids: Iterable[str]) -> dict[str, tuple[str, int, int, int]]:
+        """``chunk_id -> (doc_id, order, start_char, length)`` without the texts (citations of graph hits)."""
+        ids = list(dict.fromkeys(chunk_ids))
+        out: dict[str, tuple[str, int, int, int]] = {}
+        for start in range(0, len(ids), BATCH):
+            for row in self.db.rows(_CHUNK_PLACES, {"ids": ids[start:start + BATCH]}):
+                out[row[0]] = (row[1], int(row[2]), int(row[3] if row[3] is not None else -1), int(row[4] or 0))
         return out
 
     def has_chunks(self) -> bool:

@@ -1,0 +1,85 @@
+"""Source viewer: a cited chunk opened in its document, at its page, with the cited span highlighted.
+
+A PDF whose file was kept is shown as its real page (rendered on the server by PDFium) with boxes
+over the span; every other document as its text around the span, escaped, with the span marked.
+The chunks to open are the evidence of the last Compare run (each labelled with its citation), or
+any chunk picked by document; the URL parameter ``?chunk=<id>`` opens one directly. Viewing needs
+the role that may read the workspace's documents (``core.api.source_view``); nothing is written."""
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.auth_gate import guard  # noqa: E402
+
+guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
+
+from core import api  # noqa: E402
+from core.citations import citation_body  # noqa: E402
+from ui import state  # noqa: E402
+from ui.errors import escape_markdown, show_errors  # noqa: E402
+
+COMPARE_KEY = "compare_last"  # pages/compare.py keeps its last run here
+
+
+def _compare_choices() -> dict[str, tuple[str, str]]:
+    """Label → (chunk id, quote) for the chunks of the last Compare run in this workspace."""
+    last = st.session_state.get(COMPARE_KEY) or {}
+    if last.get("workspace") != state.current_workspace_name():
+        return {}
+    out: dict[str, tuple[str, str]] = {}
+    for mode, result in (last.get("results") or {}).items():
+        for rank, chunk in enumerate(result.chunks, 1):
+            cited = citation_body(chunk.doc_name or chunk.doc_id, chunk.page_start, chunk.page_end, chunk.order)
+            out.setdefault(f"{mode} #{rank}: {cited}", (chunk.chunk_id, ""))
+    return out
+
+
+def _document_choice(ws: "api.Workspace") -> str:
+    docs = api.documents(state.principal(), ws, "processed")
+    if not docs:
+        return ""
+    names = {d.doc_id: d.name for d in docs}
+    doc_id = st.selectbox("Document", list(names), format_func=lambda d: names[d], key="source_doc")
+    chunks = api.chunks_of(state.principal(), ws, doc_id)
+    if not chunks:
+        return ""
+    picked = st.selectbox("Chunk", range(len(chunks)), format_func=lambda i: f"chunk {i + 1}", key="source_chunk")
+    return chunks[int(picked)].chunk_id
+
+
+def main() -> None:
+    st.title("Source viewer")
+    ws = state.indexed_workspace("open a cited source")
+    if ws is None:
+        return
+    chunk_id = str(st.query_params.get("chunk", "") or "")
+    if not chunk_id:
+        choices = _compare_choices()
+        source = st.radio("Open", ["Evidence of the last Compare run", "A document's chunk"], horizontal=True,
+                          index=0 if choices else 1, key="source_from")
+        if source.startswith("Evidence") and choices:
+            label = st.selectbox("Cited chunk", list(choices), key="source_pick")
+            chunk_id = choices[label][0]
+        else:
+            chunk_id = _document_choice(ws)
+    if not chunk_id:
+        st.info("No chunk to open: run a question on Compare first, or index a document.")
+        return
+    quote = st.text_input("Sentence to highlight (optional; default: the whole chunk)", key="source_quote",
+                          max_chars=2000)
+    view = None
+    with show_errors("Opening the source"):
+        view = api.source_view(state.principal(), ws, chunk_id, quote)
+    if view is None:
+        st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
+        return
+    st.subheader(escape_markdown(view.cited))
+    if view.note:
+        st.caption(escape_markdown(view.note))
+    if view.image_png:
+        st.image(view.image_png, caption=f"page {view.page}: the cited span is boxed in yellow")
+    else:
+        st.html(view.html)  # the document text escaped by core.source_view.marked_text, the span in <mark>
+
+
+main()
