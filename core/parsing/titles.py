@@ -44,4 +44,4 @@ def label_titles(titles: Sequence[str]) -> list[bool]:
     subject and belongs with the text."""
     works = [work_name(t) for t in titles]
     shared = Counter(w for w in works if w)
-    return [bool(w) and shared[w] >= 2 for w in works]
+    return [w is not None and shared[w] >= 2 for w in works]
