@@ -3,7 +3,8 @@
 Public functions return ``(documents, failures)`` and never raise for bad input: an unreadable
 file (or JSONL line) becomes a ``LoadFailure`` with a human-readable reason, and loading goes on.
 Formats: text/Markdown (encoding detection), HTML, PDF (text layer), DOCX, and JSONL corpora in
-the shared package format (one object per line with ``doc_id``, ``title``, ``text``).
+the shared package format (one object per line with ``doc_id``, ``title``, ``text``; the title is
+indexed as the text's first line unless it is a book's chapter/part label, which stays the name only).
 
 Every file is bounded (``core.parsing``): its size before it is read, then the caps of
 ``ParseLimits`` (pages, characters, archive expansion) before each expensive step; PDF, DOCX and
@@ -28,6 +29,7 @@ from core.parsing.registry import loader_for, register_loader, registered_extens
 from core.parsing.text import EMPTY as _EMPTY
 from core.parsing.text import Result, binary_reason, decode_text, fail, load_text, magic_kind, normalise, size_and_limit
 from core.parsing.text import short as _short
+from core.parsing.titles import label_titles
 from core.parsing.worker import parse_isolated
 from core.types import Cancelled, LoadFailure, SourceDocument, checkpoint
 
@@ -138,7 +140,18 @@ def _load_jsonl(name: str, head: bytes, lines: Iterable[bytes], limits: ParseLim
         failures.append(LoadFailure(name, f"{unlisted} more bad lines not listed"))
     if not docs and not failures:
         failures.append(LoadFailure(name, _EMPTY))
+    _unglue_labels(docs)
     return docs, failures
+
+
+def _unglue_labels(docs: list[SourceDocument]) -> None:
+    """A passage title that only says where the passage sits in a book ("… – Chapter 3: … (part 2)",
+    ``core.parsing.titles``) stays the document's name, the label its citations show, and leaves its text:
+    never the first sentence of a quoted answer, a line of a summary, or an entity named in every passage."""
+    titled = [d for d in docs if d.name and d.text.startswith(normalise(d.name) + "\n")]
+    for doc, label in zip(titled, label_titles([d.name for d in titled])):
+        if label:
+            doc.text = doc.text[len(normalise(doc.name)) + 1:]
 
 
 

@@ -5,7 +5,9 @@ count against ``max_document_pages``; then the pages' content streams, decoded o
 own decoders, themselves bounded by pypdf's stream limits) and summed over the pages that use them,
 against ``max_archive_uncompressed_mb`` and ``max_archive_ratio`` — a few kilobytes of compressed
 drawing instructions shared by many pages is how a small PDF makes text extraction run for minutes;
-then, while extracting, the characters so far against ``max_document_chars``.
+then, while extracting, the characters so far against ``max_document_chars``. Running headers, footers
+and page numbers are dropped from each page's text (``core.parsing.furniture``) before the pages are
+joined, so the recorded page offsets count the text that is kept.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any
 from pypdf import PdfReader
 from pypdf.generic import ArrayObject, IndirectObject
 
+from core.parsing.furniture import strip_furniture
 from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, check_pages, number
 from core.parsing.text import Result, document, fail, normalise, short
 from core.types import SourceDocument
@@ -90,7 +93,7 @@ def load_pdf(name: str, data: bytes, limits: ParseLimits) -> Result:
         n_chars += len(text) + 2
         check_chars(n_chars, limits, f"stopped at page {number(index + 1)} of {number(n_pages)}")
         texts.append((index + 1, normalise(text)))
-    texts = [(page, t) for page, t in texts if t]
+    texts = [(page, t) for (page, _), t in zip(texts, strip_furniture([t for _, t in texts])) if t]
     if not texts:
         return fail(name, f"could not read the PDF: {errors[0]}" if errors else "the PDF has no pages"
                     if n_pages == 0 else "the PDF has no text layer (scanned?); OCR it first")
