@@ -148,7 +148,7 @@ class StderrProgress:
         bar = self.bars.get("index")
         if bar is None:
             bar = self.bars["index"] = tqdm(total=100, desc="index", unit="%", file=sys.stderr, leave=True,
-                                            dynamic_ncols=True, bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix}")
+                                            dynamic_ncols=True, bar_format="index: {percentage:3.0f}%|{bar}| {desc}")
         bar.n = round(100 * (event.fraction or 0.0), 1)
         done, total = self.docs
         parts = [f"{done}/{total} docs"]
@@ -158,7 +158,7 @@ class StderrProgress:
             parts.append(event.step)
         if event.eta_text():
             parts.append(event.eta_text())
-        bar.set_postfix_str(", ".join(parts), refresh=False)
+        bar.set_description_str(", ".join(parts), refresh=False)
         bar.refresh()
 
     def close(self) -> None:
