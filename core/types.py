@@ -103,12 +103,26 @@ class ChunkExtraction:
 
 @dataclass
 class ProgressEvent:
-    """A progress report: step name, items done out of total, and a message."""
+    """A progress report: step name, items done out of total, and a message. An indexing run also
+    says how far along the whole run is (``fraction`` 0–1), the seconds left (``eta_s``, None while
+    unknown) and which batch is running (``batch`` of ``batches``; 0 when not said)."""
 
     step: str
     done: int
     total: int
     message: str = ""
+    fraction: Optional[float] = None
+    eta_s: Optional[float] = None
+    batch: int = 0
+    batches: int = 0
+
+    def eta_text(self) -> str:
+        """'about 2 min left', 'about 40 s left', or '' while the time left is unknown."""
+        if self.eta_s is None or self.eta_s <= 0:
+            return ""
+        if self.eta_s >= 90:
+            return f"about {round(self.eta_s / 60):,} min left"
+        return f"about {max(round(self.eta_s), 1)} s left"
 
 
 ProgressCallback = Callable[[ProgressEvent], None]

@@ -84,6 +84,7 @@ class IndexJob:
         self._calls_finished = 0
         self._docs_before = 0  # documents indexed by the finished calls
         self._call_done = 0
+        self._overall: Optional[ProgressEvent] = None
         self._points = list(points or [])
         self._status: dict[str, Any] = {}
         self._documents: Optional[list[dict[str, Any]]] = None  # the status table's rows, read with the status
@@ -126,7 +127,7 @@ class IndexJob:
         with self._lock:
             return {"state": self.state, "events": dict(self._events), "n_calls": len(self.calls),
                     "calls_finished": self._calls_finished, "docs_before": self._docs_before,
-                    "call_done": self._call_done, "status": dict(self._status), "points": list(self._points),
+                    "call_done": self._call_done, "overall": self._overall, "status": dict(self._status), "points": list(self._points),
                     "documents": self._documents, "generation": self._generation,
                     "usage": self.llm.snapshot() if self.llm is not None else {},
                     "cancelling": self.cancel_event.is_set(), "seconds": time.perf_counter() - self.started_at}
@@ -138,6 +139,8 @@ class IndexJob:
         otherwise, so they move during a long first document without querying on every event."""
         with self._lock:
             self._events[event.step] = event
+            if event.fraction is not None:
+                self._overall = event  # the latest word on the whole call's fraction, time left and batch
             if event.step == "index":
                 self._call_done = event.done
         if (event.step == "index" and event.done) or time.perf_counter() - self._status_at >= STATUS_EVERY_S:
@@ -207,6 +210,7 @@ class IndexJob:
                         self._calls_finished += 1
                         self._docs_before += self._call_done
                         self._call_done = 0
+                        self._overall = None
         except Cancelled:
             state = "cancelled"
         except Exception as exc:  # noqa: BLE001 - shown on the page by the script thread
@@ -246,20 +250,39 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
         message = escape(event.message[:120]) if event.message else ""
         if step == "index":  # call_done is 0 once a call has finished (its documents are in docs_before)
             call_done = int(snap.get("call_done", event.done))
+            latest: Optional[ProgressEvent] = snap.get("overall")
             within = call_done / event.total if event.total else 0.0
+            if latest is not None and latest.fraction is not None:  # stages weighted: moves inside a batch
+                within = latest.fraction
             overall = min((snap["calls_finished"] + within) / n_calls, 1.0)
             started = [s for s in order if s in events and s not in ("index", "repair")]
             now = f" — {STEPS[started[-1]].lower()}…" if started else " — starting…"  # the first document's step
             last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else now
             where = f" (call {min(snap['calls_finished'] + 1, n_calls)} of {n_calls})" if n_calls > 1 else ""
-            bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done} indexed{where}{last}"))
+            bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done} indexed{where}"
+                                        f"{overall_text(overall, latest)}{last}"))
         elif step != "repair" and order.index(step) < current:
             bars.append((step, 1.0, f"{label}: done"))
         else:
             fraction = 1.0 if event.total <= 0 else min(event.done / event.total, 1.0)
             suffix = f" ({event.done:,}/{event.total:,})" if event.total else ""
+            if event.batches > 1:  # a new batch restarts the stage bars: say which one they are on
+                suffix += f" — batch {event.batch} of {event.batches}"
             bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
     return bars
+
+
+def overall_text(fraction: float, latest: Optional[ProgressEvent]) -> str:
+    """' — 45 % of the run, batch 2 of 3, about 1 min left' for the Documents bar ('' before any estimate)."""
+    if latest is None or latest.fraction is None:
+        return ""
+    parts = [f"{fraction * 100:.0f} % of the run"]
+    if latest.batches > 1:
+        parts.append(f"batch {latest.batch} of {latest.batches}")
+    left = latest.eta_text()
+    if left:
+        parts.append(left)
+    return " — " + ", ".join(parts)
 
 
 def models_to_load(ws: Workspace) -> bool:

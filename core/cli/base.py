@@ -118,15 +118,19 @@ class StderrProgress:
     def __init__(self, enabled: bool = True) -> None:
         self.enabled = enabled
         self.bars: dict[str, Any] = {}
+        self.docs = (0, 0)  # documents indexed of the run's total (the last 'index' event)
 
     def __call__(self, event: ProgressEvent) -> None:
         if event.step == "repair":  # a notice, not a bar: say what reconciliation repaired (even with --quiet)
             print(event.message, file=sys.stderr)
             return
-        if not self.enabled or event.step not in ("register", "index"):
+        if not self.enabled or (event.step not in ("register", "index") and event.fraction is None):
             return
         from tqdm import tqdm
 
+        if event.fraction is not None:  # indexing: the whole run's weighted fraction (moves inside a batch)
+            self._overall(event, tqdm)
+            return
         bar = self.bars.get(event.step)
         if bar is None:
             bar = self.bars[event.step] = tqdm(total=max(event.total, 1), desc=event.step, unit="doc",
@@ -135,6 +139,26 @@ class StderrProgress:
         bar.n = event.done
         if event.message:
             bar.set_postfix_str(event.message[:40])
+        bar.refresh()
+
+    def _overall(self, event: ProgressEvent, tqdm: Any) -> None:
+        """The 'index' bar in per cent of the run, with documents indexed, the batch and the time left."""
+        if event.step == "index":
+            self.docs = (event.done, event.total)
+        bar = self.bars.get("index")
+        if bar is None:
+            bar = self.bars["index"] = tqdm(total=100, desc="index", unit="%", file=sys.stderr, leave=True,
+                                            dynamic_ncols=True, bar_format="index: {percentage:3.0f}%|{bar}| {desc}")
+        bar.n = round(100 * (event.fraction or 0.0), 1)
+        done, total = self.docs
+        parts = [f"{done}/{total} docs"]
+        if event.batches > 1:
+            parts.append(f"batch {event.batch} of {event.batches}")
+        if event.step != "index":
+            parts.append(event.step)
+        if event.eta_text():
+            parts.append(event.eta_text())
+        bar.set_description_str(", ".join(parts), refresh=False)
         bar.refresh()
 
     def close(self) -> None:

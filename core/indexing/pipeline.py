@@ -19,6 +19,7 @@ from core.indexing.batch import BatchIndexer
 from core.indexing.common import (Extractor, IndexReport, SpacyExtractor, check_cancel, content_hash,
                                   progress_event)
 from core.indexing.deletion import delete_documents
+from core.indexing.overall import OverallProgress
 from core.indexing.prefetch import Prefetcher
 from core.indexing.reconcile import reconcile
 from core.tokens import count_tokens
@@ -178,8 +179,10 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     if repaired:
         progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")
     done = 0
-    progress_event(progress, "index", 0, total, f"{total} document(s) to index")
     batches = split_batches(pending, batch_tokens)
+    # every event below also says the whole run's fraction, time left and batch (core.indexing.overall)
+    progress = overall = OverallProgress(progress, [sum(d.tokens for d in b) for b in batches], report.timings_s)
+    progress_event(progress, "index", 0, total, f"{total} document(s) to index in {len(batches)} batch(es)")
     if overlap is None:
         overlap = bool(getattr(ws.embedder, "remote", False))
     prefetch = None
@@ -188,6 +191,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     try:
         for i, batch in enumerate(batches):
             check_cancel(cancel, done, total)
+            overall.start_batch(i)
             prepared = prefetch.take(batch) if prefetch else None
             if prefetch and i + 1 < len(batches):
                 prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
