@@ -106,6 +106,7 @@ def render_header(last: dict, result: RetrievalResult) -> None:
     cols[5].metric("Total ms", f"{rv.total_ms(result):.0f}")
     st.caption(f"LLM calls {result.llm_calls} · prompt tokens {result.prompt_tokens} · "
                f"completion tokens {result.completion_tokens}")
+    rv.render_route(result, "inspect")  # auto only: the mode it ran, why, and the top predicted gains
     rv.render_keywords(result)
     if last.get("overrides"):
         st.caption("Overrides used: " + ", ".join(f"{k} = {v}" for k, v in last["overrides"].items()))

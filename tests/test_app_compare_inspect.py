@@ -284,3 +284,57 @@ def test_question_typed_on_compare_opens_inspect_and_back(data_dir):
     back.session_state["shared_question"] = other.session_state["shared_question"]
     back.run()
     assert back.text_area(key="compare_question").value == "Where is Port Sallow?"
+
+
+def _always_tree():
+    """A router model that always runs tree (naive by default, tree predicted to gain 0.5 everywhere)."""
+    from core.routing.features import FEATURES
+    from core.routing.model import RouterModel
+
+    zeros = [0.0] * len(FEATURES)
+    return RouterModel(default="naive", features=list(FEATURES), mean=zeros, scale=[1.0] * len(FEATURES),
+                       gains={"tree": {"bias": 0.5, "weights": zeros}})
+
+
+def test_an_auto_result_is_shown_as_the_mode_it_ran():
+    from core.types import RetrievalResult
+    from ui.results_view import route_frame, shown_mode
+
+    reason = "<b>tree</b> gains [0.5](javascript:x)"
+    auto = RetrievalResult(mode="auto", query="q", route={"chosen": "tree", "reason": reason, "default": "mix",
+                                                         "model": "default",
+                                                         "gains": {"path": -0.2, "tree": 0.5, "ppr": 0.1, "naive": 0.0}})
+    assert shown_mode(auto) == "tree"
+    assert shown_mode(RetrievalResult(mode="path", query="q")) == "path"
+    rows = dict(zip(route_frame(auto)["field"], route_frame(auto)["value"]))
+    assert rows["chosen mode"] == "tree" and rows["default mode"] == "mix"
+    assert rows["reason"] == reason  # kept verbatim: shown in a dataframe, never as markup
+    assert [k for k in rows if k.startswith("predicted gain")] == \
+        ["predicted gain: tree", "predicted gain: ppr", "predicted gain: naive"]  # top 3, largest first
+    assert route_frame(RetrievalResult(mode="mix", query="q")).empty
+
+
+def test_inspect_auto_that_ran_tree_shows_the_tree_trace_and_the_routing(data_dir, monkeypatch):
+    from core.routing import auto_mode
+
+    monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_always_tree(), "test"))
+    at = inspect("auto")
+    result = at.session_state["inspect_last"]["result"]
+    assert result.mode == "auto" and result.route["chosen"] == "tree"
+    assert not [i.value for i in at.info if "no tree trace" in i.value]
+    assert f"Branch: {result.params['branch']}" in [t.value for t in at.text]
+    routes = [d.value for d in at.dataframe if list(d.value.columns) == ["field", "value"]]
+    assert routes and dict(zip(routes[0]["field"], routes[0]["value"]))["chosen mode"] == "tree"
+    assert any("auto ran tree" in c.value for c in at.caption)
+
+
+def test_compare_auto_column_says_which_mode_ran(data_dir, monkeypatch):
+    from core.routing import auto_mode
+
+    monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_always_tree(), "test"))
+    at = page(COMPARE).run()
+    at.multiselect(key="compare_modes").set_value(["auto"])
+    at.text_area(key="compare_question").input(QUESTION)
+    at.button(key="compare_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(e.label == "Routing: ran tree" for e in at.expander)

@@ -35,6 +35,35 @@ def mode_blurb(mode: str) -> str:
 COUNT_FIELDS = ("entities", "relations", "paths", "chunks", "summaries")
 
 
+def shown_mode(result: RetrievalResult) -> str:
+    """The mode whose retrieval a result holds: the chosen mode for an ``auto`` result, else its own mode."""
+    chosen = result.route.get("chosen") if result.route else None
+    return str(chosen) if chosen else result.mode
+
+
+def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
+    """The routing decision of an ``auto`` result as a table (empty for other modes): chosen mode, the
+    default, the reason, and the ``top`` predicted recall@5 gains over the default, largest first."""
+    route = result.route or {}
+    if not route:
+        return pd.DataFrame(columns=["field", "value"])
+    gains = route.get("gains") or {}
+    ranked = sorted(((str(m), float(g)) for m, g in gains.items()), key=lambda mg: (-mg[1], mg[0]))[:top]
+    rows = [("chosen mode", str(route.get("chosen", ""))), ("default mode", str(route.get("default", ""))),
+            ("model", str(route.get("model", ""))), ("reason", str(route.get("reason", "")))]
+    rows += [(f"predicted gain: {m}", f"{g:+.3f}") for m, g in ranked]
+    return pd.DataFrame(rows, columns=["field", "value"])
+
+
+def render_route(result: RetrievalResult, key_prefix: str) -> None:
+    """For an ``auto`` result: which mode it ran and why (a dataframe, so no text is read as markup)."""
+    if not result.route:
+        return
+    st.caption(escape_markdown(f"auto ran {shown_mode(result)}"))
+    frame = route_frame(result)
+    st.dataframe(frame, hide_index=True, key=f"{key_prefix}_route", height=table_height(len(frame)))
+
+
 # --- small accessors -----------------------------------------------------------------------
 def answer_label(answer: Optional[Answer]) -> str:
     """The caption above an answer: extractive answers are labelled as quotations."""
@@ -229,6 +258,9 @@ def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> N
 
     c = counts(result)
     st.caption(metrics_line(result))  # only what is non-zero or meaningful for this mode
+    if result.route:
+        with st.expander(f"Routing: ran {shown_mode(result)}", expanded=False):
+            render_route(result, f"{key_prefix}_{mode}")
     with st.expander("Latency per stage", expanded=False):
         stages = stages_frame(result)
         st.dataframe(stages, hide_index=True, key=f"{key_prefix}_{mode}_stages", height=table_height(len(stages)))
@@ -263,8 +295,9 @@ def path_resource_figure(path: PathHit, rank: int) -> go.Figure:
 def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) -> None:
     """The path table and one resource bar chart per path."""
     if not result.paths:
-        msg = "No path connected the retrieved nodes within the hop limit." if result.mode == "path" \
-            else f"The {result.mode} mode does not build paths (the path mode does)."
+        mode = shown_mode(result)  # an auto result is judged by the mode it ran
+        msg = "No path connected the retrieved nodes within the hop limit." if mode == "path" \
+            else f"The {mode} mode does not build paths (the path mode does)."
         st.info(msg)
         return
     show_table(paths_frame(result), f"{key_prefix}_paths_table", "", height=table_height(min(len(result.paths), 15)))
@@ -287,8 +320,8 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) ->
 
 def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
     """The tree mode's chosen branch, final h and h-loop history."""
-    if result.mode != "tree":
-        st.info(f"The h-loop belongs to the tree mode; {result.mode} has no tree trace.")
+    if shown_mode(result) != "tree":  # an auto result that ran tree has the tree's trace
+        st.info(f"The h-loop belongs to the tree mode; {shown_mode(result)} has no tree trace.")
         return
     params = result.params
     st.text(f"Branch: {params.get('branch', '?')}")  # a metric would cut a long branch name ("global-occurr…")
