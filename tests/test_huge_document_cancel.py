@@ -206,7 +206,7 @@ def test_the_cli_stops_chunking_a_19_mb_single_word_on_sigterm_and_leaves_it_res
         assert proc.stderr is not None
         for chunk in iter(lambda: proc.stderr.read1(4096), b""):
             err.append(chunk)
-            if b"to index" in b"".join(err[-2:]):  # registered; the batch is being prepared (chunked)
+            if b"/1 docs" in b"".join(err[-2:]):  # the run's bar is up: registered, the batch is being chunked
                 seen.set()
 
     reader = threading.Thread(target=read, daemon=True)

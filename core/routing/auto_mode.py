@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from core.retrieval.query import QueryContext
-from core.retrieval.registry import find_spec, modes, registry
+from core.retrieval.registry import find_spec, modes, registry, specs
 from core.routing.features import question_features
 from core.routing.model import RouterModel, default_model, load_model
 from core.trace import TraceEvent
@@ -50,7 +50,15 @@ def candidates() -> list[str]:
 
 class AutoRetriever:
     name = NAME
-    params: tuple[str, ...] = ()
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """The settings auto may read: those of every mode it can choose (it runs one of them)."""
+        seen: dict[str, None] = {}
+        for mode_spec in specs():  # read from fresh retrievers: the registry is being built when this is read
+            if mode_spec.name != NAME:
+                seen.update(dict.fromkeys(getattr(mode_spec.build_retriever(), "params", ())))
+        return tuple(seen)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         started = time.perf_counter()
