@@ -44,6 +44,35 @@ def test_job_runs_calls_in_order_and_sums_their_reports():
     assert step == "index" and fraction == 1.0 and text.startswith("Documents: 2 indexed (call 2 of 2)")
 
 
+class BatchWorkspace(FakeWorkspace):
+    """A batch merges its graph (entities grow) before it marks its documents processed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entities = 0
+
+    def status(self) -> dict:
+        return STATUS | {"processed": self.processed, "entities": self.entities}
+
+
+def test_growth_points_follow_processed_documents_not_a_batch_merged_before_them():
+    ws = BatchWorkspace()
+
+    def batch(progress, *, report: IndexReport, llm, cancel) -> IndexReport:
+        ws.entities = 84  # the whole batch's graph is merged ...
+        job._record_status()  # ... and read while 0 documents are processed (a timed status read)
+        ws.processed = 11
+        progress(ProgressEvent("index", 11, 11, "11 documents"))
+        return report
+
+    job = IndexJob(ws, [batch], "11 file(s)")
+    job.start()
+    assert job.join(30) and job.state == "done"
+    points = job.snapshot()["points"]
+    # no point draws 84 entities above "0 documents": growth goes from (0, 0) to (11, 84)
+    assert [(p["documents"], p["entities"]) for p in points] == [(0, 0), (11, 84)]
+
+
 def test_cancel_stops_before_the_next_call_and_llm_cancelled_ends_the_job_as_cancelled():
     ws = FakeWorkspace()
     started = threading.Event()

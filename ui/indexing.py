@@ -162,7 +162,10 @@ class IndexJob:
         with self._lock:
             self._status = status
             self._documents, self._generation = documents, generation
-            if not self._points or self._points[-1] != point:
+            # one point per count of processed documents, the first seen: a batch merges its graph
+            # before it marks its documents processed, so a later read at the same count would draw
+            # the whole batch's entities above "0 documents" (a vertical jump, not growth)
+            if not self._points or self._points[-1]["documents"] != point["documents"]:
                 self._points.append(point)
 
     def _load_models(self) -> None:
