@@ -2,16 +2,20 @@
 (features + routing + the chosen mode), each on a fresh question context (nothing cached from the other),
 retrieval only, in the same process after one warm-up question.
 
-    python benchmarks/auto_latency.py --workspace WS --questions QUESTIONS.jsonl [--limit N]
+    python benchmarks/auto_latency.py --workspace WS --questions QUESTIONS.jsonl [--limit N] [--repeat R]
 
 Prints the median and p95 of both and of the per-question difference (auto − chosen), and the routing
-step alone (``timings_ms["route"]``). The order of the two runs alternates per question."""
+step alone (``timings_ms["route"]``), in wall-clock and in process CPU time (every thread of the process,
+so the embedder's worker threads count). The order of the two runs alternates per question and repeat.
+On a busy machine wall-clock differences are mostly other processes' noise: read the CPU medians and the
+ratio of the summed times of the interleaved runs."""
 from __future__ import annotations
 
 import argparse
 import statistics
 import sys
 import time
+from typing import Any
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,10 +25,11 @@ from core.retrieval.registry import query_context, retrieve  # noqa: E402
 from core.workspace import Workspace  # noqa: E402
 
 
-def _timed(ws: Workspace, question: str, mode: str) -> tuple[float, object]:
-    started = time.perf_counter()
+def _timed(ws: Workspace, question: str, mode: str) -> tuple[float, float, Any]:
+    """Wall and process-CPU milliseconds of one retrieval on a fresh context, and its result."""
+    started, cpu = time.perf_counter(), time.process_time()
     result = retrieve(query_context(ws, question), mode)
-    return (time.perf_counter() - started) * 1000, result
+    return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, result
 
 
 def _p(values: list[float], q: float) -> float:
@@ -37,31 +42,33 @@ def main() -> int:
     parser.add_argument("--workspace", required=True)
     parser.add_argument("--questions", required=True)
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
     ws = Workspace(Path(args.workspace))
     questions = load_questions(Path(args.questions))
     questions = questions[: args.limit] if args.limit else questions
     _timed(ws, questions[0].question, "auto")  # warm-up: models, views, matrices
-    auto_ms, chosen_ms, route_ms, diffs, chosen_modes = [], [], [], [], {}
+    wall: dict[str, list[float]] = {"chosen": [], "auto": [], "diff": [], "route": []}
+    cpu: dict[str, list[float]] = {"chosen": [], "auto": [], "diff": []}
+    chosen_modes: dict[str, int] = {}
     for i, q in enumerate(questions):
-        if i % 2:
-            a, result = _timed(ws, q.question, "auto")
-            mode = result.route["chosen"]
-            c, _ = _timed(ws, q.question, mode)
-        else:
-            probe = retrieve(query_context(ws, q.question), "auto").route["chosen"]  # which mode, untimed
-            c, _ = _timed(ws, q.question, probe)
-            a, result = _timed(ws, q.question, "auto")
-            mode = result.route["chosen"]
-        auto_ms.append(a)
-        chosen_ms.append(c)
-        diffs.append(a - c)
-        route_ms.append(float(result.timings_ms.get("route", 0.0)))
+        mode = retrieve(query_context(ws, q.question), "auto").route["chosen"]  # which mode, untimed
         chosen_modes[mode] = chosen_modes.get(mode, 0) + 1
-    print(f"{len(questions)} questions; chosen: {chosen_modes}")
-    for name, values in (("chosen mode alone", chosen_ms), ("auto", auto_ms), ("auto - chosen", diffs),
-                         ("routing step", route_ms)):
-        print(f"{name:<18} p50 {statistics.median(values):8.1f} ms   p95 {_p(values, 0.95):8.1f} ms")
+        for r in range(args.repeat):
+            order = ("auto", mode) if (i + r) % 2 else (mode, "auto")
+            runs = {name: _timed(ws, q.question, name) for name in order}
+            for key, name in (("chosen", mode), ("auto", "auto")):
+                wall[key].append(runs[name][0])
+                cpu[key].append(runs[name][1])
+            wall["diff"].append(runs["auto"][0] - runs[mode][0])
+            cpu["diff"].append(runs["auto"][1] - runs[mode][1])
+            wall["route"].append(float(runs["auto"][2].timings_ms.get("route", 0.0)))
+    print(f"{len(questions)} questions x {args.repeat}; chosen: {chosen_modes}")
+    for label, table in (("wall", wall), ("CPU", cpu)):
+        for name, values in table.items():
+            print(f"{label:<4} {name:<7} p50 {statistics.median(values):8.2f} ms   p95 {_p(values, 0.95):8.2f} ms")
+    print(f"auto / chosen, summed interleaved: wall {sum(wall['auto']) / sum(wall['chosen']):.3f}  "
+          f"CPU {sum(cpu['auto']) / sum(cpu['chosen']):.3f}")
     return 0
 
 

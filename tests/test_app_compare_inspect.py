@@ -318,6 +318,7 @@ def test_inspect_auto_that_ran_tree_shows_the_tree_trace_and_the_routing(data_di
     from core.routing import auto_mode
 
     monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_always_tree(), "test"))
+    monkeypatch.setattr(auto_mode, "ROUTED", ("naive", "tree"))  # the page shows whatever auto ran
     at = inspect("auto")
     result = at.session_state["inspect_last"]["result"]
     assert result.mode == "auto" and result.route["chosen"] == "tree"
@@ -332,6 +333,7 @@ def test_compare_auto_column_says_which_mode_ran(data_dir, monkeypatch):
     from core.routing import auto_mode
 
     monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_always_tree(), "test"))
+    monkeypatch.setattr(auto_mode, "ROUTED", ("naive", "tree"))  # the page shows whatever auto ran
     at = page(COMPARE).run()
     at.multiselect(key="compare_modes").set_value(["auto"])
     at.text_area(key="compare_question").input(QUESTION)

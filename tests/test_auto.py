@@ -26,14 +26,14 @@ SAMPLE_QUESTIONS = Path(__file__).resolve().parent.parent / "data" / "sample_que
 
 
 def _by_wh() -> RouterModel:
-    """Default naive; local when the question starts with 'who', tree when its wh-word is 'what'."""
+    """Default mix; path when the question starts with 'who', ppr when its wh-word is 'what'."""
     zeros = [0.0] * len(FEATURES)
-    local = list(zeros)
-    local[FEATURES.index("wh_who")] = 2.0
-    tree = list(zeros)
-    tree[FEATURES.index("wh_what")] = 2.0
-    return RouterModel(default="naive", features=list(FEATURES), mean=zeros, scale=[1.0] * len(FEATURES),
-                       gains={"local": {"bias": -1.0, "weights": local}, "tree": {"bias": -1.0, "weights": tree}})
+    path = list(zeros)
+    path[FEATURES.index("wh_who")] = 2.0
+    ppr = list(zeros)
+    ppr[FEATURES.index("wh_what")] = 2.0
+    return RouterModel(default="mix", features=list(FEATURES), mean=zeros, scale=[1.0] * len(FEATURES),
+                       gains={"path": {"bias": -1.0, "weights": path}, "ppr": {"bias": -1.0, "weights": ppr}})
 
 
 def test_form_features_read_the_wh_word_and_the_clauses():
@@ -47,14 +47,14 @@ def test_form_features_read_the_wh_word_and_the_clauses():
 
 def test_the_model_chooses_by_its_features():
     model = _by_wh()
-    assert model.choose(form_features(WHO)).mode == "local"
-    assert model.choose(form_features(WHEN)).mode == "tree"
-    assert model.choose(form_features("Name the harbour master.")).mode == "naive"
+    assert model.choose(form_features(WHO)).mode == "path"
+    assert model.choose(form_features(WHEN)).mode == "ppr"
+    assert model.choose(form_features("Name the harbour master.")).mode == "mix"
     choice = model.choose(form_features(WHO))
-    assert "wh_who" in choice.reason and choice.gains["local"] == pytest.approx(1.0)
-    assert model.choose(form_features(WHO), available=["naive", "tree"]).mode == "naive"  # local not registered
+    assert "wh_who" in choice.reason and choice.gains["path"] == pytest.approx(1.0)
+    assert model.choose(form_features(WHO), available=["mix", "ppr"]).mode == "mix"  # path not registered
     with pytest.raises(RouterModelError):
-        model.choose(form_features(WHO), available=["path"])
+        model.choose(form_features(WHO), available=["hybrid"])
 
 
 def _check_routes(ws) -> dict[str, str]:
@@ -62,7 +62,7 @@ def _check_routes(ws) -> dict[str, str]:
     from core.retrieval.registry import query_context, retrieve
 
     chosen = {}
-    for question, want in ((WHO, "local"), (WHEN, "tree")):
+    for question, want in ((WHO, "path"), (WHEN, "ppr")):
         result = retrieve(query_context(ws, question), "auto")
         assert result.mode == "auto" and result.route.get("chosen") == want, result.route
         assert result.evidence_chunk_ids == retrieve(query_context(ws, question), want).evidence_chunk_ids
@@ -76,7 +76,7 @@ def test_auto_runs_the_mode_its_model_chooses(sample_ws, monkeypatch):
     from core.routing import auto_mode
 
     monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_by_wh(), "test"))
-    assert set(_check_routes(sample_ws).values()) == {"local", "tree"}
+    assert set(_check_routes(sample_ws).values()) == {"path", "ppr"}
 
 
 class _AlwaysNaive:
@@ -112,8 +112,8 @@ def test_auto_answers_with_its_chosen_modes_builder(sample_ws, monkeypatch):
     monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_by_wh(), "test"))
     ctx = query_context(sample_ws, WHO)
     auto = extractive_answer(retrieve(ctx, "auto"), sample_ws, ctx)
-    local = extractive_answer(retrieve(ctx, "local"), sample_ws, ctx)
-    assert auto.text == local.text and auto.text
+    path = extractive_answer(retrieve(ctx, "path"), sample_ws, ctx)
+    assert auto.text == path.text and auto.text
 
 
 def test_the_default_model_loads_without_network(monkeypatch):
@@ -228,3 +228,42 @@ def test_evaluate_page_table_shows_auto_against_best_fixed_and_oracle():
         "regret (points)": "25.0"}
     assert auto_chosen_text(report) == "local 3, naive 1"
     assert auto_frame(EvalReport(questions=4, ks=[5], modes={"naive": {}})) is None
+
+
+def test_auto_embeds_nothing_its_chosen_mode_does_not(sample_ws, monkeypatch):
+    """auto's cost over its chosen mode (issue 35: at most +5 ms) is the router's own arithmetic: for every
+    mode it may choose, the features reuse the keywords, linked seeds and query embeddings that mode
+    needs from the same question context, so auto embeds exactly the strings the mode embeds, in as
+    many calls. (A mode that links no entity, such as naive, would fail this: it is not a candidate.)"""
+    from core.retrieval.registry import query_context, retrieve
+    from core.routing import auto_mode
+
+    embedder = sample_ws.embedder
+    calls: list[tuple[str, ...]] = []
+    for method in ("embed", "embed_queries"):
+        original = getattr(embedder, method, None)
+        if original is not None:
+            def counted(texts, _original=original):
+                calls.append(tuple(texts))
+                return _original(texts)
+            monkeypatch.setattr(embedder, method, counted)
+    assert set(auto_mode.candidates()) == set(auto_mode.ROUTED)
+    for mode in auto_mode.candidates():
+        zeros = [0.0] * len(FEATURES)
+        only = RouterModel(default=mode, features=list(FEATURES), mean=zeros, scale=[1.0] * len(FEATURES), gains={})
+        monkeypatch.setattr(auto_mode, "model_for", lambda ws, _m=only: (_m, "test"))
+        for question in (WHO, WHEN):
+            calls.clear()
+            retrieve(query_context(sample_ws, question), mode)
+            alone = sorted(calls)
+            calls.clear()
+            assert retrieve(query_context(sample_ws, question), "auto").route["chosen"] == mode
+            assert sorted(calls) == alone, (mode, calls, alone)
+    calls.clear()
+    retrieve(query_context(sample_ws, WHEN), "naive")
+    naive = sorted(calls)
+    calls.clear()
+    ctx = query_context(sample_ws, WHEN)
+    retrieve(ctx, "naive")
+    auto_mode.question_features(ctx)
+    assert sorted(calls) != naive  # the guard can fail: the features cost naive an entity linking

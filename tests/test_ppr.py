@@ -131,8 +131,8 @@ def test_question_facts_touch_a_linked_entity_unless_none_is_linked(sample_ws):
     vector = ctx.embed(ctx.question)
     top = [((str(k[0]), str(k[1])), c) for k, c in sample_ws.views.vectors.ranked_keys("relations", vector, 50)
            if k[0] in ctx.graph and k[1] in ctx.graph]
-    assert question_facts(ctx, vector, RAGSCOPE, set()) == top[:RAGSCOPE.facts]
+    assert question_facts(ctx, vector, RAGSCOPE, set()).facts == top[:RAGSCOPE.facts]
     linked = {"port sallow"}
-    kept = question_facts(ctx, vector, RAGSCOPE, linked)
+    kept = question_facts(ctx, vector, RAGSCOPE, linked).facts
     assert kept and all(a in linked or b in linked for (a, b), _ in kept)
     assert kept == [f for f in top if f[0][0] in linked or f[0][1] in linked][:RAGSCOPE.facts]

@@ -12,7 +12,7 @@ import pytest
 
 from core.retrieval.registry import query_context, retrieve
 from core.types import ChunkHit, RetrievalResult
-from ui.ppr_view import chunk_reasons_frame, seeds_frame, top_entities_frame
+from ui.ppr_view import chunk_reasons_frame, fact_filter_text, is_ppr_walk, seeds_frame, top_entities_frame
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECT = str(ROOT / "pages" / "inspect.py")
@@ -21,7 +21,7 @@ QUESTION = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
 
 def _hand_result() -> RetrievalResult:
     result = RetrievalResult(mode="ppr", query="q")
-    result.log("graph_walk", "ppr_seeds", paper=False, facts=1, seeds=[
+    result.log("graph_walk", "ppr_seeds", paper=False, facts=1, fact_filter="offline rule: x", seeds=[
         {"key": "a", "name": "**A**", "weight": 0.3, "kind": "fact", "why": "fact A — B (cosine 0.600)"},
         {"key": "chunk:c1", "name": "chunk:c1", "weight": 0.1, "kind": "passage", "why": "dense cosine 0.9"}])
     result.log("graph_walk", "ppr", seeds=1, facts=1, dense=1, nodes=3, synonyms=0, damping=0.5,
@@ -40,6 +40,11 @@ def test_frames_hold_the_logged_walk():
     chunks = chunk_reasons_frame(result)
     assert list(chunks["chunk"]) == ["c1", "c2"] and list(chunks["rank"]) == [1, 2]
     assert chunks["why it ranked here"][1].endswith("(rank 2)")
+    assert fact_filter_text(result) == "Facts chosen by: offline rule: x"
+    assert is_ppr_walk(result) and not is_ppr_walk(RetrievalResult(mode="naive", query="q"))
+    routed = RetrievalResult(mode="auto", query="q")
+    routed.route = {"chosen": "ppr"}
+    assert is_ppr_walk(routed) and fact_filter_text(RetrievalResult(mode="ppr", query="q")) == ""
 
 
 def test_frames_of_a_real_walk_match_its_trace(sample_ws):

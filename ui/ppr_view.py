@@ -44,14 +44,28 @@ def chunk_reasons_frame(result: RetrievalResult) -> pd.DataFrame:
                         columns=["rank", "document", "chunk", "PageRank mass", "why it ranked here"])
 
 
+def fact_filter_text(result: RetrievalResult) -> str:
+    """Which recognition filter chose the facts that seed the walk (the LLM's, or the offline rule), as
+    logged; empty for a trace without it."""
+    note = str(_event(result, "ppr_seeds").get("fact_filter", ""))
+    return f"Facts chosen by: {note}" if note else ""
+
+
+def is_ppr_walk(result: RetrievalResult) -> bool:
+    """A ppr result, or an auto result that ran ppr (it carries the same trace)."""
+    return result.mode == "ppr" or (bool(result.route) and result.route.get("chosen") == "ppr")
+
+
 def render_ppr(result: RetrievalResult, key_prefix: str) -> None:
-    """The three tables, for a ppr result (anything else: nothing)."""
-    if result.mode != "ppr":
+    """The three tables, for a ppr walk (anything else: nothing)."""
+    if not is_ppr_walk(result):
         return
     walk = _event(result, "ppr")
     st.caption(f"Personalised PageRank, damping {walk.get('damping', '?')}: the walk restarts at the seeds below "
                f"in proportion to their weight; {walk.get('nodes', 0):,} entity and chunk nodes, "
                f"{walk.get('synonyms', 0):,} synonym edges.")
+    if note := fact_filter_text(result):
+        st.text(note)  # plain text: an LLM error message may be part of it
     st.dataframe(seeds_frame(result), hide_index=True, key=f"{key_prefix}_ppr_seeds")
     st.caption("Entities with the most PageRank mass")
     st.dataframe(top_entities_frame(result), hide_index=True, key=f"{key_prefix}_ppr_entities")

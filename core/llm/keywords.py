@@ -11,9 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from core.llm.client import ChatModel, LLMCancelled, LLMError, Message
+from core.llm.recognition import Recognition, recognize_facts
 
 log = logging.getLogger("core.llm")
 
@@ -103,6 +104,11 @@ class LLMKeywords:
                                   else "the model returned no keywords")
         self.last_source, self.last_note = "llm", ""
         return low, high
+
+    def recognize_facts(self, question: str, facts: Sequence[tuple[str, str, str]], limit: int) -> Recognition:
+        """HippoRAG 2's recognition filter for the ppr mode, asked of this extractor's chat model: the
+        LLM configured for the question (``core.llm.recognition``)."""
+        return recognize_facts(self.chat, question, facts, limit)
 
     def _fallback(self, question: str, note: str) -> tuple[list[str], list[str]]:
         from core.extraction.query_terms import offline_keywords

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from core.retrieval.context_blocks import prefix_within, sources_text
+from core.retrieval.context_blocks import add_keyword_usage, prefix_within, sources_text
 from core.retrieval.funnel import set_funnel
 from core.retrieval.lightrag_search import seeds_for
 from core.retrieval.ppr_graph import CHUNK_PREFIX, GraphMatrix, graph_matrix, personalized_pagerank
@@ -83,7 +83,9 @@ class PPRRetriever:
             vector = ctx.embed(ctx.question)
         with clock.stage("vector_search"):
             dense = ctx.search_chunks(vector, max(recipe.dense_seeds, ctx.settings.naive_top_k))
-            facts = question_facts(ctx, vector, recipe, {s.key for s in seeds})
+            choice = question_facts(ctx, vector, recipe, {s.key for s in seeds})
+            facts = choice.facts
+            add_keyword_usage(result, choice.usage)
         with clock.stage("graph_walk"):
             matrix = graph_matrix(ctx.graph, ctx.ws.views.vectors, recipe.synonym_threshold, recipe.synonym_neighbours)
             restart = restart_seeds(ctx, recipe, seeds, facts, dense, matrix.passages)
@@ -95,7 +97,7 @@ class PPRRetriever:
             def name(key: str) -> str:
                 return key if key.startswith(CHUNK_PREFIX) else graph.name(key)
             top = _ranked(matrix, scores, True, TOP_ENTITIES)
-            result.log("graph_walk", "ppr_seeds", paper=ctx.strategies.paper, facts=len(facts),
+            result.log("graph_walk", "ppr_seeds", paper=ctx.strategies.paper, facts=len(facts), fact_filter=choice.note,
                        seeds=[{"key": s.key, "name": name(s.key), "weight": s.weight, "kind": s.kind,
                                "why": s.why} for s in restart])
             result.log("graph_walk", "ppr", seeds=len(seeds), facts=len(facts), dense=len(dense),

@@ -16,11 +16,16 @@ its endpoints is a linked question entity (``linked_endpoint``). On the dev sets
 recall@5 from 86.3 to 87.9 (dev_musique) and 65.7 to 69.3 (dev_musique_full) over no filter, where a
 cosine margin to the best fact lowered it (docs/methods.md, *ppr*). When the question links no entity
 the filter keeps the top facts unchanged.
+
+With an LLM configured for the question (the question's keyword extractor offers ``recognize_facts``:
+``core.llm.keywords.LLMKeywords``), the filter is the paper's: the top ``facts`` by cosine go to the LLM
+(``core.llm.recognition``) and only those it keeps seed the walk. If its reply is unusable, the offline
+rule is applied and ``FactChoice.note`` says so (the trace shows it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -62,25 +67,51 @@ class PPRSeed:
     why: str
 
 
-def question_facts(ctx: QueryContext, vector: np.ndarray, recipe: PPRRecipe, linked: set[str]
-                   ) -> list[tuple[tuple[str, str], float]]:
-    """The top ``recipe.facts`` relations by cosine to the question that pass the recognition filter
-    (an endpoint among ``linked``; no filter when nothing is linked), best first."""
+@dataclass
+class FactChoice:
+    """The facts that seed the walk, best first, which filter chose them, and its LLM usage."""
+
+    facts: list[tuple[tuple[str, str], float]]
+    note: str
+    usage: dict[str, int] = field(default_factory=dict)
+
+
+OFFLINE_RULE = "offline rule: a fact must touch a linked question entity"
+
+
+def fact_triple(graph: Any, a: str, b: str) -> tuple[str, str, str]:
+    """A relation as (subject, relation, object) text: its keywords, else its description."""
+    relation = graph.relation(a, b)
+    text = ""
+    if relation is not None:
+        text = ", ".join(relation.keywords) or relation.description
+    return graph.name(a), " ".join(text.split()) or "related to", graph.name(b)
+
+
+def question_facts(ctx: QueryContext, vector: np.ndarray, recipe: PPRRecipe, linked: set[str]) -> FactChoice:
+    """The top ``recipe.facts`` relations by cosine to the question that pass the recognition filter,
+    best first: the LLM's when one is configured (see the module doc), else the offline rule (an
+    endpoint among ``linked``; no filter when nothing is linked)."""
     search = ctx.ws.views.vectors
     if recipe.facts <= 0 or search.size("relations") == 0:
-        return []
+        return FactChoice([], "no facts in the index")
     graph = ctx.graph
-    kept: list[tuple[tuple[str, str], float]] = []
+    found: list[tuple[tuple[str, str], float]] = []
     for key, cosine in search.ranked_keys("relations", vector, recipe.fact_candidates):
         a, b = str(key[0]), str(key[1])
-        if a not in graph or b not in graph:
-            continue
-        if linked and not (a in linked or b in linked):
-            continue
-        kept.append(((a, b), float(cosine)))
-        if len(kept) >= recipe.facts:
-            break
-    return kept
+        if a in graph and b in graph:
+            found.append(((a, b), float(cosine)))
+    recognize = getattr(ctx.keyword_extractor, "recognize_facts", None)
+    note, usage = OFFLINE_RULE, {}
+    if recognize is not None:
+        top = found[:recipe.facts]
+        verdict = recognize(ctx.question, [fact_triple(graph, a, b) for (a, b), _ in top], recipe.facts)
+        usage = dict(verdict.usage)
+        if verdict.kept is not None:
+            return FactChoice([top[i] for i in verdict.kept], f"LLM recognition filter: {verdict.note}", usage)
+        note = f"{OFFLINE_RULE} (LLM filter unusable: {verdict.note})"
+    kept = [(pair, cosine) for pair, cosine in found if not linked or pair[0] in linked or pair[1] in linked]
+    return FactChoice(kept[:recipe.facts], note if linked else "no linked question entity: the top facts", usage)
 
 
 def restart_seeds(ctx: QueryContext, recipe: PPRRecipe, seeds: Sequence[Seed],
