@@ -4,7 +4,9 @@ log with undo, export and import.
 * viewer — none: a viewer sees neither the edits nor their log;
 * editor — ``edit_graph``, ``graph_edits``, ``undo_graph_edit``, ``export_graph_edits``,
   ``import_graph_edits``, ``merge_suggestions``, ``dismiss_merge_suggestion`` (accepting a suggestion is
-  an ``edit_graph`` merge), ``evaluate_edits`` (every mode before edit N → after, on a copy).
+  an ``edit_graph`` merge), ``evaluate_edits`` (every mode before edit N → after, on a copy),
+  ``edit_question_diff`` (one question before the last edit(s) → after: what entered or left each mode's
+  top k; Compare and Inspect).
 
 Each edit takes the workspace's writer lock (refused with ``WorkspaceBusyError`` while an indexing job
 runs) and is recorded with the signed-in principal. Re-exported by ``core.api``.
@@ -14,12 +16,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from core.auth import Principal, Role, requires
+from core.fairness import slots
 from core.storage.records import GraphEdit
 from core.workspace import Workspace
 
 if TYPE_CHECKING:
     from core.editing.log import EditResult, ImportReport as EditImportReport
     from core.editing.impact import EditImpact
+    from core.editing.question_diff import QuestionDiff
     from core.editing.suggest import Suggestion as MergeSuggestion
     from core.evaluation.questions import Question
     from core.settings import Settings
@@ -91,7 +95,22 @@ def evaluate_edits(principal: Principal, ws: Workspace, questions: list[Question
     workspace with those edits undone (before) and on the workspace (after), per mode, with the questions
     whose evidence or answer changed. Two evaluations, in one heavy work slot."""
     from core.editing.impact import compare
-    from core.fairness import slots
 
     with slots().slot(heavy=True):
         return compare(ws, questions, modes, since, ks, settings=settings, keywords=keywords)
+
+
+@requires(Role.editor)
+def edit_question_diff(principal: Principal, ws: Workspace, question: str, modes: Sequence[str],
+                       since: Optional[int] = None, top: int = 10, settings: Optional[Settings] = None,
+                       keywords: Any = None) -> QuestionDiff:
+    """One question before edit ``since`` (default: the last active edit) → after, per mode: the evidence
+    chunks, entities, relations and paths that entered or left the top ``top``, and the extractive answers
+    (``core.editing.question_diff``; the "before" side is a copy, kept for the next question)."""
+    from core.editing.question_diff import question_before_after
+    from core.errors import MAX_QUESTION_CHARS, check_length
+
+    check_length(question, MAX_QUESTION_CHARS, "question")
+    with slots().slot(heavy=True):
+        return question_before_after(ws, question, modes, since, max(1, min(int(top), 100)), settings=settings,
+                                     keywords=keywords)

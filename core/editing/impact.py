@@ -66,26 +66,43 @@ def _check_copyable(ws: Workspace) -> None:
                         f"with its vectors in the folder (this one is {ws.store_description()})")
 
 
-@contextmanager
-def workspace_before(ws: Workspace, since: int) -> Iterator[tuple[Workspace, list[int]]]:
-    """A temporary copy of ``ws`` with every active edit numbered ``since`` or later undone (newest
-    first), and the ids undone; deleted when the block ends."""
+def copy_before(ws: Workspace, since: int) -> tuple[tempfile.TemporaryDirectory, Workspace, list[int]]:
+    """A copy of ``ws`` in a new temporary folder with every active edit numbered ``since`` or later undone
+    (newest first), and the ids undone. The caller closes the copy and cleans the folder up."""
     _check_copyable(ws)
     later = [e.id for e in edit_log(ws, include_undone=False) if e.id >= since]
     if not later:
         raise EditError(f"no active edit numbered {since} or later: nothing to compare")
-    with tempfile.TemporaryDirectory(prefix="ragscope-before-") as tmp:
-        target = Path(tmp) / ws.path.name
+    tmp = tempfile.TemporaryDirectory(prefix="ragscope-before-")
+    try:
+        target = Path(tmp.name) / ws.path.name
         with ws.writer():
             ws.records.commit()
             shutil.copytree(ws.path, target, ignore=shutil.ignore_patterns(*SKIPPED_FILES))
         copy = Workspace(target, settings=ws.settings, embedder=ws.loaded_embedder, store="sqlite")
-        try:
-            for edit_id in sorted(later, reverse=True):
-                undo(copy, edit_id, who="before-after")
-            yield copy, later
-        finally:
-            copy.close()
+    except BaseException:
+        tmp.cleanup()
+        raise
+    try:
+        for edit_id in sorted(later, reverse=True):
+            undo(copy, edit_id, who="before-after")
+    except BaseException:
+        copy.close()
+        tmp.cleanup()
+        raise
+    return tmp, copy, later
+
+
+@contextmanager
+def workspace_before(ws: Workspace, since: int) -> Iterator[tuple[Workspace, list[int]]]:
+    """A temporary copy of ``ws`` with every active edit numbered ``since`` or later undone (newest
+    first), and the ids undone; deleted when the block ends."""
+    tmp, copy, later = copy_before(ws, since)
+    try:
+        yield copy, later
+    finally:
+        copy.close()
+        tmp.cleanup()
 
 
 def _key(row: dict[str, Any], ks: Sequence[int]) -> tuple:
