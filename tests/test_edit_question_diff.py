@@ -47,6 +47,11 @@ def test_compare_results_lists_what_entered_and_left_with_ranks() -> None:
     [same] = compare_results(before, {"local": _result(["c1", "c2", "c9"], ["A", "B", "Z"], "two")}, top=2)
     assert not any(same.entered.values()) and not any(same.left.values())
     assert same.answer_changed and same.changed and (same.answer_before, same.answer_after) == ("one", "two")
+    assert same.answer_change == "first line" and same.answer_lines() == ["− one", "+ two"]
+    [support] = compare_results({"local": _result([], [], "A.\n- about X: s")},
+                                {"local": _result([], [], "A.\n- about Y: s")})
+    assert support.answer_change == "supporting lines" and support.answer_lines() == ["− - about X: s", "+ - about Y: s"]
+    assert diff.answer_change == "no" and diff.answer_lines() == []
 
 
 def _lists(results: dict) -> dict:

@@ -15,6 +15,7 @@ from core import api
 from core.auth import Role
 from ui import state
 from ui.errors import show_errors
+from ui.escape import md
 
 if TYPE_CHECKING:
     from core.api import QuestionDiff, Workspace
@@ -40,7 +41,7 @@ def summary_frame(diff: "QuestionDiff") -> pd.DataFrame:
         row: dict[str, Any] = {"mode": mode.mode}
         for kind in KIND_LABELS:
             row[kind] = f"+{len(mode.entered[kind])} / −{len(mode.left[kind])}"
-        row["answer changed"] = "yes" if mode.answer_changed else "no"
+        row["answer changed"] = mode.answer_change
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -68,13 +69,13 @@ def render_diff(diff: "QuestionDiff", key: str) -> None:
         return
     for mode in diff.changed_modes:
         found = next(m for m in diff.modes if m.mode == mode)
-        st.text(f"{mode}: what changed")
+        st.markdown(f"**{md(mode)}**")
         frame = moves_frame(diff, mode)
         if len(frame):
             st.dataframe(frame, hide_index=True, key=f"{key}_edit_diff_{mode}")
         if found.answer_changed:
-            st.text(f"Answer before:\n{found.answer_before[:1500]}")
-            st.text(f"Answer after:\n{found.answer_after[:1500]}")
+            st.caption(f"Answer ({found.answer_change} changed): − before, + after")
+            st.code("\n".join(line[:400] for line in found.answer_lines()[:40]), language=None, wrap_lines=True)
 
 
 def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> None:
@@ -85,7 +86,10 @@ def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> Non
     if not active:
         return
     store = f"{key}_edit_diff"
-    with st.expander(f"What the graph edits changed for this question ({len(active)} active edit(s))"):
+    last = st.session_state.get(store)
+    fresh = bool(last and last["ws"] == str(ws.path) and last["question"] == question and last["modes"] == list(modes))
+    with st.expander(f"What the graph edits changed for this question ({len(active)} active edit(s))",
+                     expanded=fresh):
         by_id = {e.id: e for e in active}
         ids = sorted(by_id, reverse=True)
         since = st.selectbox("Before edit", ids, format_func=lambda i: _edit_label(by_id[i]), key=f"{key}_edit_since",
@@ -95,10 +99,11 @@ def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> Non
             with show_errors(), st.spinner("Running the question before the edit(s) (a copy) and after…"):
                 diff = api.edit_question_diff(state.principal(), ws, question, list(modes), int(since), TOP_K,
                                               settings=state.session_settings())
-                st.session_state[store] = {"ws": str(ws.path), "question": question, "modes": list(modes),
-                                           "generation": api.generation(state.principal(), ws), "diff": diff}
-        last = st.session_state.get(store)
-        if last and last["ws"] == str(ws.path) and last["question"] == question and last["modes"] == list(modes):
+                last = {"ws": str(ws.path), "question": question, "modes": list(modes),
+                        "generation": api.generation(state.principal(), ws), "diff": diff}
+                st.session_state[store] = last
+                st.rerun()  # drawn again with the expander open
+        if fresh and last:
             if last["generation"] != api.generation(state.principal(), ws):
                 st.info("The workspace changed since; press the button again to refresh.")
             render_diff(last["diff"], key)

@@ -13,6 +13,7 @@ next question on the same edits only runs the modes twice. It is deleted when it
 """
 from __future__ import annotations
 
+import difflib
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
@@ -52,6 +53,19 @@ class ModeDiff:
     @property
     def answer_changed(self) -> bool:
         return self.answer_before.strip() != self.answer_after.strip()
+
+    @property
+    def answer_change(self) -> str:
+        """"no", "first line" (the answer sentence itself) or "supporting lines" (what it quotes below)."""
+        if not self.answer_changed:
+            return "no"
+        first = [text.strip().splitlines()[:1] for text in (self.answer_before, self.answer_after)]
+        return "first line" if first[0] != first[1] else "supporting lines"
+
+    def answer_lines(self) -> list[str]:
+        """The answer lines only one side has: "− line" (before) and "+ line" (after), in order."""
+        old, new = self.answer_before.strip().splitlines(), self.answer_after.strip().splitlines()
+        return [f"{'−' if d[0] == '-' else '+'} {d[2:]}" for d in difflib.ndiff(old, new) if d[:1] in "-+"]
 
     @property
     def changed(self) -> bool:
