@@ -4,8 +4,9 @@ index as it is (``python -m core eval --since-edit N``, the Knowledge graph page
 The "before" index is a copy of the workspace folder in which every active edit numbered N or later is
 undone, newest first (``core.editing.log.undo``: the graph is rebuilt as the log without them gives). The
 copy is taken under the writer lock, so no indexing runs while it is made, and deleted afterwards; the
-workspace itself is never written. Only a SQLite workspace with its vectors in the folder can be copied
-this way (a PostgreSQL store or a ChromaDB server is refused with a message).
+workspace itself is never written. The copy is always a SQLite workspace: a SQLite one is copied as it
+is, a PostgreSQL one has its records copied into a new SQLite file (``core.storage.record_copy``); the
+vectors must be in the folder (embedded ChromaDB; a ChromaDB server is refused with a message).
 
 ``compare`` returns the two evaluations, a per-mode table of before → after and the questions whose
 evidence or answer changed in some mode (gold ranks, recall@k, answer found in the answer).
@@ -61,9 +62,21 @@ class EditImpact:
 
 
 def _check_copyable(ws: Workspace) -> None:
-    if ws.backend.name != "sqlite" or ws.settings.chroma_url:
-        raise EditError("the before → after of edits copies the workspace folder: it needs a SQLite workspace "
-                        f"with its vectors in the folder (this one is {ws.store_description()})")
+    if ws.backend.name not in ("sqlite", "postgresql") or ws.settings.chroma_url:
+        raise EditError("the before → after of edits copies the workspace: it needs its vectors in the workspace "
+                        f"folder (embedded ChromaDB; this one is {ws.store_description()})")
+
+
+def _copy_store(ws: Workspace, target: Path) -> Workspace:
+    """The folder (settings, embedded vectors; a SQLite file as it is) copied to ``target`` and opened on
+    SQLite; a PostgreSQL workspace's records are copied into the new SQLite file."""
+    shutil.copytree(ws.path, target, ignore=shutil.ignore_patterns(*SKIPPED_FILES))
+    copy = Workspace(target, settings=ws.settings, embedder=ws.loaded_embedder, store="sqlite")
+    if ws.backend.name != "sqlite":
+        from core.storage.record_copy import copy_records
+
+        copy_records(ws.records, copy.records)  # type: ignore[arg-type]  # both are SQL record stores
+    return copy
 
 
 def copy_before(ws: Workspace, since: int) -> tuple[tempfile.TemporaryDirectory, Workspace, list[int]]:
@@ -78,8 +91,7 @@ def copy_before(ws: Workspace, since: int) -> tuple[tempfile.TemporaryDirectory,
         target = Path(tmp.name) / ws.path.name
         with ws.writer():
             ws.records.commit()
-            shutil.copytree(ws.path, target, ignore=shutil.ignore_patterns(*SKIPPED_FILES))
-        copy = Workspace(target, settings=ws.settings, embedder=ws.loaded_embedder, store="sqlite")
+            copy = _copy_store(ws, target)
     except BaseException:
         tmp.cleanup()
         raise
