@@ -17,6 +17,7 @@ guard()  # the refusal / sign-in page unless this session may open it (app.py ga
 
 from core.api import run_modes  # noqa: E402
 from ui import annotations_view  # noqa: E402
+from ui import edit_question_view  # noqa: E402
 from ui import results_view as rv  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.examples import example_picker, share_question, take_shared_question  # noqa: E402
@@ -62,6 +63,8 @@ def _render(last: dict, ws) -> None:
     st.divider()
     st.subheader("What differs")
     render_differences(results)
+    with show_errors("What the graph edits changed"):
+        edit_question_view.panel(ws, last["question"], last["modes"], "compare")
     st.subheader("Latency per stage")
     st.caption("Retrieval and answer generation on separate axes: offline answers are extractive (no LLM).")
     st.plotly_chart(latency_figure(results), key="compare_latency_chart")

@@ -22,6 +22,7 @@ from core.api import run_modes  # noqa: E402
 from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
+from ui import edit_question_view  # noqa: E402
 from ui import ppr_view  # noqa: E402
 from ui import provenance  # noqa: E402
 from ui import results_view as rv  # noqa: E402
@@ -234,6 +235,8 @@ def main() -> None:
     st.divider()
     render_header(last, result)
     render_tabs(result, ws)
+    with show_errors("What the graph edits changed"):
+        edit_question_view.panel(ws, last["question"], [result.mode], "inspect")
     with show_errors("Annotations"):
         annotations_view.render_marking(ws, last["question"], {result.mode: result}, "inspect")
     with show_errors("Drawing the subgraph"):

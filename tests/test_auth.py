@@ -47,7 +47,8 @@ API_ROLES = {
     "edit_graph": Role.editor, "graph_edits": Role.editor, "undo_graph_edit": Role.editor,
     "export_graph_edits": Role.editor, "import_graph_edits": Role.editor,
     "merge_suggestions": Role.editor, "dismiss_merge_suggestion": Role.editor,
-    "evaluate_edits": Role.editor,
+    "evaluate_edits": Role.editor, "edit_question_diff": Role.editor,
+    "junk_suggestions": Role.editor, "dismiss_junk": Role.editor, "delete_entities": Role.editor,
     # admin: + settings, create/delete workspaces
     "save_workspace_settings": Role.admin, "create_workspace": Role.admin, "delete_workspace": Role.admin,
     "import_lightrag_from_server": Role.admin, "server_import_dirs": Role.admin, "server_import_root": Role.admin,

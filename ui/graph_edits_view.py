@@ -32,6 +32,7 @@ def _counts(detail: "NodeDetail") -> str:
 def _run(ws: "Workspace", op: str, args: dict[str, Any]) -> None:
     with show_errors():
         result = api.edit_graph(state.principal(), ws, op, args)
+        state.note_own_write(ws)  # this page's own change: no "changed outside this page" notice
         st.session_state["kg_edit_message"] = f"Edit {result.edit_id} ({op}) made."
         st.session_state.pop("kg_edge", None)
         st.rerun()
@@ -118,5 +119,6 @@ def history(ws: "Workspace") -> None:
             if not edit.undone and st.button("Undo", key=f"kg_undo_{edit.id}"):
                 with show_errors():
                     api.undo_graph_edit(state.principal(), ws, edit.id)
+                    state.note_own_write(ws)
                     st.session_state["kg_edit_message"] = f"Edit {edit.id} undone."
                     st.rerun()

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core import api
 from core.auth import Role
-from ui import state
+from ui import junk_view, state
 from ui.errors import show_errors
 
 if TYPE_CHECKING:
@@ -31,9 +31,15 @@ def _drop(found: list[Any], *keys: str) -> list[Any]:
 
 
 def panel(ws: "Workspace") -> None:
-    """The suggestions expander (nothing for a viewer)."""
+    """The merge suggestions and the junk-node suggestions (``ui.junk_view``) expanders (nothing for a
+    viewer)."""
     if not state.can(Role.editor):
         return
+    _merges(ws)
+    junk_view.panel(ws)
+
+
+def _merges(ws: "Workspace") -> None:
     with st.expander("Merge suggestions"):
         st.caption("Pairs of entities that are probably one thing: same or often-confused types, names that "
                    "contain, abbreviate or respell one another, close profile vectors, shared source documents "
@@ -54,11 +60,13 @@ def panel(ws: "Workspace") -> None:
             if merge.button("Merge", key=f"kg_suggest_merge_{i}"):
                 with show_errors():
                     result = api.edit_graph(state.principal(), ws, "merge", {"names": [s.merge], "into": s.into})
+                    state.note_own_write(ws)  # this page's own change: no "changed outside this page" notice
                     cached["found"] = _drop(found, s.merge)
                     st.session_state["kg_edit_message"] = f"Edit {result.edit_id} (merge) made."
                     st.rerun()
             if dismiss.button("Dismiss", key=f"kg_suggest_dismiss_{i}"):
                 with show_errors():
                     api.dismiss_merge_suggestion(state.principal(), ws, s.merge, s.into)
+                    state.note_own_write(ws)
                     cached["found"] = [x for x in found if {x.merge, x.into} != {s.merge, s.into}]
                     st.rerun()

@@ -46,8 +46,9 @@ from core.api.annotations import (annotation_for, annotation_list, delete_annota
 from core.api.corpus import (all_chunk_ids, chunk_count, chunks_by_id, chunks_of, doc_names, doc_roots, documents,
                              documents_table, dropped_records, position_gaps, readable_summary, source_view,
                              tree_index)
-from core.api.editing import (dismiss_merge_suggestion, edit_graph, evaluate_edits, export_graph_edits,
-                              graph_edits, import_graph_edits, merge_suggestions, undo_graph_edit)
+from core.api.editing import (delete_entities, dismiss_junk, dismiss_merge_suggestion, edit_graph, edit_question_diff,
+                              evaluate_edits, export_graph_edits, graph_edits, import_graph_edits, junk_suggestions,
+                              merge_suggestions, undo_graph_edit)
 from core.api.evaluation import estimate_judge_cost, evaluate, router_rows, run_judge, train_router
 from core.api.graphs import (graph_bytes, graph_edge, graph_node, graph_part_origins, graph_provenance, graph_selection,
                              graph_summary, knowledge_graph, mention_chunks, mention_graph, mention_index)
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
     from core.annotations.exchange import ImportReport as AnnotationImportReport
     from core.editing.log import EditResult, ImportReport as EditImportReport
     from core.editing.impact import EditImpact
+    from core.editing.junk import JunkNode
+    from core.editing.question_diff import QuestionDiff
     from core.editing.suggest import Suggestion as MergeSuggestion
     from core.evaluation.questions import Question
     from core.evaluation.runner import EvalReport
@@ -85,6 +88,8 @@ LAZY_RECORDS: dict[str, tuple[str, str]] = {
     "EditImportReport": ("core.editing.log", "ImportReport"),
     "MergeSuggestion": ("core.editing.suggest", "Suggestion"),
     "EditImpact": ("core.editing.impact", "EditImpact"),
+    "QuestionDiff": ("core.editing.question_diff", "QuestionDiff"),
+    "JunkNode": ("core.editing.junk", "JunkNode"),
     "Question": ("core.evaluation.questions", "Question"),
     "EvalReport": ("core.evaluation.runner", "EvalReport"),
     "EdgeDetail": ("core.graph_page", "EdgeDetail"),
@@ -129,7 +134,8 @@ FUNCTIONS = [
     "delete_annotations", "import_annotations",
     # editing
     "edit_graph", "graph_edits", "undo_graph_edit", "export_graph_edits", "import_graph_edits",
-    "merge_suggestions", "dismiss_merge_suggestion", "evaluate_edits",
+    "merge_suggestions", "dismiss_merge_suggestion", "evaluate_edits", "edit_question_diff",
+    "junk_suggestions", "dismiss_junk", "delete_entities",
     # importing
     "import_lightrag", "server_import_root", "server_import_dirs", "import_lightrag_from_server",
     # models

@@ -4,8 +4,9 @@ index as it is (``python -m core eval --since-edit N``, the Knowledge graph page
 The "before" index is a copy of the workspace folder in which every active edit numbered N or later is
 undone, newest first (``core.editing.log.undo``: the graph is rebuilt as the log without them gives). The
 copy is taken under the writer lock, so no indexing runs while it is made, and deleted afterwards; the
-workspace itself is never written. Only a SQLite workspace with its vectors in the folder can be copied
-this way (a PostgreSQL store or a ChromaDB server is refused with a message).
+workspace itself is never written. The copy is always a SQLite workspace: a SQLite one is copied as it
+is, a PostgreSQL one has its records copied into a new SQLite file (``core.storage.record_copy``); the
+vectors must be in the folder (embedded ChromaDB; a ChromaDB server is refused with a message).
 
 ``compare`` returns the two evaluations, a per-mode table of before → after and the questions whose
 evidence or answer changed in some mode (gold ranks, recall@k, answer found in the answer).
@@ -61,31 +62,59 @@ class EditImpact:
 
 
 def _check_copyable(ws: Workspace) -> None:
-    if ws.backend.name != "sqlite" or ws.settings.chroma_url:
-        raise EditError("the before → after of edits copies the workspace folder: it needs a SQLite workspace "
-                        f"with its vectors in the folder (this one is {ws.store_description()})")
+    if ws.backend.name not in ("sqlite", "postgresql") or ws.settings.chroma_url:
+        raise EditError("the before → after of edits copies the workspace: it needs its vectors in the workspace "
+                        f"folder (embedded ChromaDB; this one is {ws.store_description()})")
+
+
+def _copy_store(ws: Workspace, target: Path) -> Workspace:
+    """The folder (settings, embedded vectors; a SQLite file as it is) copied to ``target`` and opened on
+    SQLite; a PostgreSQL workspace's records are copied into the new SQLite file."""
+    shutil.copytree(ws.path, target, ignore=shutil.ignore_patterns(*SKIPPED_FILES))
+    copy = Workspace(target, settings=ws.settings, embedder=ws.loaded_embedder, store="sqlite")
+    if ws.backend.name != "sqlite":
+        from core.storage.record_copy import copy_records
+
+        copy_records(ws.records, copy.records)  # type: ignore[arg-type]  # both are SQL record stores
+    return copy
+
+
+def copy_before(ws: Workspace, since: int) -> tuple[tempfile.TemporaryDirectory, Workspace, list[int]]:
+    """A copy of ``ws`` in a new temporary folder with every active edit numbered ``since`` or later undone
+    (newest first), and the ids undone. The caller closes the copy and cleans the folder up."""
+    _check_copyable(ws)
+    later = [e.id for e in edit_log(ws, include_undone=False) if e.id >= since]
+    if not later:
+        raise EditError(f"no active edit numbered {since} or later: nothing to compare")
+    tmp = tempfile.TemporaryDirectory(prefix="ragscope-before-")
+    try:
+        target = Path(tmp.name) / ws.path.name
+        with ws.writer():
+            ws.records.commit()
+            copy = _copy_store(ws, target)
+    except BaseException:
+        tmp.cleanup()
+        raise
+    try:
+        for edit_id in sorted(later, reverse=True):
+            undo(copy, edit_id, who="before-after")
+    except BaseException:
+        copy.close()
+        tmp.cleanup()
+        raise
+    return tmp, copy, later
 
 
 @contextmanager
 def workspace_before(ws: Workspace, since: int) -> Iterator[tuple[Workspace, list[int]]]:
     """A temporary copy of ``ws`` with every active edit numbered ``since`` or later undone (newest
     first), and the ids undone; deleted when the block ends."""
-    _check_copyable(ws)
-    later = [e.id for e in edit_log(ws, include_undone=False) if e.id >= since]
-    if not later:
-        raise EditError(f"no active edit numbered {since} or later: nothing to compare")
-    with tempfile.TemporaryDirectory(prefix="ragscope-before-") as tmp:
-        target = Path(tmp) / ws.path.name
-        with ws.writer():
-            ws.records.commit()
-            shutil.copytree(ws.path, target, ignore=shutil.ignore_patterns(*SKIPPED_FILES))
-        copy = Workspace(target, settings=ws.settings, embedder=ws.loaded_embedder, store="sqlite")
-        try:
-            for edit_id in sorted(later, reverse=True):
-                undo(copy, edit_id, who="before-after")
-            yield copy, later
-        finally:
-            copy.close()
+    tmp, copy, later = copy_before(ws, since)
+    try:
+        yield copy, later
+    finally:
+        copy.close()
+        tmp.cleanup()
 
 
 def _key(row: dict[str, Any], ks: Sequence[int]) -> tuple:
