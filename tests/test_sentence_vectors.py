@@ -137,3 +137,64 @@ def test_an_embedder_without_token_outputs_backfills_nothing(tmp_path):
 def test_stored_rows_are_keyed_by_chunk_and_span():
     rows = stored_rows(["c1"], [{(4, 9): np.ones(4, dtype=np.float32) / 2}])
     assert [(c, a, b) for c, a, b, _ in rows] == [("c1", 4, 9)] and len(rows[0][3]) == 8  # 4 float16 values
+
+
+def _naive_result(question: str):
+    from core.types import ChunkHit, RetrievalResult
+
+    return RetrievalResult(mode="naive", query=question, chunks=[
+        ChunkHit(chunk_id="doc-s-c0", score=1.0, reason="test", doc_id="doc-s", doc_name="doc-s.txt", text=TEXT)])
+
+
+def test_a_workspace_without_sentence_vectors_still_answers_and_says_how_it_ranked(tmp_path):
+    from core.answers import extractive_answer
+    from core.indexing.reconcile import backfill_sentence_vectors
+
+    ws = _workspace(tmp_path / "ws", "sqlite", TokenHashEmbedder())
+    try:
+        _add_chunk(ws)  # as a workspace indexed before sentence vectors: rows, no vectors
+        question = "Who founded Acme?"
+        before = extractive_answer(_naive_result(question), ws)
+        assert "Bob founded Acme in 1990." in before.text and before.ranking == "lexical"
+        backfill_sentence_vectors(ws)
+        after = extractive_answer(_naive_result(question), ws)
+        assert after.ranking == "meaning" and "Bob founded Acme in 1990." in after.text
+    finally:
+        ws.close()
+
+
+TIED = ["The treaty was signed in a tent on the banks of the river Tweed.",
+        "The treaty was signed after long talks between the two kings."]
+
+
+@pytest.mark.parametrize("order", [TIED, list(reversed(TIED))])
+def test_between_lexically_tied_sentences_the_sentence_vector_decides(tmp_path, monkeypatch, order):
+    """Two sentences share exactly the same words of the question (the same lexical, type and role score):
+    the one whose stored vector is closer to the question's is chosen, whatever the evidence order; with
+    the meaning term replaced by the old score (no vector), the tie goes to the earlier sentence."""
+    from core.answers.inputs import AnswerInputs, answer_inputs
+    from core.answers.scoring import best
+    from core.indexing.reconcile import backfill_sentence_vectors
+
+    text = " ".join(order)
+    ws = _workspace(tmp_path / "ws", "sqlite", TokenHashEmbedder())
+    try:
+        records = ws.records
+        with records.unit_of_work():
+            records.insert_document("doc-t", "treaty.txt", "test", "hash-t", text, 30)
+            records.insert_chunks([Chunk("doc-t-c0", "doc-t", 0, text, 30, 0, start_char=0)])
+            records.insert_chunk_extraction("doc-t", "doc-t-c0", ChunkExtraction(
+                sentences=[SentenceRecord(s, []) for s in order]))
+            ws.bump_generation()
+        backfill_sentence_vectors(ws)
+        inputs = answer_inputs(ws, "Where was the treaty signed?", 4)
+        sentences = inputs.bank.sentences(["doc-t-c0"])
+        cosines = {s.text: inputs.meaning(s) for s in sentences}
+        closest = max(cosines, key=lambda t: cosines[t])
+        picks = [inputs.score(s, "chunk", 0, "chunk #1") for s in sentences]
+        assert best(picks).sentence.text == closest
+        monkeypatch.setattr(AnswerInputs, "meaning", lambda self, sentence: None)  # the old, lexical score
+        lexical = [inputs.score(s, "chunk", 0, "chunk #1") for s in sentences]
+        assert lexical[0].score == lexical[1].score and best(lexical).sentence.text == order[0]
+    finally:
+        ws.close()
