@@ -46,7 +46,7 @@ DIRECT = 0.5  # a wanted-type mention next to a focus term of the question ("fou
 LATER_LABEL = 0.6
 SIMILARITY = 1.0  # × cosine to the question of what the sentence states (stored relation / entity vectors)
 RANK = 0.01
-MEANING = 1.0  # × cosine of the question to the sentence's own vector (0 without one: the score of before)
+MEANING = 0.5  # × cosine of the question to the sentence's own vector (0 without one: the score of before)
 LINK = 1.0  # × how directly the sentence links two question entities (connection questions only)
 ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
         "chunk": 0.0}
