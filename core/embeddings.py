@@ -147,6 +147,41 @@ class MiniLMEmbedder:
         out[order] = np.concatenate(pieces)
         return out
 
+    def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, the last hidden state of each of its wordpieces ((n, dim) float32, special tokens
+        included) and each wordpiece's character span in the text ((n, 2); (0, 0) for special tokens):
+        the forward pass ``embed`` pools (same tokenizer, limit, batching by length and bf16 autocast
+        for a batch), kept per token so that sentence vectors can be pooled from it
+        (``core.sentence_vectors``)."""
+        from contextlib import nullcontext
+
+        texts = [t if t.strip() else " " for t in texts]
+        out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros((0, self.dim), np.float32), np.zeros((0, 2), int))
+                                                    ] * len(texts)
+        torch = self._torch
+        transformer = self._model[0]
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        with self._lock, torch.inference_mode():
+            if not self._model_ready:
+                self._model.eval()
+                self._model_ready = True
+            for start in range(0, len(order), self._batch_size):
+                group = order[start : start + self._batch_size]
+                encoded = transformer.tokenizer([texts[i] for i in group], padding=True, truncation=True,
+                                                max_length=self._model.max_seq_length,
+                                                return_offsets_mapping=True, return_tensors="pt")
+                offsets = encoded.pop("offset_mapping").numpy()
+                autocast = (torch.autocast("cpu", dtype=torch.bfloat16) if self._bf16 and len(texts) > QUERY_BATCH
+                            else nullcontext())
+                with autocast:
+                    hidden = transformer.auto_model(**encoded).last_hidden_state
+                hidden_np = hidden.float().numpy()
+                mask = encoded["attention_mask"].numpy()
+                for row, i in enumerate(group):
+                    n = int(mask[row].sum())
+                    out[i] = (hidden_np[row, :n].copy(), offsets[row, :n].copy())
+        return out
+
     def _encode_queries(self, texts: list[str]) -> np.ndarray:
         """A few query strings in one padded batch, straight through the model's tokenizer and forward
         pass: the same vectors as ``encode`` (bit for bit, checked in tests/test_query_embedding.py)

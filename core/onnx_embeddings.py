@@ -131,9 +131,32 @@ class Int8MiniLMEmbedder:
         with self._lock:
             return _normalise(self._run(ids, self._sessions[1]))
 
+    def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per text, the last hidden state of each wordpiece ((n, dim), special tokens included) and its
+        character span in the text ((n, 2); (0, 0) for special tokens), from the batches ``embed`` runs:
+        the token outputs sentence vectors are pooled from (``core.sentence_vectors``)."""
+        texts = [t if t.strip() else " " for t in texts]
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = [e.ids for e in encodings]
+        out: list[tuple[np.ndarray, np.ndarray]] = [(np.zeros((0, self.dim), np.float32), np.zeros((0, 2), int))
+                                                    ] * len(texts)
+        session = self._sessions[1 if len(texts) <= QUERY_BATCH else max(self._sessions)]
+        groups = ([list(range(len(texts)))] if len(texts) <= QUERY_BATCH
+                  else length_batches([len(piece) for piece in ids], self._batch_size))
+        with self._lock:
+            for group in groups:
+                hidden, mask = self._hidden([ids[i] for i in group], session)
+                for row, i in enumerate(group):
+                    n = int(mask[row].sum())
+                    offsets = np.asarray(encodings[i].offsets[:n], dtype=np.int64).reshape(-1, 2)
+                    special = np.asarray(encodings[i].special_tokens_mask[:n], dtype=bool)
+                    offsets[special] = 0
+                    out[i] = (np.asarray(hidden[row, :n], dtype=np.float32), offsets)
+        return out
+
     @staticmethod
-    def _run(ids: Sequence[Sequence[int]], session: Any) -> np.ndarray:
-        """Mean of the last hidden states over each text's own wordpieces (sentence-transformers' pooling)."""
+    def _hidden(ids: Sequence[Sequence[int]], session: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The last hidden states of a padded batch and its attention mask."""
         width = max(len(piece) for piece in ids)
         input_ids = np.zeros((len(ids), width), dtype=np.int64)
         mask = np.zeros((len(ids), width), dtype=np.int64)
@@ -142,6 +165,12 @@ class Int8MiniLMEmbedder:
             mask[row, : len(piece)] = 1
         hidden = session.run(["last_hidden_state"], {"input_ids": input_ids, "attention_mask": mask,
                                                      "token_type_ids": np.zeros_like(input_ids)})[0]
+        return hidden, mask
+
+    @staticmethod
+    def _run(ids: Sequence[Sequence[int]], session: Any) -> np.ndarray:
+        """Mean of the last hidden states over each text's own wordpieces (sentence-transformers' pooling)."""
+        hidden, mask = Int8MiniLMEmbedder._hidden(ids, session)
         weights = mask[:, :, None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 

@@ -337,6 +337,7 @@ class Answer:
     kind: str  # "llm" | "extractive"
     model: str = ""
     note: str = ""  # why an extractive answer bolds no short answer (``core.answers.claim``), else ""
+    ranking: str = ""  # extractive: "meaning" when sentence vectors ranked its sentences, "lexical" without them
 
 
 @dataclass

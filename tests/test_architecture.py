@@ -83,7 +83,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "core.config", "core.tokens", "core.retry", "core.providers", "core.auth", "core.csv_safe", "core.fairness",
                     "core.citations")),
     ("text", ("core.parsing", "core.loaders", "core.chunking", "core.extraction", "core.embeddings",
-              "core.remote_embeddings", "core.onnx_embeddings")),
+              "core.remote_embeddings", "core.onnx_embeddings", "core.sentence_vectors")),
     ("storage", ("core.storage",)),
     ("workspace", ("core.workspace", "core.session")),
     ("indexing", ("core.indexing", "core.editing.replay")),

@@ -71,6 +71,9 @@ def answer_label(answer: Optional[Answer]) -> str:
         return "No answer (retrieval only)"
     if answer.kind == "llm":
         return f"LLM answer ({answer.model or 'unknown model'})"
+    if answer.ranking == "lexical":  # no sentence vectors: the sentences were ranked by today's lexical score
+        return ("Extractive answer — quoted from the retrieved context (sentences ranked by shared words: this "
+                "workspace has no sentence vectors; `repair --sentences` adds them, an embeddings server gives none)")
     return "Extractive answer — quoted from the retrieved context"
 
 

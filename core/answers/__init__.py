@@ -57,7 +57,8 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     candidates, entries = _builder(result.mode)(inputs, result)
     # the first line: bolded only where its sentence supports the short answer as a clear claim
     first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
-    return Answer(compose(first, entries, inputs.lines), "extractive", "", note)
+    ranking = "meaning" if inputs.ranked_by_meaning(candidates) else "lexical"
+    return Answer(compose(first, entries, inputs.lines), "extractive", "", note, ranking)
 
 
 def answer(result: RetrievalResult, ws: Workspace, llm: Optional[Any] = None, cache: Optional[QuestionState] = None,

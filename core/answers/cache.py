@@ -29,6 +29,7 @@ class AnswerCache:
     pair_cosines: dict[Pair, float] = field(default_factory=dict)
     entity_cosines: dict[str, float] = field(default_factory=dict)
     relations: dict[Any, Any] = field(default_factory=dict)  # question text -> its parsed relation (support)
+    sentence_cosines: dict[Any, Any] = field(default_factory=dict)  # (chunk, span) -> cosine to its vector
     sentence_parts: dict[Any, Any] = field(default_factory=dict)  # a sentence's mode-independent scores (scoring)
 
 

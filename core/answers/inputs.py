@@ -173,7 +173,31 @@ class AnswerInputs:
         """``score_sentence`` with the similarity of what the sentence states to the question."""
         similarity = self.relation_similarity(sentence)
         return score_sentence(self.frame, sentence, self.graph, role, rank, label, similarity, frozenset(exclude),
-                              memo=self._memo.sentence_parts, link=self.link(sentence))
+                              memo=self._memo.sentence_parts, link=self.link(sentence),
+                              meaning=self.meaning(sentence) or 0.0)
+
+    def meaning(self, sentence: Sentence) -> Optional[float]:
+        """Cosine of the question's vector to the sentence's own stored vector (pooled at indexing from
+        the chunk window's token outputs); None when it has none. Lookups and one dot product per chunk,
+        memoised per question."""
+        memo = self._memo.sentence_cosines
+        key = (sentence.chunk_id, sentence.span)
+        if key not in memo:
+            if sentence.span is None:
+                return None
+            stored = self.bank.vectors([sentence.chunk_id])[sentence.chunk_id]
+            if stored:
+                spans = list(stored)
+                question = np.asarray(self.question_vector(), dtype=np.float32)
+                cosines = np.stack([stored[s] for s in spans]) @ question
+                memo.update({(sentence.chunk_id, s): float(c) for s, c in zip(spans, cosines)})
+            if key not in memo:
+                memo[key] = None
+        return memo[key]
+
+    def ranked_by_meaning(self, picks: Iterable[Pick]) -> bool:
+        """Did any of these candidates have a sentence vector (else the ranking was the lexical one)?"""
+        return any(self.meaning(p.sentence) is not None for p in picks)
 
     def link(self, sentence: Sentence) -> float:
         """For a question asking how its entities are connected: 1.0 when the sentence names two of

@@ -16,6 +16,8 @@ score = LEXICAL × (share of the question's term weight found among its words ou
         names, or 0.5 × that of the one entity it names: what the index embedded for what it states)
       + LINK × (for "How is A connected to B?": 1 when it names two of the question's entities, 0.5 when
         it names one in a chunk that names another; the link asked about, ``AnswerInputs.link``)
+      + MEANING × (cosine of the question's vector to the sentence's own vector, pooled from the chunk
+        window's token outputs at indexing, ``core.sentence_vectors``; 0 for a sentence without one)
       − RANK × (its place in the mode's own evidence order)
 
 A wanted-type match is a mention whose NER label or knowledge-graph type is in the first group of
@@ -44,6 +46,7 @@ DIRECT = 0.5  # a wanted-type mention next to a focus term of the question ("fou
 LATER_LABEL = 0.6
 SIMILARITY = 1.0  # × cosine to the question of what the sentence states (stored relation / entity vectors)
 RANK = 0.01
+MEANING = 0.5  # × cosine of the question to the sentence's own vector (0 without one: the score of before)
 LINK = 1.0  # × how directly the sentence links two question entities (connection questions only)
 ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
         "chunk": 0.0}
@@ -124,12 +127,13 @@ def _focus_offsets(frame: QuestionFrame, text: str) -> list[tuple[int, int]]:
 
 def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: str, rank: int = 0,
                    label: Optional[str] = None, similarity: float = 0.0, exclude: frozenset[str] = frozenset(),
-                   memo: Optional[dict[Any, Any]] = None, link: float = 0.0) -> Pick:
+                   memo: Optional[dict[Any, Any]] = None, link: float = 0.0, meaning: float = 0.0) -> Pick:
     """Score one sentence in a role (see the module docstring). ``exclude``: entities that cannot be
     the answer here (the bridge entity a sentence is about: the question asks about it, not for it).
     ``memo``: the question's store of the parts that depend only on the question, the sentence and
     ``exclude`` (its lexical shares and typed mentions), so the modes of one comparison that meet the
-    same sentence score those once."""
+    same sentence score those once. ``meaning``: the cosine of the question to the sentence's own vector
+    (``AnswerInputs.meaning``; 0 when the workspace has none)."""
     key = (id(frame), id(sentence), exclude)
     parts = memo.get(key) if memo is not None else None
     if parts is None:
@@ -145,7 +149,7 @@ def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: s
     score = (LEXICAL * lex + LEXICAL_NAMES * lex_names + ROLE.get(role, 0.0)
              + (entity if names_question else 0.0) + (TYPE * type_score if near else 0.0)
              + FOCUS * focus + (DIRECT * focus if type_score > 0 else 0.0)
-             + SIMILARITY * similarity + LINK * link - RANK * rank)
+             + SIMILARITY * similarity + MEANING * meaning + LINK * link - RANK * rank)
     return Pick(sentence, round(score, 6), role, label or role, surfaces if near else [])
 
 

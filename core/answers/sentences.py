@@ -18,8 +18,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
+import numpy as np
+
 from core.answers.question import _NOUN_TYPES, sentence_stems
 from core.citations import citation_body, quote_pages
+from core.sentence_vectors import decode_vector, sentence_spans
 from core.storage.graph_view import as_graph_view
 
 if TYPE_CHECKING:
@@ -47,6 +50,7 @@ class Sentence:
     stems: frozenset[str] = frozenset()
     refers_to: str = ""  # the entity key an opening pronoun / "the company" was resolved to
     doc: str = ""  # the document's name (the citation without its place)
+    span: Optional[tuple[int, int]] = None  # characters of the chunk text it was read from (its vector's key)
 
 
 def _resolve(key: str, graph: Any, aliases: Mapping[str, str]) -> str:
@@ -113,6 +117,7 @@ class SentenceBank:
         self.graph = ws.views.graph
         self.aliases = self.graph.aliases()
         self.by_chunk: dict[str, list[Sentence]] = {}
+        self.vectors_by_chunk: dict[str, dict[tuple[int, int], np.ndarray]] = {}
         self.lock = threading.Lock()
 
     def get(self, chunk_ids: Iterable[str]) -> dict[str, list[Sentence]]:
@@ -126,6 +131,18 @@ class SentenceBank:
     def sentences(self, chunk_ids: Iterable[str]) -> list[Sentence]:
         """All sentences of these chunks, chunk by chunk in the given order."""
         return [s for sentences in self.get(chunk_ids).values() for s in sentences]
+
+    def vectors(self, chunk_ids: Iterable[str]) -> dict[str, dict[tuple[int, int], np.ndarray]]:
+        """Stored sentence vectors of each chunk by span (empty for a chunk without any: indexed before
+        they were stored, or with an embedder that gives no token outputs), read once per generation."""
+        ids = list(dict.fromkeys(chunk_ids))
+        missing = [c for c in ids if c not in self.vectors_by_chunk]
+        if missing:
+            with self.lock:
+                rows = self.ws.records.sentence_vectors(missing)
+            for chunk_id in missing:
+                self.vectors_by_chunk[chunk_id] = {(a, b): decode_vector(data) for a, b, data in rows.get(chunk_id, [])}
+        return {c: self.vectors_by_chunk[c] for c in ids}
 
     def _load(self, chunk_ids: list[str]) -> None:
         records = self.ws.records
@@ -147,8 +164,10 @@ class SentenceBank:
                 stored = [(s, []) for s in unparsed_sentences(chunk.text)]
             built = build_sentences(chunk_id, citation_body(doc, None, None, int(chunk.order)), stored,
                                     self.graph, self.aliases)
+            spans = sentence_spans(chunk.text, [text for text, _ in stored])  # as the vectors were keyed
             for sentence in built:
                 sentence.doc = doc
+                sentence.span = spans[sentence.ord] if sentence.ord < len(spans) else None
                 first, last = quote_pages(pages.get(chunk.doc_id, ()), chunk.start_char, chunk.text, sentence.text)
                 if first is not None:
                     sentence.cite = citation_body(doc, first, last)

@@ -82,6 +82,8 @@ def _print_result(result: RetrievalResult) -> None:
     print(f"{label}:\n{answer.text if answer else ''}\n")
     if answer is not None and answer.note:
         print(f"({answer.note})\n")
+    if answer is not None and answer.ranking == "lexical":
+        print("(sentences ranked by shared words: no sentence vectors in this workspace; `repair --sentences`)\n")
     print(summary_line(result))
     for line in result.trace_lines()[:12]:
         print(f"  · {line}")

@@ -189,6 +189,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
     with ws.writer(wait=args.wait):
         ws.record_embedder()
         repaired = reconcile(ws)
+        if args.sentences:
+            from core.indexing.reconcile import backfill_sentence_vectors
+
+            emit_json({"repaired": repaired, "sentence_vectors": backfill_sentence_vectors(ws)})
+            return 0
     emit_json({"repaired": repaired})
     return 0
 
@@ -232,6 +237,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("repair", parents=[common], help="reconcile vectors with the database")
     p.add_argument("--reembed", action="store_true",
                    help="embed every vector again with the configured embedder and switch the workspace to it")
+    p.add_argument("--sentences", action="store_true",
+                   help="add the sentence vectors a workspace indexed before they were stored lacks (the chunk "
+                        "windows run once more; chunk vectors are not changed)")
     add_embedding_flags(p)
     p.set_defaults(run=cmd_repair)
     sub.add_parser("graph-quality", parents=[common],

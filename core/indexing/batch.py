@@ -22,6 +22,7 @@ from core.indexing.common import Extractor, IndexReport, chunk_document, progres
 from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
+from core.sentence_vectors import can_pool, embed_windows_and_sentences, stored_rows
 from core.storage.records import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback, cancel_scope
 from core.workspace import Workspace
@@ -236,8 +237,15 @@ class BatchIndexer:
                     parts.append(embed_texts(ws.embedder, texts[start:end], self.cancel))
                     self._emit("embed", len(all_chunks) + end, total, "embedding")
                 vectors = np.concatenate(parts) if parts else None
+                sentence_vectors: list = []
                 with cancel_scope(self.cancel):  # a local embedder embeds the chunks here, checking between slices
-                    per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
+                    if can_pool(ws.embedder):  # one window pass gives the window and the sentence vectors
+                        per_chunk, sentence_vectors = embed_windows_and_sentences(
+                            ws.embedder, [c.text for c in all_chunks],
+                            [[s.text for s in ex.sentences] for ex in extractions], ws.settings.chunk_vector_windows)
+                        prepared.chunk_vectors.cancel()
+                    else:
+                        per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote
             except BaseException:
                 prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
                 raise
@@ -245,6 +253,7 @@ class BatchIndexer:
                 vectors = np.zeros((0, per_chunk[0].shape[1] if per_chunk else 1), dtype=np.float32)
             t = self._timed("embed", t)
             upsert_chunk_vectors(ws, all_chunks, per_chunk)
+            store.write_sentence_vectors(stored_rows([c.chunk_id for c in all_chunks], sentence_vectors))
             upsert_graph_vectors(ws, entities, relations, nodes, vectors)
             self._emit("embed", total, total, "vectors stored")
             elapsed = time.perf_counter() - started + (sum(prepared.timings.values()) if prefetched else 0.0)

@@ -8,7 +8,7 @@ an embedded store's counts from its file (``core.storage.chroma_counts``) withou
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
 from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text
@@ -84,3 +84,38 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
         part = rows[start : start + 512]
         vectors = ws.embedder.embed([r[1] for r in part])
         ws.vectors.upsert(collection, [r[0] for r in part], vectors, [r[2] for r in part])
+
+
+BACKFILL_CHUNKS = 256  # chunks per back-fill transaction
+
+
+def backfill_sentence_vectors(ws: Workspace, progress: Optional[Callable[[int, int], None]] = None) -> dict[str, int]:
+    """Sentence vectors for the chunks that have none (a workspace indexed before they were stored):
+    each chunk's windows run through the embedder once more, as indexing runs them, and its stored
+    sentences are pooled from the token outputs (``core.sentence_vectors``); chunk vectors are not
+    touched. An embedder without token outputs (a remote server) back-fills nothing."""
+    from core.sentence_vectors import can_pool, embed_windows_and_sentences, stored_rows
+
+    if not can_pool(ws.embedder):
+        return {"chunks": 0, "sentences": 0, "skipped": len(ws.records.all_chunk_ids())}
+    records = ws.records
+    done = records.chunks_with_sentence_vectors()
+    todo = [c for c in records.all_chunk_ids() if c not in done]
+    chunks_done = sentences = 0
+    for start in range(0, len(todo), BACKFILL_CHUNKS):
+        part = todo[start:start + BACKFILL_CHUNKS]
+        chunks = records.chunks_by_id(part)
+        stored = records.chunk_sentences(part)
+        ids = [c for c in part if c in chunks]
+        windows = any(chunks[c].windows > 1 for c in ids) or ws.settings.chunk_vector_windows
+        _, vectors = embed_windows_and_sentences(ws.embedder, [chunks[c].text for c in ids],
+                                                 [[text for text, _ in stored.get(c, [])] for c in ids], windows)
+        with records.unit_of_work():
+            sentences += records.write_sentence_vectors(stored_rows(ids, vectors))
+        chunks_done += len(ids)
+        if progress is not None:
+            progress(chunks_done, len(todo))
+    if chunks_done:
+        with records.unit_of_work():
+            ws.bump_generation()
+    return {"chunks": chunks_done, "sentences": sentences, "skipped": 0}

@@ -72,6 +72,15 @@ class GraphRows:
     def chunk_sentences(self, chunk_ids: Iterable[str]) -> dict[str, list[tuple[str, list[list[str]]]]]:
         return graph_store.chunk_sentences(self.db, chunk_ids)
 
+    def write_sentence_vectors(self, rows: Iterable[tuple[str, int, int, bytes]]) -> int:
+        return graph_store.write_sentence_vectors(self.db, rows)
+
+    def sentence_vectors(self, chunk_ids: Iterable[str]) -> dict[str, list[tuple[int, int, bytes]]]:
+        return graph_store.sentence_vectors(self.db, chunk_ids)
+
+    def chunks_with_sentence_vectors(self) -> set[str]:
+        return graph_store.chunks_with_sentence_vectors(self.db)
+
     def load_graph_view(self) -> NetworkxGraphView:
         return NetworkxGraphView(graph_store.load_knowledge_graph(self.db))
 

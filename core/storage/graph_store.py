@@ -28,7 +28,8 @@ _RELATION_KEYS_OF_CHUNK = select(_rf.c.source_key, _rf.c.target_key).where(_rf.c
 _PAIRS_OF_CHUNK = select(_co.c.a, _co.c.b, _co.c.count).where(_co.c.chunk_id == _CHUNK)
 _LOWER_EDGE = update(_me).where(_me.c.a == bindparam("edge_a"), _me.c.b == bindparam("edge_b")).values(
     weight=_me.c.weight - bindparam("by"))
-_DELETE_OF_CHUNK = [delete(table).where(table.c.chunk_id == _CHUNK) for table in (_co, _m, _ef, _sent, _rf)]
+_sv = s.sentence_vectors
+_DELETE_OF_CHUNK = [delete(table).where(table.c.chunk_id == _CHUNK) for table in (_co, _m, _ef, _sent, _sv, _rf)]
 _KEYS: BindParameter[Any] = bindparam("keys", expanding=True)
 # fragments of several graph parts in one read each, in corpus order (document insertion order, then chunk
 # order); the rows are split by key in Python, which keeps that order within each key. Relations are read
@@ -256,3 +257,31 @@ def chunk_sentences(db: SqlConnection, chunk_ids: Iterable[str]) -> dict[str, li
         for chunk_id, text, mentions in db.rows(_SENTENCES, {"ids": ids[start:start + 900]}):
             out.setdefault(chunk_id, []).append((text, json.loads(mentions)))
     return out
+
+
+_SENTENCE_VECTORS = (select(_sv.c.chunk_id, _sv.c.start_char, _sv.c.end_char, _sv.c.vector)
+                     .where(_sv.c.chunk_id.in_(bindparam("ids", expanding=True)))
+                     .order_by(_sv.c.chunk_id, _sv.c.start_char, _sv.c.end_char))
+
+
+def write_sentence_vectors(db: SqlConnection, rows: Iterable[tuple[str, int, int, bytes]]) -> int:
+    """Store (chunk id, start, end, vector bytes) rows, replacing a row with the same key; returns how many."""
+    values = [{"chunk_id": c, "start_char": int(a), "end_char": int(b), "vector": bytes(v)} for c, a, b, v in rows]
+    if values:
+        db.execute_many(replace_row(db.dialect, _sv), values)
+    return len(values)
+
+
+def sentence_vectors(db: SqlConnection, chunk_ids: Iterable[str]) -> dict[str, list[tuple[int, int, bytes]]]:
+    """chunk id -> its stored sentence vectors, each (start, end, vector bytes), by span."""
+    out: dict[str, list[tuple[int, int, bytes]]] = {}
+    ids = list(dict.fromkeys(chunk_ids))
+    for start in range(0, len(ids), 900):
+        for chunk_id, a, b, data in db.rows(_SENTENCE_VECTORS, {"ids": ids[start:start + 900]}):
+            out.setdefault(chunk_id, []).append((int(a), int(b), bytes(data)))
+    return out
+
+
+def chunks_with_sentence_vectors(db: SqlConnection) -> set[str]:
+    """Ids of the chunks that have at least one stored sentence vector."""
+    return set(db.scalars(select(_sv.c.chunk_id).distinct()))

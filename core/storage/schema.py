@@ -30,11 +30,12 @@ from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 8  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+SCHEMA_VERSION = 9  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
 # 5: documents_seq (the next sequence number is an index probe, not a scan per registered document);
 # 6: the graph edit log (graph_edits); 7: chunks.start_char and the doc_positions table (pages of a PDF);
 # 8: chunk spans recovered for chunks stored without one (``recover_chunk_spans``); doc_files (a PDF's
-# original bytes, for the source viewer)
+# original bytes, for the source viewer); 9: sentence_vectors (sentence vectors pooled from the chunk-window
+# pass; a workspace without them answers as before, ``repair --sentences`` back-fills them)
 
 
 def _plain_number(value: Any) -> Any:
@@ -188,6 +189,13 @@ sentences = Table(
     _text("chunk_id"), _int("ord"), _text("text"),
     _text("mentions"),  # JSON [[label, surface, entity key or ""], ...]
     PrimaryKeyConstraint("chunk_id", "ord"))
+
+# one vector per sentence of a chunk (``core.sentence_vectors``): the chunk window pass's token outputs
+# mean-pooled over the sentence's character span of the chunk text, stored as float16 bytes
+sentence_vectors = Table(
+    "sentence_vectors", metadata,
+    _text("chunk_id"), _int("start_char"), _int("end_char"), Column("vector", LargeBinary, nullable=False),
+    PrimaryKeyConstraint("chunk_id", "start_char", "end_char"))
 
 # summary tree (summaries only; leaves are chunks)
 tree_nodes = Table(
