@@ -31,6 +31,9 @@ ProfileSummarizer = Callable[[str, str, list[str]], str]
 # R@5 moved 29.7 -> 28.1, hybrid 63.9 -> 64.2, mix 65.8 -> 66.2 (51 questions, within noise).
 ENTITY_PROFILE_TOKENS = 32
 RELATION_PROFILE_TOKENS = 0
+RELATION_KEYWORDS = 10  # keywords of a relation named in its embedded text
+# A summary-tree node is embedded from its start (0: all of it, which MiniLM cuts at 256 wordpieces).
+TREE_VECTOR_TOKENS = 0
 
 
 @dataclass
@@ -67,9 +70,14 @@ def entity_vector_text(name: str, description: str, aliases: Sequence[str] = ())
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
     """What is embedded for a relation: keywords and endpoints (+ the start of its profile if RELATION_PROFILE_TOKENS)."""
-    head = f"{', '.join(list(keywords)[:10])}\t{source_name}\n{target_name}"
+    head = f"{', '.join(list(keywords)[:RELATION_KEYWORDS])}\t{source_name}\n{target_name}"
     profile = truncate(description, RELATION_PROFILE_TOKENS) if RELATION_PROFILE_TOKENS else ""
     return f"{head}\n{profile}" if profile else head
+
+
+def tree_vector_text(text: str) -> str:
+    """What is embedded for a summary-tree node: the start of its summary (``TREE_VECTOR_TOKENS``)."""
+    return truncate(text, TREE_VECTOR_TOKENS) if TREE_VECTOR_TOKENS else text
 
 
 def entity_vector_id(key: str, vector_text: str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
-from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text
+from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text, tree_vector_text
 from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
 from core.storage.chroma_counts import embedded_counts
 from core.workspace import Workspace
@@ -79,7 +79,7 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
     else:
         for node in ws.records.tree_nodes():
             if node.vector_id in wanted:
-                rows.append((node.vector_id, node.text, tree_meta(node)))
+                rows.append((node.vector_id, tree_vector_text(node.text), tree_meta(node)))
     for start in range(0, len(rows), 512):
         part = rows[start : start + 512]
         vectors = ws.embedder.embed([r[1] for r in part])

@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from core.embeddings import window_records
-from core.indexing.profiles import MergedEntity, MergedRelation
+from core.indexing.profiles import MergedEntity, MergedRelation, tree_vector_text
 from core.storage.records import TreeNode
 from core.types import Chunk
 from core.workspace import Workspace
@@ -31,7 +31,7 @@ def tree_meta(node: TreeNode) -> dict[str, Any]:
 def graph_texts(entities: Sequence[MergedEntity], relations: Sequence[MergedRelation],
                 nodes: Sequence[TreeNode]) -> list[str]:
     """The texts to embed, in the order ``upsert_graph_vectors`` expects their vectors."""
-    return [e.vector_text for e in entities] + [r.vector_text for r in relations] + [n.text for n in nodes]
+    return [e.vector_text for e in entities] + [r.vector_text for r in relations] + [tree_vector_text(n.text) for n in nodes]
 
 
 def upsert_graph_vectors(ws: Workspace, entities: Sequence[MergedEntity], relations: Sequence[MergedRelation],

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Any, Callable, Sequence
 
 from core.retrieval.context_blocks import fit_to_budget
@@ -45,13 +47,17 @@ class TextOnce:
         self.labels = list(labels) if labels is not None else [f"[{n}]" for n in range(1, len(chunks) + 1)]
         self.rows: dict[str, str] = {}
         self.hits = 0
+        # The sources joined by line breaks, which neither a normalised source nor a piece contains: a
+        # piece found in the joined text lies inside one source, and the first find is the first source.
+        self._joined = "\n".join(self.sources)
+        self._starts = list(accumulate((len(t) + 1 for t in self.sources[:-1]), initial=0))
 
     def where(self, piece: str) -> str | None:
         if len(piece) < MIN_PIECE_CHARS:
             return None
-        for label, text in zip(self.labels, self.sources):
-            if piece in text:
-                return label
+        at = self._joined.find(piece)
+        if at >= 0:
+            return self.labels[bisect_right(self._starts, at) - 1]
         return self.rows.get(piece)
 
     def compact(self, description: str, label: str) -> str:

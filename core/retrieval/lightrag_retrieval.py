@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 from core.retrieval.context_blocks import add_keyword_usage
 from core.retrieval.context_dedup import render_compact_within
 from core.retrieval.funnel import lightrag_funnel
-from core.retrieval.lightrag_context import (Gathered, apply_budgets, pick_reason, render_within, renumber,
+from core.retrieval.lightrag_context import (Budgeted, Gathered, apply_budgets, pick_reason, render_within, renumber,
                                              select_chunks)
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
@@ -44,6 +44,20 @@ def chunk_records(ctx: QueryContext, clock: Stopwatch, owners: Sequence[tuple[st
     return records
 
 
+# How far the sum of a budgeted context's parts (``apply_budgets``: rows, blocks, section headers) may
+# miss the exact count of the rendered context: cl100k never merges across a line break followed by
+# text, so only section edges can differ, by a token or two (0 on all 204 dev_musique LightRAG-mode
+# contexts, whose headroom under the total was >= 9,256 tokens). A context this far under the total
+# keeps every record, so the full rendering that would check it is skipped.
+EDGE_TOKENS = 16
+
+
+def surely_within(fit: Budgeted, max_total_tokens: int) -> bool:
+    """True when the budgeted lists fit ``max_total_tokens`` whatever the section edges cost, so
+    ``render_within`` would drop nothing."""
+    return sum(fit.tokens.values()) + EDGE_TOKENS <= max_total_tokens
+
+
 def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathered: Gathered) -> RetrievalResult:
     """Fill chunk texts, apply the token budgets, render the context, finish the result and add the
     keyword extraction's LLM usage."""
@@ -62,8 +76,10 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
                    chunks=len(fit.chunks), chunks_before=len(chunks), chunk_tokens=t["chunks"],
                    max_total_tokens=s.max_total_tokens)
         if fit.entities or fit.relations or fit.chunks:
-            # The selection: the budgets over the full rows, exactly as before compacting.
-            _, _, dropped = render_within(fit, s.max_total_tokens, counter=count)
+            # The selection: the budgets over the full rows, exactly as before compacting. The full
+            # context is rendered and counted only when the budgets' own sum comes near the total.
+            dropped = 0 if surely_within(fit, s.max_total_tokens) else \
+                render_within(fit, s.max_total_tokens, counter=count)[2]
             if dropped:
                 result.log("budgets", "trailing_dropped", dropped=dropped, max_total_tokens=s.max_total_tokens)
             # What is rendered: each piece of text once, at most the corpus's size.

@@ -37,6 +37,8 @@ _CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
 _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
 _CHUNK_PLACES = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.start_char, func.length(_c.c.text)).where(
     _c.c.chunk_id.in_(bindparam("ids", expanding=True)))
+_PAGE_STARTS = select(_p.c.doc_id, _p.c.start_char).where(
+    _p.c.kind == "page", _p.c.doc_id.in_(bindparam("ids", expanding=True))).order_by(_p.c.doc_id, _p.c.ord)
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
                _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
 _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
@@ -196,13 +198,13 @@ class SqlRecordStore(GraphRows, EditRows):
             self.db.execute_many(insert(_p), rows)
 
     def page_starts(self, doc_ids: Iterable[str]) -> dict[str, list[int]]:
-        """The page offsets of each of ``doc_ids`` that has pages (documents without pages are absent)."""
+        """The page offsets of each of ``doc_ids`` that has pages (documents without pages are absent).
+        One query per ``BATCH`` documents: every retrieval result reads it for the citations of its hits."""
+        ids = list(dict.fromkeys(doc_ids))
         out: dict[str, list[int]] = {}
-        for doc_id in dict.fromkeys(doc_ids):
-            rows = self.db.rows(select(_p.c.start_char).where(_p.c.doc_id == _DOC, _p.c.kind == "page")
-                                .order_by(_p.c.ord), {"doc": doc_id})
-            if rows:
-                out[doc_id] = [int(r[0]) for r in rows]
+        for start in range(0, len(ids), BATCH):
+            for doc_id, at in self.db.rows(_PAGE_STARTS, {"ids": ids[start:start + BATCH]}):
+                out.setdefault(doc_id, []).append(int(at))
         return out
 
     def position_gaps(self) -> tuple[list[str], list[str]]:
