@@ -12,8 +12,8 @@ existing workspace is re-typed by re-merging its fragments, without re-extractio
   person is written with life dates "(1897–1979)", a title ("Dr", "Sir") or a family word after the
   name — that makes it PERSON; a place follows "in", "at", "near", "the towns of", or is called
   "a … town". When most mentions say PERSON but there is place evidence and no person evidence, the
-  entity takes the place label its mentions gave most (GPE when none did); "the Anwen" (a definite
-  article before a one-word name) is never a person either.
+  entity takes the place label its mentions gave most (GPE when none did); a one-word name written as
+  a place with "the" ("the mouth of the Anwen", "up the Anwen") is never a person either (LOC).
 
 Otherwise the mentions' vote stands (UNKNOWN only when nothing else was voted; ties go to the
 label seen first), as before.
@@ -42,12 +42,13 @@ HEAD_WORD_TYPES: dict[str, str] = {
                      "foundation", "league", "party", "ltd", "inc", "plc", "academy"), "ORG"),
     **dict.fromkeys(("flood", "war", "festival", "dispute", "blockade", "procession", "storm", "battle",
                      "strike", "revolution", "election", "disaster", "earthquake", "riot", "siege",
-                     "launch", "fair", "regatta", "games", "championship"), "EVENT"),
+                     "launch", "fair", "regatta", "games", "championship", "crisis", "massacre", "bombing",
+                     "scandal", "incident", "expedition", "tournament"), "EVENT"),
     **dict.fromkeys(("agreement", "act", "treaty", "accord", "convention"), "LAW"),
 }
 # First word of a name of two words or more -> type.
 PREFIX_TYPES: dict[str, str] = {"river": "LOC", "mount": "LOC", "lake": "LOC", "cape": "LOC", "isle": "LOC",
-                                "port": "GPE", "fort": "GPE"}
+                                "port": "GPE"}
 # Only titles that are hardly ever the first word of anything but a person's name ("General Office",
 # "Queen Elisabeth Medical Foundation", "Admiral Twin" are not people).
 HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "dr", "sir", "dame", "lady", "lord", "captain", "capt",
@@ -87,7 +88,8 @@ def _cues(name: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
         rf"\b(?:in|at|near|around|across)\s+{n}\b(?!['’]s)|"
         rf"\b(?:towns?|villages?|cities|city|settlements?|ports?)\s+of\s+(?:[A-Z][\w'-]*,?\s+(?:and\s+)?)*{n}\b|"
         rf"{n},\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}(?:town|village|city|port|settlement|island|river)\b")
-    definite = re.compile(rf"\bthe\s+{n}\b(?!\s+(?:[A-Z]|famil|brothers|sisters|household))")
+    definite = re.compile(rf"\b(?:up|down|over|along|across|beside|into|(?:mouth|banks?|source|valley|estuary)\s+of)"
+                          rf"\s+the\s+{n}\b(?!\s+[A-Z])")
     return person, place, definite
 
 
