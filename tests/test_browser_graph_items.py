@@ -30,7 +30,7 @@ TOWNS = {"Ashcombe", "Greywick", "Dunmore", "Millbrook", "Port Sallow"}
 def page(sample_workspace_dir, tmp_path_factory):
     require_browser()
     data = tmp_path_factory.mktemp("graph_data")
-    shutil.copytree(sample_workspace_dir, data / "sample")
+    shutil.copytree(sample_workspace_dir, data / "default")  # the workspace a session opens
     port = int(os.environ.get("RAGSCOPE_BROWSER_PORT", "0")) or None
     with streamlit_app(data, tmp_path_factory.mktemp("graph_log"), port=port) as url, chromium() as browser:
         tab = browser.new_page(viewport={"width": 1500, "height": 1000})
@@ -44,17 +44,19 @@ def page(sample_workspace_dir, tmp_path_factory):
 def picker_text(tab) -> str:
     box = tab.locator('[data-testid="stSelectbox"]').filter(
         has=tab.locator('[data-testid="stWidgetLabel"]', has_text=re.compile(r"^(Entity|Term)$"))).first
-    return box.inner_text()
+    combo = box.get_by_role("combobox")
+    shown = combo.input_value() if combo.evaluate("e => e.tagName") == "INPUT" else ""
+    return f"{box.inner_text()}\n{shown}\n{combo.get_attribute('aria-label') or ''}"
 
 
 def test_mention_graph_starts_from_the_default_view(page):
     page.get_by_text("Show all nodes", exact=True).click()
     idle(page)
-    assert page.get_by_label("Max nodes").is_disabled()
+    assert page.get_by_role("spinbutton", name="Max nodes").is_disabled()
     page.get_by_text("Show the E2GraphRAG mention graph instead").click()
     idle(page)
     graph_frame(page)
-    assert page.get_by_label("Max nodes").is_enabled()
+    assert page.get_by_role("spinbutton", name="Max nodes").is_enabled()
     assert not page.get_by_role("checkbox", name="Show all nodes").is_checked()
     page.get_by_text(re.compile(r"Showing 60 of \d+ nodes")).first.wait_for(timeout=60_000)
     shot(page, "graph-mention-default.png", full_page=False)
@@ -91,16 +93,16 @@ def test_the_entity_picker_follows_a_clicked_edge(page):
 
 
 def test_search_neighbours_in_the_legend_colours(page):
-    page.get_by_label("Search an entity").fill("sallow")
-    page.get_by_label("Search an entity").press("Enter")
+    page.get_by_role("textbox", name="Search an entity").fill("sallow")
+    page.get_by_role("textbox", name="Search an entity").press("Enter")
     idle(page)
     frame = graph_frame(page)
     colours = frame.evaluate("() => nodes.get().map(n => typeof n.color === 'string' ? n.color : n.color.background)")
     assert len(colours) > 3 and FADED not in colours
     assert len(set(colours)) >= 3, colours  # several types, not one grey
     shot(page, "graph-search-colours.png", full_page=False)
-    page.get_by_label("Search an entity").fill("")
-    page.get_by_label("Search an entity").press("Enter")
+    page.get_by_role("textbox", name="Search an entity").fill("")
+    page.get_by_role("textbox", name="Search an entity").press("Enter")
     idle(page)
 
 
