@@ -158,7 +158,7 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
     from ui.graph_view import show_graph
 
     st.subheader("Retrieved subgraph")
-    cols = st.columns([1, 1, 1, 3])
+    cols = st.columns([2, 1, 1, 2])  # wide enough that no label is cut
     if not cols[0].toggle("Show the retrieved subgraph", value=True, key="inspect_show_graph"):
         return
     show_all = cols[1].checkbox("Show all", key="inspect_graph_all",
@@ -179,7 +179,7 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
             last["graph_html"] = subgraph_view.subgraph_html(view, GRAPH_HEIGHT)
             last["graph_signature"] = signature
     show_graph(last["graph_html"], GRAPH_HEIGHT)
-    left, right, _ = st.columns([1, 1, 2])
+    left, right = st.columns(2)
     stem = f"ragscope-{result.mode}-subgraph"
     left.download_button("Download subgraph (GraphML)", subgraph_view.graphml_bytes(view), file_name=f"{stem}.graphml",
                          mime="application/xml", key="inspect_subgraph_graphml", on_click="ignore")
@@ -235,12 +235,12 @@ def main() -> None:
     st.divider()
     render_header(last, result)
     render_tabs(result, ws)
+    with show_errors("Drawing the subgraph"):  # above the annotation cards (one per retrieved item)
+        render_subgraph(ws, last, result)
     with show_errors("What the graph edits changed"):
         edit_question_view.panel(ws, last["question"], [result.mode], "inspect")
     with show_errors("Annotations"):
         annotations_view.render_marking(ws, last["question"], {result.mode: result}, "inspect")
-    with show_errors("Drawing the subgraph"):
-        render_subgraph(ws, last, result)
     st.download_button("Download the result as JSON", json.dumps(result.to_dict(), indent=2, default=str),
                        file_name=f"ragscope-{result.mode}.json", mime="application/json", key="inspect_download",
                        on_click="ignore")

@@ -156,6 +156,13 @@ def _on_graph_click() -> None:
     apply_click(st.session_state, last_click(GRAPH_KEY), "kg_entity", EDGE_KEY)
 
 
+def _on_graph_switch() -> None:
+    """The other graph starts from the default view: "Show all nodes" is unticked (the mention graph has
+    ~10x the nodes: all of them is an unreadable hairball) so Max nodes applies again."""
+    st.session_state["kg_show_all"] = False
+    st.session_state.pop(EDGE_KEY, None)
+
+
 def _on_entity_pick() -> None:
     st.session_state.pop(EDGE_KEY, None)
 
@@ -232,7 +239,7 @@ def export_section(ws: "Workspace") -> None:
 def main() -> None:
     st.title("Knowledge graph")
     ws = state.workspace()
-    mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention",
+    mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention", on_change=_on_graph_switch,
                         help="Co-occurrence of named entities and nouns in the same sentence (weights = count).")
     provenance.provenance_caption(ws)
     summary = api.graph_summary(state.principal(), ws, mention)

@@ -25,10 +25,11 @@ from ui.errors import escape_markdown, show_errors
 from ui.settings_labels import label_for
 from ui.settings_widgets import settings_field_widget
 
+CHAT_SECTION = "Chat model (LLM)"
 GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fields), by what they affect
     "Providers": [
-        ("Chat model (LLM)", ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
-                              "llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_context_tokens"]),
+        (CHAT_SECTION, ["provider", "llm_base_url", "llm_model", "llm_temperature", "llm_max_tokens",
+                        "llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_context_tokens"]),
         ("Embeddings", ["embedder", "embedding_base_url", "embedding_model", "embedding_batch_size",
                         "embedding_concurrency", "embedding_timeout_s", "embedding_max_retries",
                         "chunk_vector_windows"]),
@@ -51,6 +52,9 @@ GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fi
                                      "path_max_hops", "path_max_expansions"])],
     "Answers": [("Extractive answers (offline)", ["answer_sentences"])],
 }
+# what only the chat model reads: greyed out while the provider is 'offline' (the API key stays: an
+# OpenAI-compatible embeddings server uses it too)
+LLM_FIELDS = frozenset(f for f in GROUPS["Providers"][0][1] if f != "provider")
 HIDDEN = {"version"}
 KEY_WIDGET = "settings_api_key_input"
 
@@ -68,7 +72,7 @@ def widget_key(field: str) -> str:
     return f"set::{state.current_workspace_name()}::{reset}{field}"
 
 
-def api_key_widget() -> None:
+def api_key_widget(disabled: bool = False) -> None:
     """The API key field: copied to st.session_state['llm_api_key'] (session only, never saved)."""
     if KEY_WIDGET not in st.session_state:
         st.session_state[KEY_WIDGET] = st.session_state.get("llm_api_key", "")
@@ -76,7 +80,7 @@ def api_key_widget() -> None:
     def _copy() -> None:
         st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
 
-    st.text_input("API key", type="password", key=KEY_WIDGET, on_change=_copy,
+    st.text_input("API key", type="password", key=KEY_WIDGET, on_change=_copy, disabled=disabled,
                   help="Kept in this browser session only — never written to settings.json or logs. "
                        "Alternatively set OPENAI_API_KEY in the environment or Streamlit secrets.")
     st.session_state["llm_api_key"] = st.session_state.get(KEY_WIDGET) or ""
@@ -85,7 +89,7 @@ def api_key_widget() -> None:
 URL_FIELDS = {"llm_base_url": "llm", "embedding_base_url": "embeddings"}
 
 
-def url_widget(field: str, value: str) -> str:
+def url_widget(field: str, value: str, disabled: bool = False) -> str:
     """With sign-in on: a choice among the operator's allowed base URLs (no free text). Off: None."""
     from core import providers
 
@@ -97,7 +101,7 @@ def url_widget(field: str, value: str) -> str:
     if not options:
         st.warning(f"The operator allowed no {kind} provider.")
         return value
-    return st.selectbox(field.replace("_", " "), options, index=0, key=widget_key(field),
+    return st.selectbox(field.replace("_", " "), options, index=0, key=widget_key(field), disabled=disabled,
                         help=label + " Chosen among the providers the operator allowed (sign-in is on: URLs are "
                         "set in the server's environment or secrets, not here).")
 
@@ -128,15 +132,21 @@ def collect(current: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
                     row.insert(row.index("llm_model") + 1, "__api_key__")
                 for start in range(0, len(row), 2):
                     for col, field in zip(st.columns(2), row[start: start + 2]):
+                        # the chat model's fields are greyed out while the provider is 'offline' (no LLM used)
+                        idle = field in LLM_FIELDS and values.get("provider", current.provider) == "offline"
                         with col:
                             if field == "__api_key__":
-                                api_key_widget()
+                                api_key_widget(idle)
                             elif field in URL_FIELDS and signed_in:
-                                values[field] = url_widget(field, getattr(current, field))
+                                values[field] = url_widget(field, getattr(current, field), idle)
                             else:
                                 values[field] = settings_field_widget(field, getattr(current, field),
-                                                                      widget_key(field), enforce_bounds=False)
+                                                                      widget_key(field), enforce_bounds=False,
+                                                                      disabled=idle)
                                 slots[field] = st.empty()
+                if title == CHAT_SECTION and values.get("provider", current.provider) == "offline":
+                    st.caption("The provider is 'offline' (spaCy extraction, extractive answers): the chat model's "
+                               "fields are used only with 'openai'.")
     values["version"] = current.version
     return values, slots
 

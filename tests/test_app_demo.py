@@ -92,6 +92,8 @@ def test_knowledge_graph_default_budget_click_and_exports(data_dir):
     assert session == {"kg_entity": "b"}
     apply_click(session, _as_click({"kind": "edge", "source": "b", "target": "c", "n": 6}), "kg_entity", "kg_edge")
     assert session == {"kg_entity": "b", "kg_edge": ("b", "c")}
+    apply_click(session, _as_click({"kind": "edge", "source": "d", "target": "c", "n": 7}), "kg_entity", "kg_edge")
+    assert session == {"kg_entity": "d", "kg_edge": ("d", "c")}  # the picker follows the clicked edge
     assert _as_click({"kind": "script", "id": "x"}) is None and _as_click(None) is None
     # the Details panel of a clicked edge: both endpoints, keywords, weight, description, source chunks
     from core.workspace import Workspace

@@ -155,10 +155,35 @@ def test_knowledge_graph_controls(sample_data_dir):
     at.text_input(key="kg_search").input("no-such-entity-xyz").run()
     assert any("No entity matches" in w.value for w in at.warning)
     at.text_input(key="kg_search").input("").run()
+    at.checkbox(key="kg_show_all").check().run()
+    assert at.number_input(key="kg_max_nodes").disabled
     at.toggle(key="kg_mention").set_value(True).run()
     assert_clean(at)
     assert iframes(at)
     assert at.selectbox(key="kg_entity").value
+    # the mention graph opens on its default view: "Show all nodes" unticked, Max nodes usable
+    assert not at.checkbox(key="kg_show_all").value and not at.number_input(key="kg_max_nodes").disabled
+    assert any("Showing 10 of" in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_search_neighbours_keep_the_legend_colours(sample_data_dir):
+    from core.auth import LOCAL_ADMIN
+    from core.workspace import Workspace
+    from ui.graph_page import draw_view
+    from ui.graph_view import FADED_NODE, color_for
+
+    ws = Workspace(sample_data_dir / "sample")
+    try:
+        view = draw_view(LOCAL_ADMIN, ws, False, "sallow", 1)
+    finally:
+        ws.close()
+    assert view.matches and len(view.ids) > len(view.matches)
+    assert FADED_NODE not in view.html
+    assert all(color_for(label) == colour for label, colour in view.legend)
+    plain = re.findall(r'"color": "(#[0-9a-f]{6})"', view.html)  # a node in its type's colour, no border
+    framed = re.findall(r'"color": \{"background": "(#[0-9a-f]{6})", "border"', view.html)  # the matches
+    assert len(framed) == len(view.matches) and len(plain) == len(view.ids) - len(view.matches)
+    assert set(plain) <= {colour for _, colour in view.legend}
 
 
 def test_summary_tree_views(sample_data_dir):
@@ -209,6 +234,18 @@ def test_settings_test_connection_offline(data_dir):
     at.button(key="settings_test").click().run()
     assert not at.exception
     assert any("offline" in i.value for i in at.info) or any("not installed" in w.value for w in at.warning)
+
+
+def test_llm_fields_are_greyed_out_while_the_provider_is_offline(data_dir):
+    at = open_page(app(), "pages/settings.py")
+    assert at.selectbox(key="set::default::provider").value == "offline"
+    assert at.text_input(key="set::default::llm_model").disabled
+    assert at.number_input(key="set::default::llm_temperature").disabled
+    assert not at.text_input(key="settings_api_key_input").disabled  # the embeddings server may need it
+    assert not at.number_input(key="set::default::chunk_tokens").disabled
+    at.selectbox(key="set::default::provider").set_value("openai").run()
+    assert not at.exception  # (the model name is now required: the form says so)
+    assert not at.text_input(key="set::default::llm_model").disabled
 
 
 # --- workspaces -----------------------------------------------------------------------------

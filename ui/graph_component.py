@@ -122,7 +122,8 @@ def last_click(key: str) -> Optional[dict[str, Any]]:
 
 def apply_click(session: Any, click: Optional[dict[str, Any]], node_key: str, edge_key: str) -> None:
     """Route a click into session state: a node selects ``session[node_key]`` (and clears the edge),
-    an edge sets ``session[edge_key] = (source, target)``."""
+    an edge sets ``session[edge_key] = (source, target)`` and points the node picker at its source, so
+    the picker never names a node the panel no longer shows."""
     if click is None:
         return
     if click["kind"] == "node":
@@ -130,6 +131,7 @@ def apply_click(session: Any, click: Optional[dict[str, Any]], node_key: str, ed
         session.pop(edge_key, None)
     else:
         session[edge_key] = (click["source"], click["target"])
+        session[node_key] = click["source"]
 
 
 def _as_click(value: Any) -> Optional[dict[str, Any]]:

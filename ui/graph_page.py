@@ -52,7 +52,7 @@ def draw_view(principal: "Principal", ws: "Workspace", mention: bool, search: st
     shown = set(selection.nodes)
     matches = [m for m in selection.matches if m in shown]
     page = graph_html(view, height_px=HEIGHT, color_by=kind, size_by_degree=size_by_degree,
-                      highlight_nodes=set(matches) or None, label_attr="name",
+                      highlight_nodes=set(matches) or None, label_attr="name", fade_others=False,
                       physics=False)  # the Python layout is final: stable, and labels stay where they fit
     names = {str(n): str(view.nodes[n].get("name") or n) for n in selection.nodes}
     return DrawnView(page, len(selection.nodes), selection.eligible, [str(n) for n in selection.nodes], names,

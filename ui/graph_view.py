@@ -262,8 +262,10 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
                highlight_nodes: Optional[set] = None, highlight_edges: Optional[set] = None,
                hierarchical: bool = False, label_attr: str = "name",
                title_fn: Optional[Callable[[Hashable, dict[str, Any]], str]] = None,
-               physics: bool = True) -> str:
-    """A self-contained pyvis HTML page drawing ``graph`` (see the module docstring)."""
+               physics: bool = True, fade_others: bool = True) -> str:
+    """A self-contained pyvis HTML page drawing ``graph`` (see the module docstring). Highlighted nodes
+    get a dark border; the others are greyed out unless ``fade_others`` is False (then they keep the
+    legend's colours, as a search's neighbours do on the Knowledge graph page)."""
     from pyvis.network import Network
 
     if not hierarchical and graph.number_of_nodes() > MAX_LAYOUT_NODES:
@@ -295,10 +297,10 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
             title = _default_title(node, data, degrees.get(node, 0), label_attr)
         item: dict[str, Any] = {"id": ids[node], "label": html.escape(_cap(label, MAX_LABEL_CHARS)),
                                 "title": title, "shape": "dot", "size": round(sizes[node], 2), "color": colour}
-        if highlighting and node not in hi_nodes:
+        if highlighting and node not in hi_nodes and fade_others:
             item["color"] = FADED_NODE
             item["font"] = {"color": "rgba(90,90,90,0.35)"}
-        elif highlighting:
+        elif highlighting and node in hi_nodes:
             item["borderWidth"] = 3
             item["color"] = {"background": colour, "border": "#222222"}
         if hierarchical and node in depths:
@@ -313,7 +315,7 @@ def graph_html(graph: nx.Graph, *, height_px: int = 650, color_by: str = "type",
         if highlighting:
             if _edge_key(u, v) in hi_edges:
                 item["color"], item["width"] = HIGHLIGHT_EDGE, max(3.0, item["width"])
-            else:
+            elif fade_others:
                 item["color"] = FADED_EDGE
         edges.append(item)
     # Bypass pyvis's add_node/add_edge (quadratic duplicate checks); networkx already dedups.

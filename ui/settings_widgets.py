@@ -49,7 +49,7 @@ def range_text(field: str) -> str:
 
 
 def _number_widget(field: str, annotation: type, current: Any, key: str, label: str, help_: Optional[str],
-                   fine_step: float, enforce_bounds: bool) -> Any:
+                   fine_step: float, enforce_bounds: bool, disabled: bool = False) -> Any:
     """The number input of an int or float field (bounds from the field's constraints)."""
     help_ = f"{help_ or ''} Allowed: {range_text(field)}.".strip()
     low, high = field_bounds(field)
@@ -58,20 +58,21 @@ def _number_widget(field: str, annotation: type, current: Any, key: str, label: 
         low = high = None
         if fraction:
             return st.number_input(label, value=_float_or_none(current), step=fine_step, format="%.3f", key=key,
-                                   help=help_)
+                                   help=help_, disabled=disabled)
     if annotation is int:
-        return st.number_input(label, value=current, min_value=low, max_value=high, step=1, key=key, help=help_)
+        return st.number_input(label, value=current, min_value=low, max_value=high, step=1, key=key, help=help_, disabled=disabled)
     low, high, current = _float_or_none(low), _float_or_none(high), _float_or_none(current)
     if _is_fraction(low, high):  # a fraction: fine steps, three decimals
         return st.number_input(label, value=current, min_value=low, max_value=high, step=fine_step, format="%.3f",
-                               key=key, help=help_)
-    return st.number_input(label, value=current, min_value=low, max_value=high, step=1.0, key=key, help=help_)
+                               key=key, help=help_, disabled=disabled)
+    return st.number_input(label, value=current, min_value=low, max_value=high, step=1.0, key=key, help=help_, disabled=disabled)
 
 
 def settings_field_widget(field: str, current: Any, key: str, *, label: Optional[str] = None,
                           help_text: Optional[str] = None, fine_step: float = FINE_STEP,
-                          enforce_bounds: bool = True) -> Any:
-    """Draw the widget of settings field ``field`` under widget key ``key`` and return its value.
+                          enforce_bounds: bool = True, disabled: bool = False) -> Any:
+    """Draw the widget of settings field ``field`` under widget key ``key`` and return its value
+    (``disabled``: shown greyed out, its value still returned).
 
     ``current`` is the value shown the first time (when ``key`` is not in the session state yet).
     ``label`` defaults to the human label (``ui.settings_labels.label_for``), ``help_text`` to the
@@ -82,14 +83,14 @@ def settings_field_widget(field: str, current: Any, key: str, *, label: Optional
     label = label or label_for(field)
     help_ = (help_text if help_text is not None else Settings.model_fields[field].description) or None
     if annotation in (int, float):
-        return _number_widget(field, annotation, current, key, label, help_, fine_step, enforce_bounds)
+        return _number_widget(field, annotation, current, key, label, help_, fine_step, enforce_bounds, disabled)
     if key not in st.session_state:
         st.session_state[key] = list(current) if isinstance(current, list) else current
     if typing.get_origin(annotation) is typing.Literal:
-        return st.selectbox(label, list(typing.get_args(annotation)), key=key, help=help_)
+        return st.selectbox(label, list(typing.get_args(annotation)), key=key, help=help_, disabled=disabled)
     if annotation is bool:
-        return st.checkbox(label, key=key, help=help_)
+        return st.checkbox(label, key=key, help=help_, disabled=disabled)
     if typing.get_origin(annotation) is list:
         options = list(dict.fromkeys(list(DEFAULT_ENTITY_TYPES) + list(st.session_state[key])))
-        return st.multiselect(label, options, key=key, help=help_, accept_new_options=True)
-    return st.text_input(label, key=key, help=help_)
+        return st.multiselect(label, options, key=key, help=help_, accept_new_options=True, disabled=disabled)
+    return st.text_input(label, key=key, help=help_, disabled=disabled)

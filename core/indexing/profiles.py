@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
 
+from core.extraction.entity_typing import mentions_vote, summed_votes, vote_with_name
 from core.extraction.names import normalize_name
 from core.settings import Settings
 from core.storage.records import EntityFragment, RelationFragment
@@ -134,17 +135,14 @@ def _merge_descriptions(kind: str, name: str, fragments: list[str], settings: Se
                            settings.profile_summary_tokens)
 
 
-def vote_type(fragments: Sequence[EntityFragment]) -> tuple[str, dict[str, int]]:
-    """The entity type by vote over all its mentions (a fragment without votes counts once for its
-    type); UNKNOWN only when nothing else was voted. Ties go to the type seen first."""
-    votes: Counter = Counter()
-    for f in fragments:
-        votes.update(f.type_votes or {f.type: 1})
-    named = [(t, n) for t, n in votes.items() if t != "UNKNOWN"]
-    if not named:
-        return "UNKNOWN", dict(votes)
-    best = max(n for _, n in named)
-    return next(t for t, n in named if n == best), dict(votes)
+def vote_type(fragments: Sequence[EntityFragment], name: str = "") -> tuple[str, dict[str, int]]:
+    """The entity type its mentions' labels and its name agree on (``core.extraction.entity_typing``;
+    a fragment without votes counts once for its type), and the summed votes. Without a name, the
+    mentions' vote alone: UNKNOWN only when nothing else was voted, ties to the type seen first."""
+    votes = summed_votes([f.type_votes or {f.type: 1} for f in fragments])
+    if not name:
+        return mentions_vote(votes), votes
+    return vote_with_name(name, votes, [f.description for f in fragments]), votes
 
 
 def embedded_aliases(key: str, name: str, fragments: list[EntityFragment]) -> list[str]:
@@ -156,7 +154,7 @@ def embedded_aliases(key: str, name: str, fragments: list[EntityFragment]) -> li
 def merge_entity(key: str, fragments: list[EntityFragment], settings: Settings,
                  summarizer: Optional[ProfileSummarizer] = None) -> MergedEntity:
     name = _most_common([f.name for f in fragments])
-    etype, votes = vote_type(fragments)
+    etype, votes = vote_type(fragments, name)
     description = _merge_descriptions("entity", name, [f.description for f in fragments], settings, summarizer)
     sources = list(dict.fromkeys(f.chunk_id for f in fragments))
     aliases = list(dict.fromkeys(a for f in fragments for a in f.aliases if a != name))
