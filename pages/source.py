@@ -14,7 +14,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api  # noqa: E402
-from core.citations import citation_body  # noqa: E402
+from core.citations import hit_citation  # noqa: E402
 from ui import state  # noqa: E402
 from ui.errors import escape_markdown, show_errors  # noqa: E402
 
@@ -29,7 +29,7 @@ def _compare_choices() -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for mode, result in (last.get("results") or {}).items():
         for rank, chunk in enumerate(result.chunks, 1):
-            cited = citation_body(chunk.doc_name or chunk.doc_id, chunk.page_start, chunk.page_end, chunk.order)
+            cited = hit_citation(chunk)
             out.setdefault(f"{mode} #{rank}: {cited}", (chunk.chunk_id, ""))
     return out
 

@@ -21,7 +21,7 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
-from core.citations import citation_body
+from core.citations import hit_citation
 from core.types import Answer, PathHit, RetrievalResult
 
 
@@ -186,7 +186,7 @@ def relations_frame(result: RetrievalResult) -> pd.DataFrame:
 def chunks_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "document": c.doc_name or c.doc_id, "position": c.order + 1, "score": c.score,
              "reason": c.reason, "text": c.text, "chunk_id": c.chunk_id,
-             "cited": citation_body(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order)}
+             "cited": hit_citation(c)}
             for i, c in enumerate(result.chunks)]
     return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id", "cited"])
 

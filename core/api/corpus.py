@@ -59,15 +59,17 @@ def _named(names: list[str]) -> str:
 @requires(Role.viewer)
 def position_gaps(principal: Principal, ws: Workspace) -> str:
     """What citations cannot say about this workspace's documents, as one message ("" when nothing):
-    the PDFs indexed before page positions were kept (their citations name chunks until the same file
-    is added again, which reads the pages without re-embedding anything), and the documents with a
+    the PDF, text and Markdown documents indexed before page or line positions were kept (their citations
+    name chunks until the same file is added again, which reads the positions without re-embedding
+    anything; DOCX and HTML files get their sections the same way), and the documents with a
     chunk whose place in the text was not found (that chunk is cited by number)."""
     pdfs, spans = ws.records.position_gaps()
     parts = []
     if pdfs:
-        parts.append(f"{len(pdfs)} PDF document(s) were indexed before page positions were kept, so their "
-                     f"citations name chunks, not pages: {_named(pdfs)}. Add the same files again (Documents "
-                     "page or `python -m core index`) to read their pages; nothing is re-embedded.")
+        parts.append(f"{len(pdfs)} PDF, text or Markdown document(s) were indexed before page, section and line "
+                     f"positions were kept, so their citations name chunks, not pages or lines: {_named(pdfs)}. Add the "
+                     "same files again (Documents page or `python -m core index`) to read their positions; nothing "
+                     "is re-embedded.")
     if spans:
         parts.append(f"{len(spans)} document(s) have chunks whose place in the document text was not found "
                      f"(cited by chunk number): {_named(spans)}. Re-indexing them gives every chunk its place.")

@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator, Optional
 
 from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert, literal, select, update
 
+from core.citations import DocPositions, heading_title
 from core.embeddings import window_id
 from core.storage import schema as s
 from core.storage.edit_rows import EditRows
@@ -26,6 +27,7 @@ from core.storage.upserts import replace_row
 from core.types import Chunk
 
 BATCH = 900  # keys per IN (...) list
+HEADING_READ = 200  # characters of the stored text read at a section's start for its heading
 
 
 _d, _c, _t, _p, _f = s.documents, s.chunks, s.tree_nodes, s.doc_positions, s.doc_files
@@ -190,28 +192,51 @@ class SqlRecordStore(GraphRows, EditRows):
 
     def set_page_starts(self, doc_id: str, starts: Iterable[int]) -> None:
         """Record where each page (1-based, in order) of ``doc_id`` starts in its text."""
-        self.db.execute(delete(_p).where(_p.c.doc_id == _DOC), {"doc": doc_id})
-        rows = [{"doc_id": doc_id, "kind": "page", "ord": n, "start_char": int(at)} for n, at in enumerate(starts, 1)]
+        self.set_positions(doc_id, "page", starts)
+
+    def set_positions(self, doc_id: str, kind: str, starts: Iterable[int]) -> None:
+        """Record where each ``kind`` (``page``, ``section`` heading or ``line``; 1-based, in order) of
+        ``doc_id`` starts in its text, replacing that kind's earlier rows."""
+        self.db.execute(delete(_p).where(_p.c.doc_id == _DOC, _p.c.kind == bindparam("kind")),
+                        {"doc": doc_id, "kind": kind})
+        rows = [{"doc_id": doc_id, "kind": kind, "ord": n, "start_char": int(at)} for n, at in enumerate(starts, 1)]
         if rows:
             self.db.execute_many(insert(_p), rows)
 
     def page_starts(self, doc_ids: Iterable[str]) -> dict[str, list[int]]:
         """The page offsets of each of ``doc_ids`` that has pages (documents without pages are absent)."""
-        out: dict[str, list[int]] = {}
+        return {d: list(p.pages) for d, p in self.positions(doc_ids).items() if p.pages}
+
+    def positions(self, doc_ids: Iterable[str]) -> dict[str, DocPositions]:
+        """The pages, sections (with their headings, read from the stored text) and lines of each of
+        ``doc_ids`` that has any (documents without positions are absent)."""
+        out: dict[str, DocPositions] = {}
         for doc_id in dict.fromkeys(doc_ids):
-            rows = self.db.rows(select(_p.c.start_char).where(_p.c.doc_id == _DOC, _p.c.kind == "page")
-                                .order_by(_p.c.ord), {"doc": doc_id})
-            if rows:
-                out[doc_id] = [int(r[0]) for r in rows]
+            rows = self.db.rows(select(_p.c.kind, _p.c.start_char).where(_p.c.doc_id == _DOC)
+                                .order_by(_p.c.kind, _p.c.ord), {"doc": doc_id})
+            if not rows:
+                continue
+            found: dict[str, list[int]] = {}
+            for kind, start in rows:
+                found.setdefault(str(kind), []).append(int(start))
+            heads: list[tuple[int, str]] = []
+            if found.get("section"):
+                head = func.substr(_d.c.text, _p.c.start_char + 1, HEADING_READ)
+                heads = [(int(r[0]), heading_title(str(r[1] or ""))) for r in self.db.rows(
+                    select(_p.c.start_char, head).join(_d, _d.c.doc_id == _p.c.doc_id)
+                    .where(_p.c.doc_id == _DOC, _p.c.kind == "section").order_by(_p.c.ord), {"doc": doc_id})]
+            out[doc_id] = DocPositions(found.get("page", []), heads, found.get("line", []))
         return out
 
     def position_gaps(self) -> tuple[list[str], list[str]]:
-        """Names of the indexed PDF documents without page positions (indexed before pages were kept),
-        and of the documents with a chunk whose span is unknown (not found in the document's text)."""
-        with_pages = select(_p.c.doc_id).where(_p.c.kind == "page")
-        is_pdf = func.lower(_d.c.name).like("%.pdf") | func.lower(_d.c.source).like("%.pdf")
-        pdfs = self.db.rows(select(_d.c.name).where(is_pdf, _d.c.status == "processed", _d.c.doc_id.not_in(with_pages))
-                            .order_by(_d.c.name))
+        """Names of the indexed PDF, text and Markdown documents without page or line positions
+        (indexed before they were kept), and of the documents with a chunk whose span is unknown (not
+        found in the document's text)."""
+        with_places = select(_p.c.doc_id).where(_p.c.kind.in_(("page", "line")))
+        names = func.lower(_d.c.name + " " + _d.c.source)
+        placed = (names.like("%.pdf%") | names.like("%.txt%") | names.like("%.md%") | names.like("%.markdown%"))
+        pdfs = self.db.rows(select(_d.c.name).where(placed, ~names.like("%.jsonl%"), _d.c.status == "processed",
+                                                    _d.c.doc_id.not_in(with_places)).order_by(_d.c.name))
         unknown = select(_c.c.doc_id).where(_c.c.start_char < 0).distinct()
         spans = self.db.rows(select(_d.c.name).where(_d.c.doc_id.in_(unknown)).order_by(_d.c.name))
         return [str(r[0]) for r in pdfs], [str(r[0]) for r in spans]
