@@ -278,6 +278,30 @@ def cited_places(text: str) -> list[tuple[str, str, int, int]]:
     return out
 
 
+def quoted_before(text: str) -> list[tuple[str, str, str]]:
+    """``(citation as written, document name, quoted text)`` for each citation of an answer: the text
+    between the previous citation (or the line's start) and this one, bold marks dropped; the caller
+    finds the quote in a chunk of that document (``quote_candidates`` gives its likely starts)."""
+    out, pos = [], 0
+    for written, _, _, _ in cited_places(text):
+        at = text.index(written, pos)
+        segment = text[max(pos, text.rfind("\n", 0, at) + 1):at].replace("**", "").strip()
+        pos = at + len(written)
+        out.append((written, _CITED.match(written).group(1).strip(), segment))  # type: ignore[union-attr]
+    return out
+
+
+def quote_candidates(segment: str) -> list[str]:
+    """The quoted sentence of an answer line, longest first: the whole segment, then what follows a
+    label (``- chunk #2: …``) or a path hop's opening bracket (``—[…``)."""
+    out = [segment.strip()]
+    for mark in (": ", "\u2014["):
+        at = segment.find(mark)
+        if at >= 0:
+            out.append(segment[at + len(mark):].strip())
+    return [c for c in dict.fromkeys(out) if c]
+
+
 def _covered(first: int, last: int, ranges: Iterable[tuple[Optional[int], Optional[int]]]) -> bool:
     spans = [(a, b or a) for a, b in ranges if a is not None]
     return last - first < 1000 and all(any(a <= n <= b for a, b in spans) for n in range(first, last + 1))

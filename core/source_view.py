@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from core.citations import citation_body, locate, quote_where, where_of
+from core.citations import citation_body, locate, quote_candidates, quote_where, where_of
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -102,6 +102,21 @@ def marked_text(text: str, start: int, end: int, context: int = CONTEXT_CHARS) -
     parts = ["…" if lo > 0 else "", html.escape(text[lo:start]), "<mark>", html.escape(text[start:end]), "</mark>",
              html.escape(text[end:hi]), "…" if hi < len(text) else ""]
     return '<div style="white-space:pre-wrap;font-family:serif;line-height:1.5">' + "".join(parts) + "</div>"
+
+
+def chunk_of_quote(ws: Workspace, doc_name: str, segment: str) -> tuple[str, str]:
+    """``(chunk id, quote)`` of the first chunk of the document named ``doc_name`` that holds the
+    sentence an answer line quotes (``segment``, label included), ``("", "")`` when none does."""
+    wanted = doc_name.strip().casefold()
+    for doc in ws.records.documents("processed"):
+        if doc.name.strip().casefold() != wanted:
+            continue
+        chunks = ws.records.chunks_of(doc.doc_id)
+        for quote in quote_candidates(segment):
+            for chunk in chunks:
+                if locate(chunk.text, quote)[0] >= 0:
+                    return chunk.chunk_id, quote
+    return "", ""
 
 
 def source_view(ws: Workspace, chunk_id: str, quote: str = "") -> Optional[SourceView]:

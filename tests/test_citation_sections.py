@@ -240,3 +240,27 @@ def test_an_old_workspace_gets_lines_and_sections_on_re_adding_the_files(tmp_pat
     assert ws.vectors.count("chunks") == vectors > 0
     ws.close()
 
+
+def test_every_citation_link_opens_the_viewer_at_its_sentence(mixed_ws) -> None:
+    """The links under an answer (``ui.citation_links``): each opens, through ``api.source_view``, the
+    chunk that holds the quoted sentence, with that sentence marked in the viewer's text."""
+    import html
+
+    from core.api import mode_names, run_modes, source_view
+    from core.auth import LOCAL_ADMIN
+    from core.citations import quote_candidates
+    from ui.citation_links import citation_targets
+
+    opened = 0
+    results = run_modes(LOCAL_ADMIN, mixed_ws, "What does fact 3 of section 2 say about port2x3?",
+                        mode_names(LOCAL_ADMIN), concurrent=False)
+    for mode, result in results.items():
+        for written, params in citation_targets(result):
+            view = source_view(LOCAL_ADMIN, mixed_ws, params.get("chunk", ""), params["quote"], doc=params.get("doc", ""))
+            assert view is not None, (mode, written, params)
+            marked = " ".join(html.unescape(view.html.split("<mark>", 1)[1].split("</mark>", 1)[0]).split())
+            wanted = [params["quote"]] if "chunk" in params else quote_candidates(params["quote"])
+            assert any(marked.startswith(" ".join(q.split())[:60]) for q in wanted), (mode, written, marked[:80])
+            assert written == f"[{view.cited}]", (mode, written, view.cited)
+            opened += 1
+    assert opened >= 8

@@ -22,6 +22,7 @@ from ui.escape import plotly_text
 
 from core import api
 from core.citations import hit_citation
+from ui.citation_links import render_citation_links
 from core.types import Answer, PathHit, RetrievalResult
 
 
@@ -244,10 +245,11 @@ def render_answer(result: RetrievalResult) -> None:
                 st.caption(escape_markdown(result.answer.note))
             if rest.strip():
                 st.text(rest.strip())
-            return
-        st.text(text or "(the retrieved context gave no answer)")
-        if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
-            st.warning(escape_markdown(result.answer.note))
+        else:
+            st.text(text or "(the retrieved context gave no answer)")
+            if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
+                st.warning(escape_markdown(result.answer.note))
+        render_citation_links(result)  # each citation opens the Source viewer at its sentence
 
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:

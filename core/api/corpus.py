@@ -77,14 +77,17 @@ def position_gaps(principal: Principal, ws: Workspace) -> str:
 
 
 @requires(Role.viewer)
-def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str = "") -> Any:
+def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str = "", doc: str = "") -> Any:
     """A cited chunk opened in its document (``core.source_view.SourceView``, None for an unknown
     chunk): a PDF's page rendered with the quote (default: the chunk) highlighted, or the document's
-    text around it, escaped, with the span marked. The role that may read the workspace's documents
-    may view; nothing is written."""
-    from core.source_view import source_view as view
+    text around it, escaped, with the span marked. Without a chunk id, the chunk of document ``doc``
+    (by name) that holds the quote (an answer line: ``core.citations.quote_candidates``) is opened.
+    The role that may read the workspace's documents may view; nothing is written."""
+    from core.source_view import chunk_of_quote, source_view as view
 
-    return view(ws, chunk_id, quote)
+    if not chunk_id and doc:
+        chunk_id, quote = chunk_of_quote(ws, doc, quote)
+    return view(ws, chunk_id, quote) if chunk_id else None
 
 
 # --- chunks ----------------------------------------------------------------------------------------
