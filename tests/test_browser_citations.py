@@ -104,7 +104,7 @@ def test_a_page_citation_opens_the_pdf_page_with_the_sentence_boxed(tab) -> None
     link.scroll_into_view_if_needed()
     box = link.bounding_box()
     tab.screenshot(path=str(ARTIFACTS / "citation-answer.png"),  # the answer above its citation links
-                   clip={"x": max(0, box["x"] - 30), "y": max(0, box["y"] - 260), "width": 620, "height": 330})
+                   clip={"x": max(0, box["x"] - 30), "y": max(0, box["y"] - 470), "width": 290, "height": 540})
     link.click()
     tab.get_by_role("heading", name="Source viewer").first.wait_for(timeout=120_000)
     idle(tab)
