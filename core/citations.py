@@ -1,18 +1,87 @@
-"""Page ranges of character spans and the citation text answers use.
+"""Page, section and line places of character spans, and the citation text answers use.
 
 A document with pages (a PDF) keeps, per page, the offset where that page starts in the extracted
 text (``SourceDocument.page_starts``, stored in ``doc_positions``). A chunk is an exact substring of its
 document (``Chunk.start_char``), so its pages are the pages its first and last character fall on.
-Documents without pages (text, Markdown, HTML, DOCX, JSONL records, LightRAG imports) and chunks
-whose offset is unknown (-1) have no page: the citation then names the chunk, as before.
+Formats without pages keep other positions in the same table: the offset of each section heading
+(DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and of each line
+(text and Markdown: kind ``line``). A citation names the most precise place known: ``p. 12``, else
+``§ Heading`` (the section the span starts in), else ``l. 40`` / ``ll. 40–52``, else ``chunk n``
+(JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
 """
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
+HEADING_CHARS = 60  # a section heading in a citation is cut to this many characters
+
+
+@dataclass(frozen=True)
+class DocPositions:
+    """Where a document's pages, sections (offset and heading text) and lines start in its text."""
+
+    pages: Sequence[int] = ()
+    sections: Sequence[tuple[int, str]] = ()
+    lines: Sequence[int] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.pages or self.sections or self.lines)
+
+
+class Where(NamedTuple):
+    """The place of a span: pages (PDF), else its section, else its lines (all 1-based; None: unknown)."""
+
+    page_start: Optional[int] = None
+    page_end: Optional[int] = None
+    section: Optional[str] = None
+    line_start: Optional[int] = None
+    line_end: Optional[int] = None
+
+
+def heading_title(raw: str) -> str:
+    """A section heading as a citation shows it: its first line, Markdown ``#`` marks and brackets
+    dropped, spaces collapsed, cut to ``HEADING_CHARS``."""
+    line = (raw or "").strip().split("\n", 1)[0].strip()
+    line = re.sub(r"^#{1,6}\s*", "", line)
+    line = re.sub(r"\s+#+\s*$", "", line)
+    line = " ".join(line.replace("[", " ").replace("]", " ").split())
+    return line if len(line) <= HEADING_CHARS else line[: HEADING_CHARS - 1].rstrip() + "\u2026"
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (line 1 at 0)."""
+    return [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
+
+
+def source_positions(doc_id: str, source: Any) -> list[tuple[str, str, list[int]]]:
+    """``(doc_id, kind, starts)`` to store for a loaded document (``core.types.SourceDocument``): its
+    pages, its section headings, and the start of each of its lines when it is cited by line."""
+    out = [(doc_id, kind, list(starts)) for kind, starts in (("page", source.page_starts),
+                                                            ("section", source.section_starts)) if starts]
+    if source.by_line and source.text:
+        out.append((doc_id, "line", line_starts(source.text)))
+    return out
+
+
+def where_of(positions: Optional[DocPositions], start_char: int, length: int) -> Where:
+    """The place of the span ``[start_char, start_char + length)``: its pages when the document has
+    pages, else the section its first character is in, else its lines; empty when none is known."""
+    if not positions or start_char < 0:
+        return Where()
+    if positions.pages:
+        return Where(*page_range(positions.pages, start_char, length))
+    if positions.sections:
+        at = bisect_right([s for s, _ in positions.sections], start_char)
+        if at > 0 and positions.sections[at - 1][1]:
+            return Where(section=positions.sections[at - 1][1])
+    if positions.lines:
+        return Where(line_start=page_of(positions.lines, start_char),
+                     line_end=page_of(positions.lines, start_char + max(1, length) - 1))
+    return Where()
 
 
 def page_of(page_starts: Sequence[int], offset: int) -> Optional[int]:
@@ -41,21 +110,44 @@ def pages_label(page_start: Optional[int], page_end: Optional[int]) -> str:
     return f"pp. {page_start}\u2013{page_end}"
 
 
+def lines_label(line_start: Optional[int], line_end: Optional[int]) -> str:
+    """``l. 40`` or ``ll. 40–52``; empty when the lines are not known."""
+    if line_start is None:
+        return ""
+    if line_end is None or line_end == line_start:
+        return f"l. {line_start}"
+    return f"ll. {line_start}\u2013{line_end}"
+
+
 def where_label(page_start: Optional[int] = None, page_end: Optional[int] = None,
-                chunk_order: Optional[int] = None) -> str:
+                chunk_order: Optional[int] = None, section: Optional[str] = None,
+                line_start: Optional[int] = None, line_end: Optional[int] = None) -> str:
     """Where in its document a source sits: ``p. 12`` / ``pp. 3–4`` when the pages are known, else
-    ``chunk n`` (``chunk_order`` is 0-based; the format has no pages), else empty."""
+    ``§ Heading``, else ``l. 40`` / ``ll. 40–52``, else ``chunk n`` (``chunk_order`` is 0-based), else empty."""
     where = pages_label(page_start, page_end)
+    if not where and section:
+        where = f"\u00a7 {section}"
+    if not where:
+        where = lines_label(line_start, line_end)
     if not where and chunk_order is not None and chunk_order >= 0:
         where = f"chunk {chunk_order + 1}"
     return where
 
 
 def citation_body(doc_name: str, page_start: Optional[int] = None, page_end: Optional[int] = None,
-                  chunk_order: Optional[int] = None) -> str:
-    """The citation without its brackets: ``doc, p. 12`` or ``doc, chunk n`` or ``doc``."""
-    where = where_label(page_start, page_end, chunk_order)
+                  chunk_order: Optional[int] = None, section: Optional[str] = None,
+                  line_start: Optional[int] = None, line_end: Optional[int] = None) -> str:
+    """The citation without its brackets: ``doc, p. 12``, ``doc, § Heading``, ``doc, l. 40``,
+    ``doc, chunk n`` or ``doc``."""
+    where = where_label(page_start, page_end, chunk_order, section, line_start, line_end)
     return f"{doc_name}, {where}" if where else doc_name
+
+
+def hit_citation(hit: Any) -> str:
+    """The citation body of a chunk hit (or any record with ``doc_name``, ``order`` and the place fields)."""
+    return citation_body(getattr(hit, "doc_name", "") or getattr(hit, "doc_id", ""), getattr(hit, "page_start", None),
+                         getattr(hit, "page_end", None), getattr(hit, "order", None), getattr(hit, "section", None),
+                         getattr(hit, "line_start", None), getattr(hit, "line_end", None))
 
 
 def format_citation(doc_name: str, page_start: Optional[int] = None, page_end: Optional[int] = None,
@@ -90,17 +182,35 @@ def quote_pages(page_starts: Sequence[int], chunk_start: int, chunk_text: str,
                 quote: str) -> tuple[Optional[int], Optional[int]]:
     """The pages of a sentence quoted from a chunk: the pages of its own characters when it is found
     in the chunk's text, else the chunk's pages; ``(None, None)`` without pages or a known offset."""
-    if not page_starts or chunk_start < 0:
-        return None, None
+    where = quote_where(DocPositions(pages=page_starts), chunk_start, chunk_text, quote)
+    return where.page_start, where.page_end
+
+
+def quote_where(positions: Optional[DocPositions], chunk_start: int, chunk_text: str, quote: str) -> Where:
+    """The place (pages, section or lines) of a sentence quoted from a chunk: of its own characters
+    when it is found in the chunk's text, else the chunk's; empty without positions or a known offset."""
+    if not positions or chunk_start < 0:
+        return Where()
     start, end = locate(chunk_text, quote)
     if start < 0:
-        return page_range(page_starts, chunk_start, len(chunk_text))
-    return page_range(page_starts, chunk_start + start, end - start)
+        return where_of(positions, chunk_start, len(chunk_text))
+    return where_of(positions, chunk_start + start, end - start)
 
 
-_CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|chunk\s+(\d+))\s*\]")
+_CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|chunk\s+(\d+)"
+                    r"|(ll?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|\u00a7\s*([^\[\]\n]{1,80}?))\s*\]")
 
-Source = tuple[str, Optional[int], Optional[int], Optional[int]]  # (doc name, page_start, page_end, chunk order)
+
+class Source(NamedTuple):
+    """Where a chunk is: its document's name, pages, chunk order (0-based), section and lines."""
+
+    doc: str
+    page_start: Optional[int]
+    page_end: Optional[int]
+    order: Optional[int]
+    section: Optional[str] = None
+    line_start: Optional[int] = None
+    line_end: Optional[int] = None
 
 
 def _runs(numbers: Sequence[int]) -> str:
@@ -117,71 +227,120 @@ def _runs(numbers: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
+def _numbered(singular: str, plural: str, numbers: Sequence[int]) -> str:
+    return f"{plural if len(set(numbers)) > 1 else singular} {_runs(numbers)}" if numbers else ""
+
+
 def sources_label(places: Sequence[Source]) -> list[str]:
     """One citation body per document for the chunks an entity, relation, path hop or summary rests
     on, documents in first-seen order: ``report.pdf, pp. 3, 5–6`` (the pages of all its chunks) or,
-    for a document without pages, ``notes.txt, chunks 2, 4`` (1-based)."""
-    pages: dict[str, list[int]] = {}
-    orders: dict[str, list[int]] = {}
-    for doc, first, last, order in places:
-        pages.setdefault(doc, [])
-        orders.setdefault(doc, [])
-        if first is not None:
-            pages[doc].extend(range(first, (last or first) + 1))
-        elif order is not None and order >= 0:
-            orders[doc].append(order + 1)
+    for a document without pages, its sections (``guide.md, § Setup, § Usage``), then the lines
+    (``notes.txt, ll. 3–9, 40``) and chunk numbers (``records, chunks 2, 4``, 1-based) of the rest."""
+    found: dict[str, tuple[list[int], list[str], list[int], list[int]]] = {}
+    for place in places:
+        source = Source(*place)
+        pages, sections, lines, orders = found.setdefault(source.doc, ([], [], [], []))
+        if source.page_start is not None:
+            pages.extend(range(source.page_start, (source.page_end or source.page_start) + 1))
+        elif source.section:
+            sections.append(source.section)
+        elif source.line_start is not None:
+            lines.extend(range(source.line_start, min((source.line_end or source.line_start), source.line_start + 999) + 1))
+        elif source.order is not None and source.order >= 0:
+            orders.append(source.order + 1)
     out = []
-    for doc in pages:
-        if pages[doc]:
-            many = len(set(pages[doc])) > 1
-            out.append(f"{doc}, {'pp.' if many else 'p.'} {_runs(pages[doc])}")
-        elif orders[doc]:
-            out.append(f"{doc}, {'chunks' if len(set(orders[doc])) > 1 else 'chunk'} {_runs(orders[doc])}")
-        else:
-            out.append(doc)
+    for doc, (pages, sections, lines, orders) in found.items():
+        if pages:
+            out.append(f"{doc}, {_numbered('p.', 'pp.', pages)}")
+            continue
+        parts = [f"\u00a7 {s}" for s in dict.fromkeys(sections)]
+        parts += [p for p in (_numbered("l.", "ll.", lines), _numbered("chunk", "chunks", orders)) if p]
+        out.append(", ".join([doc, *parts]))
     return out
 
 
 def cited_places(text: str) -> list[tuple[str, str, int, int]]:
-    """The ``[doc, p. n]``, ``[doc, pp. n–m]`` and ``[doc, chunk n]`` citations written in ``text``:
-    ``(citation as written, "page" | "chunk", first, last)`` (chunk numbers 1-based as written)."""
+    """The ``[doc, p. n]``, ``[doc, pp. n–m]``, ``[doc, l. n]``, ``[doc, ll. n–m]``, ``[doc, § Heading]``
+    and ``[doc, chunk n]`` citations written in ``text``: ``(citation as written, "page" | "line" |
+    "section" | "chunk", first, last)`` (chunk numbers 1-based as written; 0, 0 for a section)."""
     out = []
     for m in _CITED.finditer(text or ""):
         if m.group(2):
             first = int(m.group(3))
             out.append((m.group(0), "page", first, int(m.group(4) or first)))
+        elif m.group(6):
+            first = int(m.group(7))
+            out.append((m.group(0), "line", first, int(m.group(8) or first)))
+        elif m.group(9):
+            out.append((m.group(0), "section", 0, 0))
         else:
             out.append((m.group(0), "chunk", int(m.group(5)), int(m.group(5))))
     return out
 
 
+def quoted_before(text: str) -> list[tuple[str, str, str]]:
+    """``(citation as written, document name, quoted text)`` for each citation of an answer: the text
+    between the previous citation (or the line's start) and this one, bold marks dropped; the caller
+    finds the quote in a chunk of that document (``quote_candidates`` gives its likely starts)."""
+    out, pos = [], 0
+    for written, _, _, _ in cited_places(text):
+        at = text.index(written, pos)
+        segment = text[max(pos, text.rfind("\n", 0, at) + 1):at].replace("**", "").strip()
+        pos = at + len(written)
+        out.append((written, _CITED.match(written).group(1).strip(), segment))  # type: ignore[union-attr]
+    return out
+
+
+def quote_candidates(segment: str) -> list[str]:
+    """The quoted sentence of an answer line, longest first: the whole segment, then what follows a
+    label (``- chunk #2: …``) or a path hop's opening bracket (``—[…``)."""
+    out = [segment.strip()]
+    for mark in (": ", "\u2014["):
+        at = segment.find(mark)
+        if at >= 0:
+            out.append(segment[at + len(mark):].strip())
+    return [c for c in dict.fromkeys(out) if c]
+
+
+def _covered(first: int, last: int, ranges: Iterable[tuple[Optional[int], Optional[int]]]) -> bool:
+    spans = [(a, b or a) for a, b in ranges if a is not None]
+    return last - first < 1000 and all(any(a <= n <= b for a, b in spans) for n in range(first, last + 1))
+
+
 def unsupported_citations(text: str, sources: Sequence[Source]) -> list[str]:
     """The citations of ``text`` (as written) that name no source of the context: a document that
-    is not there, a page outside every page range of that document's sources, or a chunk number
-    none of its sources has. An LLM reply's citations are checked this way before they are shown."""
+    is not there, a page or line outside every range of that document's sources, a section none of
+    them is in, or a chunk number none of them has. An LLM reply's citations are checked this way
+    before they are shown."""
     bad = []
     for written, kind, first, last in cited_places(text):
-        doc = _CITED.match(written).group(1).strip().casefold()  # type: ignore[union-attr]
-        mine = [s for s in sources if s[0].strip().casefold() == doc]
+        match = _CITED.match(written)
+        doc = match.group(1).strip().casefold()  # type: ignore[union-attr]
+        mine = [Source(*s) for s in sources if s[0].strip().casefold() == doc]
         if kind == "page":
-            ok = last - first < 100 and all(any(s[1] is not None and s[1] <= page <= (s[2] or s[1]) for s in mine)
-                                             for page in range(first, last + 1))
+            ok = _covered(first, last, ((s.page_start, s.page_end) for s in mine))
+        elif kind == "line":
+            ok = _covered(first, last, ((s.line_start, s.line_end) for s in mine))
+        elif kind == "section":
+            heading = match.group(9).strip().casefold()  # type: ignore[union-attr]
+            ok = any((s.section or "").casefold() == heading for s in mine)
         else:
-            ok = any(s[3] is not None and s[3] + 1 == first for s in mine)
+            ok = any(s.order is not None and s.order + 1 == first for s in mine)
         if not ok:
             bad.append(written)
     return list(dict.fromkeys(bad))
 
 
 def chunk_sources(records: Any, names: Mapping[str, str], chunk_ids: Iterable[str]) -> dict[str, Source]:
-    """``chunk_id -> (doc name, page_start, page_end, chunk order)`` of the chunks that exist, from a
-    record store's ``chunk_places`` and ``page_starts`` (two reads, no chunk text)."""
+    """``chunk_id -> Source`` (doc name, pages, chunk order, section, lines) of the chunks that exist,
+    from a record store's ``chunk_places`` and ``positions`` (no chunk text read)."""
     places = records.chunk_places(chunk_ids)
-    pages = records.page_starts({p[0] for p in places.values()})
+    positions = records.positions({p[0] for p in places.values()})
     out: dict[str, Source] = {}
     for chunk_id, (doc_id, order, start, length) in places.items():
-        first, last = page_range(pages.get(doc_id, ()), start, length)
-        out[chunk_id] = (names.get(doc_id, doc_id), first, last, order)
+        where = where_of(positions.get(doc_id), start, length)
+        out[chunk_id] = Source(names.get(doc_id, doc_id), where.page_start, where.page_end, order,
+                               where.section, where.line_start, where.line_end)
     return out
 
 

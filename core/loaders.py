@@ -27,7 +27,7 @@ from core.parsing.office import load_docx
 from core.parsing.pdf import load_pdf
 from core.parsing.registry import loader_for, register_loader, registered_extensions
 from core.parsing.text import EMPTY as _EMPTY
-from core.parsing.text import Result, binary_reason, decode_text, fail, load_text, magic_kind, normalise, size_and_limit
+from core.parsing.text import Result, binary_reason, decode_text, fail, load_markdown, load_text, magic_kind, normalise, size_and_limit
 from core.parsing.text import short as _short
 from core.parsing.titles import label_titles
 from core.parsing.worker import parse_isolated
@@ -43,8 +43,8 @@ MAX_LINE_FAILURES = 200  # per JSONL file; further bad lines are summarised in o
 
 _BIDI_CONTROLS = set("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
-for _ext in (".txt", ".md", ".markdown"):
-    register_loader(_ext, load_text, isolated=False)  # linear in the size-capped bytes
+for _ext, _text_loader in ((".txt", load_text), (".md", load_markdown), (".markdown", load_markdown)):
+    register_loader(_ext, _text_loader, isolated=False)  # linear in the size-capped bytes
 for _ext, _loader in ((".html", load_html), (".htm", load_html), (".pdf", load_pdf), (".docx", load_docx)):
     register_loader(_ext, _loader, isolated=True)
 

@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from core.citations import citation_body, locate, page_range, quote_pages
+from core.citations import citation_body, locate, quote_candidates, quote_where, where_of
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -31,7 +31,7 @@ class SourceView:
     """What the viewer shows for one chunk: where it is, and the page image or the marked text."""
 
     doc_name: str
-    cited: str  # "doc, p. 3" or "doc, chunk 2"
+    cited: str  # "doc, p. 3", "doc, § Heading", "doc, l. 40" or "doc, chunk 2"
     page: Optional[int] = None
     image_png: bytes = field(default=b"", repr=False)
     boxes: list[Box] = field(default_factory=list)
@@ -104,6 +104,21 @@ def marked_text(text: str, start: int, end: int, context: int = CONTEXT_CHARS) -
     return '<div style="white-space:pre-wrap;font-family:serif;line-height:1.5">' + "".join(parts) + "</div>"
 
 
+def chunk_of_quote(ws: Workspace, doc_name: str, segment: str) -> tuple[str, str]:
+    """``(chunk id, quote)`` of the first chunk of the document named ``doc_name`` that holds the
+    sentence an answer line quotes (``segment``, label included), ``("", "")`` when none does."""
+    wanted = doc_name.strip().casefold()
+    for doc in ws.records.documents("processed"):
+        if doc.name.strip().casefold() != wanted:
+            continue
+        chunks = ws.records.chunks_of(doc.doc_id)
+        for quote in quote_candidates(segment):
+            for chunk in chunks:
+                if locate(chunk.text, quote)[0] >= 0:
+                    return chunk.chunk_id, quote
+    return "", ""
+
+
 def source_view(ws: Workspace, chunk_id: str, quote: str = "") -> Optional[SourceView]:
     """The view of chunk ``chunk_id`` (None: no such chunk), at the page of ``quote`` (a sentence of
     the chunk) or of the chunk's start, the quote (default: the chunk's text) highlighted."""
@@ -111,12 +126,14 @@ def source_view(ws: Workspace, chunk_id: str, quote: str = "") -> Optional[Sourc
     if chunk is None:
         return None
     name = ws.doc_names().get(chunk.doc_id, chunk.doc_id)
-    starts = ws.records.page_starts([chunk.doc_id]).get(chunk.doc_id, [])
+    positions = ws.records.positions([chunk.doc_id]).get(chunk.doc_id)
     wanted = quote.strip() or chunk.text
-    first, last = quote_pages(starts, chunk.start_char, chunk.text, wanted)
+    where = quote_where(positions, chunk.start_char, chunk.text, wanted)
     if not quote.strip():
-        first, last = page_range(starts, chunk.start_char, len(chunk.text))
-    view = SourceView(doc_name=name, cited=citation_body(name, first, last, chunk.order), page=first)
+        where = where_of(positions, chunk.start_char, len(chunk.text))
+    first = where.page_start
+    view = SourceView(doc_name=name, cited=citation_body(name, first, where.page_end, chunk.order, where.section,
+                                                         where.line_start, where.line_end), page=first)
     data = ws.records.original(chunk.doc_id) if first is not None else None
     if first is not None and data:
         boxes, _, _ = char_boxes(data, first, wanted)

@@ -1,7 +1,6 @@
-"""Shared record types of RAGScope: documents, chunks, extraction records, progress events, the
-typed hits a retrieval mode returns (``EntityHit``, ``RelationHit``, ``PathHit``, ``ChunkHit``,
-``SummaryHit``) and the one ``RetrievalResult`` that holds them; ``Cancelled`` with its check points
-(``cancel_scope`` / ``checkpoint``)."""
+"""Shared record types of RAGScope: documents, chunks, extraction records, progress events, the typed hits
+a retrieval mode returns (``EntityHit``, ``RelationHit``, ``PathHit``, ``ChunkHit``, ``SummaryHit``) and the
+one ``RetrievalResult`` that holds them; ``Cancelled`` with its check points (``cancel_scope`` / ``checkpoint``)."""
 from __future__ import annotations
 
 import threading
@@ -27,6 +26,8 @@ class SourceDocument:
     doc_id: Optional[str] = None  # kept from JSONL corpora; else the content hash is used
     source: str = ""
     page_starts: tuple[int, ...] = ()  # PDF: offset in ``text`` where each page (1-based order) starts
+    section_starts: tuple[int, ...] = ()  # DOCX, HTML, Markdown: offset of each section heading in ``text``
+    by_line: bool = False  # text, Markdown: cited by line (each line's offset is stored at indexing)
     original: bytes = field(default=b"", repr=False)  # PDF: the uploaded file, kept for the source viewer
 
 
@@ -212,6 +213,9 @@ class ChunkHit(_Hit):
     pairs: Optional[list[list[str]]] = None
     page_start: Optional[int] = None  # 1-based pages of the chunk's span (documents with pages only)
     page_end: Optional[int] = None
+    section: Optional[str] = None  # heading of the section the span starts in (DOCX, HTML, Markdown)
+    line_start: Optional[int] = None  # 1-based lines of the span (text, Markdown outside a section)
+    line_end: Optional[int] = None
 
     @classmethod
     def make(cls, chunk_id: str, score: float, reason: str, text: str = "") -> "ChunkHit":

@@ -3,7 +3,9 @@
 A PDF whose file was kept is shown as its real page (rendered on the server by PDFium) with boxes
 over the span; every other document as its text around the span, escaped, with the span marked.
 The chunks to open are the evidence of the last Compare run (each labelled with its citation), or
-any chunk picked by document; the URL parameter ``?chunk=<id>`` opens one directly. Viewing needs
+any chunk picked by document; the URL parameters ``?chunk=<id>&quote=<sentence>`` (the links under an
+answer on Compare and Inspect, ``ui.citation_links``) open one directly with that sentence highlighted,
+``?doc=<name>&quote=<answer line>`` the chunk of that document holding the quoted sentence. Viewing needs
 the role that may read the workspace's documents (``core.api.source_view``); nothing is written."""
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api  # noqa: E402
-from core.citations import citation_body  # noqa: E402
+from core.citations import hit_citation  # noqa: E402
 from ui import state  # noqa: E402
 from ui.errors import escape_markdown, show_errors  # noqa: E402
 
@@ -29,7 +31,7 @@ def _compare_choices() -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     for mode, result in (last.get("results") or {}).items():
         for rank, chunk in enumerate(result.chunks, 1):
-            cited = citation_body(chunk.doc_name or chunk.doc_id, chunk.page_start, chunk.page_end, chunk.order)
+            cited = hit_citation(chunk)
             out.setdefault(f"{mode} #{rank}: {cited}", (chunk.chunk_id, ""))
     return out
 
@@ -53,7 +55,10 @@ def main() -> None:
     if ws is None:
         return
     chunk_id = str(st.query_params.get("chunk", "") or "")
-    if not chunk_id:
+    doc = str(st.query_params.get("doc", "") or "")  # a cited answer line whose chunk the answer did not list
+    if "quote" in st.query_params and st.query_params.get("quote") != st.session_state.get("source_quote_param"):
+        st.session_state["source_quote_param"] = st.session_state["source_quote"] = str(st.query_params["quote"])
+    if not chunk_id and not doc:
         choices = _compare_choices()
         source = st.radio("Open", ["Evidence of the last Compare run", "A document's chunk"], horizontal=True,
                           index=0 if choices else 1, key="source_from")
@@ -62,14 +67,14 @@ def main() -> None:
             chunk_id = choices[label][0]
         else:
             chunk_id = _document_choice(ws)
-    if not chunk_id:
+    if not chunk_id and not doc:
         st.info("No chunk to open: run a question on Compare first, or index a document.")
         return
     quote = st.text_input("Sentence to highlight (optional; default: the whole chunk)", key="source_quote",
                           max_chars=2000)
     view = None
     with show_errors("Opening the source"):
-        view = api.source_view(state.principal(), ws, chunk_id, quote)
+        view = api.source_view(state.principal(), ws, chunk_id, quote, doc=doc)
     if view is None:
         st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
         return

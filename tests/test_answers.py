@@ -26,7 +26,7 @@ from core.storage.vector_search import VectorMatrix
 from core.types import ChunkHit, EntityHit, PathHit, RelationHit, RetrievalResult, SummaryHit
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "brightwater-robotics.md"
-CITE = re.compile(r"\[[^\[\]]+, chunk \d+\]")
+CITE = re.compile(r"\[[^\[\]]+, (?:chunk \d+|pp?\. [\d\u2013]+|ll?\. [\d\u2013]+|\u00a7 [^\[\]]+)\]")  # any place form
 
 
 # --- answer types ------------------------------------------------------------------------------

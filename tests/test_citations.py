@@ -401,7 +401,7 @@ def test_an_old_workspace_recovers_spans_on_open_and_pages_on_re_adding_the_file
     try:
         assert {c.chunk_id: c.start_char for c in ws.records.chunks_of(doc.doc_id)} == truth
         gaps = position_gaps(LOCAL_ADMIN, ws)
-        assert "known.pdf" in gaps and "before page positions were kept" in gaps
+        assert "known.pdf" in gaps and "before page, section and line positions were kept" in gaps
         hits = fill_chunk_texts(ws, [ChunkHit.make(c, 1.0, "t") for c in truth])
         assert all(h.page_start is None for h in hits)  # no pages yet: citations name chunks
         vectors = ws.vectors.count("chunks")

@@ -263,7 +263,7 @@ def test_compare_answers_every_mode_extractively_with_citations(sample_ws):
         assert 1 <= len(lines) <= sample_ws.settings.answer_sentences
         # the best sentence first, then the mode's evidence lines; every line quotes and cites
         assert not lines[0].startswith("- ") and all(line.startswith("- ") for line in lines[1:]), lines
-        assert all(re.search(r"\[[^\[\]]+, chunk \d+\]", line) for line in lines), lines
+        assert all(re.search(r"\[[^\[\]]+, (?:chunk \d+|\u00a7 [^\[\]]+|ll?\. [\d\u2013]+)\]", line) for line in lines), lines
     naive_answer = results["naive"].answer.text
     assert "Margaret Thorne" in naive_answer or "1887" in naive_answer
 

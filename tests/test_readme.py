@@ -19,11 +19,11 @@ def _links(path: Path) -> list[Path]:
     return [(path.parent / t).resolve() for t in targets if not re.match(r"^[a-z]+:", t)]
 
 
-def test_readme_is_short_and_shows_two_screenshots():
+def test_readme_is_short_and_shows_three_screenshots():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text) <= 20_000, len(text)
     images = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.png)\)", text)
-    assert len(images) == 2 and all((ROOT / image).is_file() for image in images)
+    assert len(images) == 3 and all((ROOT / image).is_file() for image in images)
     assert "pip install -r requirements.txt && streamlit run app.py" in text and "bash scripts/test.sh" in text
 
 

@@ -84,7 +84,7 @@ def test_a_text_citation_shows_the_text_with_the_span_marked_and_escaped(story) 
     (chunk,) = story.records.chunks_of(doc.doc_id)
     reader = Principal("reader", "reader@example.org", Role.viewer)
     view = source_view(reader, story, chunk.chunk_id, "Greta Holm wrote these notes")
-    assert view.page is None and not view.image_png and view.cited == "notes.md, chunk 1"
+    assert view.page is None and not view.image_png and view.cited == "notes.md, \u00a7 Notes"
     assert "<mark>Greta Holm wrote these notes</mark> in Malmo" in view.html
     assert "&lt;script&gt;" in view.html and "<script>" not in view.html
 

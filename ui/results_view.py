@@ -21,7 +21,8 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
-from core.citations import citation_body
+from core.citations import hit_citation
+from ui.citation_links import render_citation_links
 from core.types import Answer, PathHit, RetrievalResult
 
 
@@ -189,7 +190,7 @@ def relations_frame(result: RetrievalResult) -> pd.DataFrame:
 def chunks_frame(result: RetrievalResult) -> pd.DataFrame:
     rows = [{"rank": i + 1, "document": c.doc_name or c.doc_id, "position": c.order + 1, "score": c.score,
              "reason": c.reason, "text": c.text, "chunk_id": c.chunk_id,
-             "cited": citation_body(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order)}
+             "cited": hit_citation(c)}
             for i, c in enumerate(result.chunks)]
     return pd.DataFrame(rows, columns=["rank", "document", "position", "score", "reason", "text", "chunk_id", "cited"])
 
@@ -247,10 +248,11 @@ def render_answer(result: RetrievalResult) -> None:
                 st.caption(escape_markdown(result.answer.note))
             if rest.strip():
                 st.text(rest.strip())
-            return
-        st.text(text or "(the retrieved context gave no answer)")
-        if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
-            st.warning(escape_markdown(result.answer.note))
+        else:
+            st.text(text or "(the retrieved context gave no answer)")
+            if result.answer is not None and result.answer.note:  # an LLM reply citing a source not in the context
+                st.warning(escape_markdown(result.answer.note))
+        render_citation_links(result)  # each citation opens the Source viewer at its sentence
 
 
 def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> None:

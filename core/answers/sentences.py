@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 import numpy as np
 
 from core.answers.question import _NOUN_TYPES, sentence_stems
-from core.citations import citation_body, quote_pages
+from core.citations import citation_body, quote_where
 from core.sentence_vectors import decode_vector, sentence_spans
 from core.storage.graph_view import as_graph_view
 
@@ -150,7 +150,7 @@ class SentenceBank:
         names = self.ws.doc_names()
         with self.lock:
             rows = records.chunk_sentences(chunk_ids)
-            pages = records.page_starts({c.doc_id for c in chunks.values()})
+            positions = records.positions({c.doc_id for c in chunks.values()})
         for chunk_id in chunk_ids:
             chunk = chunks.get(chunk_id)
             if chunk is None:
@@ -168,9 +168,10 @@ class SentenceBank:
             for sentence in built:
                 sentence.doc = doc
                 sentence.span = spans[sentence.ord] if sentence.ord < len(spans) else None
-                first, last = quote_pages(pages.get(chunk.doc_id, ()), chunk.start_char, chunk.text, sentence.text)
-                if first is not None:
-                    sentence.cite = citation_body(doc, first, last)
+                where = quote_where(positions.get(chunk.doc_id), chunk.start_char, chunk.text, sentence.text)
+                if any(part is not None for part in where):
+                    sentence.cite = citation_body(doc, where.page_start, where.page_end, None, where.section,
+                                                  where.line_start, where.line_end)
             self.by_chunk[chunk_id] = built
 
 

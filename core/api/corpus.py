@@ -59,15 +59,17 @@ def _named(names: list[str]) -> str:
 @requires(Role.viewer)
 def position_gaps(principal: Principal, ws: Workspace) -> str:
     """What citations cannot say about this workspace's documents, as one message ("" when nothing):
-    the PDFs indexed before page positions were kept (their citations name chunks until the same file
-    is added again, which reads the pages without re-embedding anything), and the documents with a
+    the PDF, text and Markdown documents indexed before page or line positions were kept (their citations
+    name chunks until the same file is added again, which reads the positions without re-embedding
+    anything; DOCX and HTML files get their sections the same way), and the documents with a
     chunk whose place in the text was not found (that chunk is cited by number)."""
     pdfs, spans = ws.records.position_gaps()
     parts = []
     if pdfs:
-        parts.append(f"{len(pdfs)} PDF document(s) were indexed before page positions were kept, so their "
-                     f"citations name chunks, not pages: {_named(pdfs)}. Add the same files again (Documents "
-                     "page or `python -m core index`) to read their pages; nothing is re-embedded.")
+        parts.append(f"{len(pdfs)} PDF, text or Markdown document(s) were indexed before page, section and line "
+                     f"positions were kept, so their citations name chunks, not pages or lines: {_named(pdfs)}. Add the "
+                     "same files again (Documents page or `python -m core index`) to read their positions; nothing "
+                     "is re-embedded.")
     if spans:
         parts.append(f"{len(spans)} document(s) have chunks whose place in the document text was not found "
                      f"(cited by chunk number): {_named(spans)}. Re-indexing them gives every chunk its place.")
@@ -75,14 +77,17 @@ def position_gaps(principal: Principal, ws: Workspace) -> str:
 
 
 @requires(Role.viewer)
-def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str = "") -> Any:
+def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str = "", doc: str = "") -> Any:
     """A cited chunk opened in its document (``core.source_view.SourceView``, None for an unknown
     chunk): a PDF's page rendered with the quote (default: the chunk) highlighted, or the document's
-    text around it, escaped, with the span marked. The role that may read the workspace's documents
-    may view; nothing is written."""
-    from core.source_view import source_view as view
+    text around it, escaped, with the span marked. Without a chunk id, the chunk of document ``doc``
+    (by name) that holds the quote (an answer line: ``core.citations.quote_candidates``) is opened.
+    The role that may read the workspace's documents may view; nothing is written."""
+    from core.source_view import chunk_of_quote, source_view as view
 
-    return view(ws, chunk_id, quote)
+    if not chunk_id and doc:
+        chunk_id, quote = chunk_of_quote(ws, doc, quote)
+    return view(ws, chunk_id, quote) if chunk_id else None
 
 
 # --- chunks ----------------------------------------------------------------------------------------

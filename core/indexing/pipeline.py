@@ -15,6 +15,7 @@ import os
 import threading
 from typing import Any, Iterable, Optional
 
+from core.citations import source_positions
 from core.indexing.batch import BatchIndexer
 from core.indexing.common import (Extractor, IndexReport, SpacyExtractor, check_cancel, content_hash,
                                   progress_event)
@@ -34,7 +35,8 @@ __all__ = ["Extractor", "IndexReport", "SpacyExtractor", "nothing_to_index", "pr
 def nothing_to_index(ws: Workspace, sources: Iterable[SourceDocument]) -> bool:
     """True when registering ``sources`` would change nothing and no document waits: every source is
     stored under its id with the same content hash and is not failed, and none is pending or
-    processing. The hash check a no-op re-index makes before it loads any model or LLM client."""
+    processing, and every one that has positions (pages, sections, lines) has them stored. The hash
+    check a no-op re-index makes before it loads any model or LLM client."""
     counts = ws.records.status_counts()
     if counts.get("pending", 0) or counts.get("processing", 0):
         return False
@@ -43,6 +45,8 @@ def nothing_to_index(ws: Workspace, sources: Iterable[SourceDocument]) -> bool:
         existing = ws.records.document(src.doc_id or ("doc-" + digest[:16]))
         if existing is None or existing.content_hash != digest or existing.status == "failed":
             return False
+        if source_positions(existing.doc_id, src) and not ws.records.positions([existing.doc_id]):
+            return False  # indexed before positions were kept: registering records them
     return True
 
 
@@ -98,7 +102,7 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
     ids = [src.doc_id or ("doc-" + digest[:16]) for src, digest in hashed]
     existing_rows = ws.records.documents_by_ids(ids)
     inserts: list[tuple[str, str, str, str, str, int]] = []
-    pages: list[tuple[str, list[int]]] = []  # where each page of a PDF starts (core.citations)
+    places: list[tuple[str, str, list[int]]] = []  # where each page, section or line starts (core.citations)
     originals: list[tuple[str, str, bytes]] = []  # a PDF's uploaded file, for the source viewer
     to_delete: list[str] = []
     reset: list[str] = []
@@ -113,8 +117,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
                 reset.append(doc_id)
             else:
                 report.unchanged += 1
-                if src.page_starts and not ws.records.page_starts([doc_id]):  # indexed before pages were kept:
-                    pages.append((doc_id, list(src.page_starts)))  # the re-parse gives them, nothing re-embedded
+                if not ws.records.positions([doc_id]):  # indexed before positions were kept: the re-parse
+                    places.extend(source_positions(doc_id, src))  # gives them, nothing re-embedded
                 if src.original and ws.records.original(doc_id) is None:
                     originals.append((doc_id, src.name, src.original))
             continue
@@ -127,8 +131,7 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
             report.replaced += 1
             to_delete.extend(olds)
         inserts.append((doc_id, src.name, src.source, digest, src.text, count_tokens(src.text)))
-        if src.page_starts:
-            pages.append((doc_id, list(src.page_starts)))
+        places.extend(source_positions(doc_id, src))
         if src.original:
             originals.append((doc_id, src.name, src.original))
     if to_delete:
@@ -138,8 +141,8 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
             ws.records.set_status(doc_id, "pending")
         ws.records.delete_load_failures(row[1] for row in inserts)
         ws.records.insert_documents(inserts)
-        for doc_id, starts in pages:
-            ws.records.set_page_starts(doc_id, starts)
+        for doc_id, kind, starts in places:
+            ws.records.set_positions(doc_id, kind, starts)
         for doc_id, name, data in originals:
             ws.records.set_original(doc_id, name, data)
         report.new_documents += len(inserts)

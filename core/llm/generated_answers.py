@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
-from core.citations import unsupported_citations
+from core.citations import Source, unsupported_citations
 from core.llm.client import ChatModel, Completion, Message
 from core.types import Answer, RetrievalResult
 
@@ -20,7 +20,8 @@ SYSTEM_PROMPT = (
     "You answer questions about the user's documents using only the context provided with the question. "
     "If the context does not contain the answer, say that it does not. Be concise and name the documents, "
     "entities or passages you relied on. Cite each passage you use exactly as the context labels its "
-    "source, in square brackets: [document, p. 12] where the source has pages, else [document, chunk 3]."
+    "source, in square brackets: [document, p. 12] where the source has pages, [document, \u00a7 Section] or "
+    "[document, l. 40] where it has sections or lines, else [document, chunk 3]."
 )
 UNSUPPORTED = "Cites a source that is not in the retrieved context (not checked, do not take it as fact): "
 EMPTY_CONTEXT = "The retrieval returned no context for this question, so there is nothing to answer from."
@@ -50,7 +51,8 @@ def answer_messages(result: RetrievalResult) -> list[Message]:
 def citation_note(result: RetrievalResult, text: str) -> str:
     """The note an LLM answer carries when it cites a page, chunk or document that none of the
     result's chunks is (``core.citations.unsupported_citations``), else ""."""
-    sources = [(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order) for c in result.chunks]
+    sources = [Source(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order, c.section, c.line_start, c.line_end)
+               for c in result.chunks]
     bad = unsupported_citations(text, sources)
     return UNSUPPORTED + ", ".join(bad) if bad else ""
 

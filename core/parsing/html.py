@@ -1,5 +1,6 @@
-"""HTML files: the visible text of the page, paragraph by paragraph (run in the parsing worker:
-BeautifulSoup's tree of a large page takes many times the file's size in memory)."""
+"""HTML files: the visible text of the page, paragraph by paragraph, with where each heading (h1-h6)
+starts in it (run in the parsing worker: BeautifulSoup's tree of a large page takes many times the
+file's size in memory)."""
 from __future__ import annotations
 
 import re
@@ -17,6 +18,8 @@ _BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "na
                "tr", "caption", "figure", "figcaption", "form", "fieldset", "address", "hr", "title",
                "body", "details", "summary"}
 _PARA, _LINE = "\u2029", "\u2028"  # private block / line-break markers (Unicode separators)
+_HEAD = "\ue000"  # private marker at the start of a heading block (h1-h6): where a section starts
+_HEADINGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
 _PARA_MARK = object()
 
 
@@ -31,7 +34,7 @@ def _html_text(root: object) -> str:
             parts.append(_PARA)
         elif isinstance(item, NavigableString):
             if not isinstance(item, hidden_strings):
-                parts.append(str(item))
+                parts.append(str(item).replace(_HEAD, ""))
         elif isinstance(item, Tag):
             name = (item.name or "").lower()
             if name in _DROP_TAGS:
@@ -43,7 +46,7 @@ def _html_text(root: object) -> str:
                 parts.append(_LINE if name == "br" else _PARA + text + _PARA)
                 continue
             if name in _BLOCK_TAGS:
-                parts.append(_PARA)
+                parts.append(_PARA + (_HEAD if name in _HEADINGS else ""))
                 stack.append(_PARA_MARK)
             stack.extend(reversed(item.contents))
     return "".join(parts)
@@ -68,10 +71,18 @@ def load_html(name: str, data: bytes, limits: ParseLimits) -> Result:
         raw = _html_text(soup)
     except Exception as exc:  # noqa: BLE001
         return fail(name, f"could not read the HTML: {short(exc)}")
-    paragraphs = []
+    paragraphs: list[str] = []
+    headings: list[int] = []  # offsets of the heading paragraphs in the joined text
+    offset = 0
     for block in raw.split(_PARA):
-        joined = "\n".join(" ".join(line.split()) for line in block.split(_LINE)).strip("\n")
+        joined = "\n".join(" ".join(line.split()) for line in block.replace(_HEAD, "").split(_LINE)).strip("\n")
         if joined.strip():
+            if block.startswith(_HEAD):
+                headings.append(offset)
             paragraphs.append(re.sub(r"\n{3,}", "\n\n", joined))
-    return document(name, "\n\n".join(paragraphs), limits)
+            offset += len(paragraphs[-1]) + 2
+    docs, failures = document(name, "\n\n".join(paragraphs), limits)
+    for doc in docs:
+        doc.section_starts = tuple(headings)
+    return docs, failures
 

@@ -1,4 +1,5 @@
-"""DOCX files: paragraphs and table rows in document order, with the archive checked first.
+"""DOCX files: paragraphs and table rows in document order (and where each heading paragraph starts),
+with the archive checked first.
 
 A DOCX is a zip archive. Before any XML is read, the zip's central directory (a few bytes per
 member) gives every member's uncompressed size: their sum is checked against
@@ -19,7 +20,7 @@ from docx.text.paragraph import Paragraph
 from lxml import etree
 
 from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, zip_expanded_size
-from core.parsing.text import Result, document, fail, short
+from core.parsing.text import Result, document, fail, normalise, short
 
 MAX_TABLE_DEPTH = 5  # tables nested in cells
 
@@ -36,13 +37,35 @@ class _Collector:
 
     def __init__(self, limits: ParseLimits) -> None:
         self.parts: list[str] = []
+        self.headings: list[int] = []  # indexes in ``parts`` of the heading paragraphs
         self.chars = 0
         self.limits = limits
 
-    def add(self, text: str) -> None:
+    def add(self, text: str, heading: bool = False) -> None:
         self.chars += len(text) + 2
         check_chars(self.chars, self.limits)
+        if heading:
+            self.headings.append(len(self.parts))
         self.parts.append(text)
+
+    def text_and_headings(self) -> tuple[str, list[int]]:
+        """The parts joined by blank lines (line ends normalised) and where each heading starts in it."""
+        parts = [normalise(part) for part in self.parts]
+        starts, offset = [], 0
+        for index, part in enumerate(parts):
+            if index in self.headings:
+                starts.append(offset)
+            offset += len(part) + 2
+        return "\n\n".join(parts), starts
+
+
+def _is_heading(paragraph: Paragraph) -> bool:
+    """A paragraph in a built-in heading style (Heading 1-9, Title)."""
+    try:
+        style = (paragraph.style.name or "") if paragraph.style is not None else ""
+    except Exception:  # noqa: BLE001 - a broken style reference is not a heading
+        return False
+    return style.startswith("Heading") or style == "Title"
 
 
 def _docx_blocks(container: object, out: _Collector, depth: int = 0) -> None:
@@ -51,7 +74,7 @@ def _docx_blocks(container: object, out: _Collector, depth: int = 0) -> None:
         if isinstance(item, Paragraph):
             text = item.text
             if text.strip():
-                out.add(text)
+                out.add(text, heading=depth == 0 and _is_heading(item))
         elif isinstance(item, Table) and depth < MAX_TABLE_DEPTH:
             for row in item.rows:
                 cells: list[str] = []
@@ -94,4 +117,8 @@ def load_docx(name: str, data: bytes, limits: ParseLimits) -> Result:
         raise
     except Exception as exc:  # noqa: BLE001
         return fail(name, f"could not read the DOCX: {short(exc)}")
-    return document(name, "\n\n".join(collected.parts), limits)
+    text, headings = collected.text_and_headings()
+    docs, failures = document(name, text, limits)
+    for doc in docs:
+        doc.section_starts = tuple(headings)
+    return docs, failures

@@ -129,8 +129,51 @@ def document(name: str, text: str, limits: Optional[ParseLimits] = None) -> Resu
 
 
 def load_text(name: str, data: bytes, limits: ParseLimits) -> Result:
-    """A plain-text or Markdown file."""
+    """A plain-text file, cited by line."""
     if len(data) > 4 * limits.max_document_chars:  # no encoding needs more than 4 bytes a character
         check_chars(len(data) // 4, limits)
     text, reason = decode_text(data)
-    return document(name, text, limits) if text is not None else fail(name, reason or binary_reason())
+    docs, failures = document(name, text, limits) if text is not None else fail(name, reason or binary_reason())
+    for doc in docs:
+        doc.by_line = True
+    return docs, failures
+
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+|$)(.*)")
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*")
+
+
+def markdown_heading_starts(text: str) -> list[int]:
+    """Where each heading line of a Markdown text starts: ``#`` headings with a title, and a
+    one-line paragraph underlined with ``===`` / ``---``; lines inside fenced code are not headings."""
+    starts: list[int] = []
+    fence = ""
+    offset = 0
+    previous: tuple[int, str] = (-1, "")  # the last line's offset and text
+    before_previous_blank = True
+    for line in text.split("\n"):
+        opened = _FENCE.match(line)
+        if fence:
+            fence = "" if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) else fence
+        elif opened:
+            fence = opened.group(1)
+        else:
+            atx = _ATX.fullmatch(line)
+            if atx and atx.group(1).strip(" #\t"):
+                starts.append(offset)
+            elif (_SETEXT.fullmatch(line) and previous[1].strip() and before_previous_blank
+                  and not _ATX.fullmatch(previous[1]) and previous[0] not in starts):
+                starts.append(previous[0])
+        before_previous_blank = not previous[1].strip()
+        previous = (offset, line)
+        offset += len(line) + 1
+    return starts
+
+
+def load_markdown(name: str, data: bytes, limits: ParseLimits) -> Result:
+    """A Markdown file: cited by section (the heading a span is under), else by line."""
+    docs, failures = load_text(name, data, limits)
+    for doc in docs:
+        doc.section_starts = tuple(markdown_heading_starts(doc.text))
+    return docs, failures

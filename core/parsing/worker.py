@@ -71,7 +71,8 @@ def _limit_cpu(seconds: int) -> None:
 def _encode(result: Result) -> bytes:
     docs, failures = result
     return json.dumps({"status": "ok",
-                       "documents": [[d.name, d.text, d.doc_id, d.source, list(d.page_starts)] for d in docs],
+                       "documents": [[d.name, d.text, d.doc_id, d.source, list(d.page_starts), list(d.section_starts),
+                                      d.by_line] for d in docs],
                        "failures": [[f.name, f.reason] for f in failures]}).encode("utf-8")
 
 
@@ -185,8 +186,9 @@ class _Worker:
         reply = self._ask((loader, name, data, limits), limits)
         status = reply.get("status")
         if status == "ok":
-            docs = [SourceDocument(name=n, text=t, doc_id=i, source=s, page_starts=tuple(int(p) for p in pages))
-                    for n, t, i, s, pages in reply["documents"]]
+            docs = [SourceDocument(name=n, text=t, doc_id=i, source=s, page_starts=tuple(int(p) for p in pages),
+                                   section_starts=tuple(int(h) for h in heads), by_line=bool(by_line))
+                    for n, t, i, s, pages, heads, by_line in reply["documents"]]
             return docs, [LoadFailure(n, r) for n, r in reply["failures"]]
         raise WorkerFailed(reply["message"] if status == "limit" else f"could not read the file: {reply['message']}")
 

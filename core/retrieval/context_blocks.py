@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence, TypeVar
 
-from core.citations import citation_body
+from core.citations import hit_citation
 from core.types import ChunkHit
 
 T = TypeVar("T")
@@ -13,8 +13,9 @@ T = TypeVar("T")
 
 def source_block(chunk: ChunkHit, index: int) -> str:
     """A chunk as the answer model sees it in the Sources section, numbered from 1:
-    ``[index] (document, p. n)`` (``chunk n`` where the document has no pages) then its text."""
-    source = citation_body(chunk.doc_name or chunk.doc_id, chunk.page_start, chunk.page_end, int(chunk.order))
+    ``[index] (document, p. n)`` (``§ Heading``, ``l. n`` or ``chunk n`` where the document has no
+    pages) then its text."""
+    source = hit_citation(chunk)
     return f"[{index}] ({source})\n{chunk.text}"
 
 

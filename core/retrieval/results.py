@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
-from core.citations import chunk_sources, page_range, sources_label
+from core.citations import chunk_sources, sources_label, where_of
 from core.tokens import count_tokens
 from core.types import ChunkHit, RetrievalResult, SummaryHit, _GraphHit
 
@@ -22,10 +22,10 @@ def new_result(ctx: QueryContext, mode: str, param_names: Sequence[str]) -> Retr
 
 
 def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
-    """Fill doc ids, names, positions and texts of chunk records in one query; drop vanished chunks."""
+    """Fill doc ids, names, places (pages, section, lines) and texts of chunk records in one query; drop vanished chunks."""
     chunks = ws.records.chunks_by_id(r.chunk_id for r in records)
     names = ws.doc_names()
-    pages = ws.records.page_starts({c.doc_id for c in chunks.values()})
+    positions = ws.records.positions({c.doc_id for c in chunks.values()})
     out = []
     for record in records:
         chunk = chunks.get(record.chunk_id)
@@ -33,8 +33,9 @@ def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
             continue
         record.doc_id, record.doc_name, record.order = chunk.doc_id, names.get(chunk.doc_id, chunk.doc_id), chunk.order
         record.text = record.text or chunk.text
-        if chunk.doc_id in pages:
-            record.page_start, record.page_end = page_range(pages[chunk.doc_id], chunk.start_char, len(chunk.text))
+        if chunk.doc_id in positions:
+            (record.page_start, record.page_end, record.section, record.line_start,
+             record.line_end) = where_of(positions[chunk.doc_id], chunk.start_char, len(chunk.text))
         out.append(record)
     return out
 

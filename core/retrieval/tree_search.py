@@ -34,7 +34,7 @@ from typing import Any, Mapping, Optional, Sequence, Tuple, Union
 import networkx as nx
 import numpy as np
 
-from core.citations import format_citation
+from core.citations import hit_citation
 from core.retrieval.funnel import set_funnel, tree_reached
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
@@ -105,7 +105,7 @@ def _split(item: Item) -> tuple[str, str]:
         return f"[summary of {where}, level {rec.level}, {len(rec.leaf_chunk_ids)} chunks]\n", rec.text
     if kind == "local":
         return "; ".join(f"{a}, {b}" for a, b in rec.pairs or []) + ": ", rec.text
-    return format_citation(rec.doc_name, rec.page_start, rec.page_end, rec.order) + "\n", rec.text
+    return f"[{hit_citation(rec)}]\n", rec.text
 
 
 def _render_item(item: Item) -> str:

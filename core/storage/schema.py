@@ -119,8 +119,9 @@ chunks = Table(
     _int("start_char", -1))  # offset of the chunk in its document's text (-1: not known)
 Index("chunks_doc", chunks.c.doc_id, chunks.c.ord)
 
-# where each page of a document starts in its extracted text (kind 'page', ord 1-based); a document
-# without rows has no known pages (a text format, an import, or indexed before version 5)
+# where each page (kind 'page': PDF), section heading ('section': DOCX, HTML, Markdown; the heading is read
+# back from the stored text) and line ('line': text, Markdown) of a document starts in its extracted text,
+# ord 1-based; a document without rows has no known places (JSONL records, imports, or indexed before)
 doc_positions = Table(
     "doc_positions", metadata,
     _text("doc_id"), _text("kind"), _int("ord"), _int("start_char"),
