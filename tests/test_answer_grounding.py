@@ -134,3 +134,22 @@ def test_a_refused_bold_still_quotes_the_sentence_first(question):
     best = picks[question]
     pick, note = claimed(best, [best], frame, GRAPH)
     assert pick is not None and pick.sentence is best.sentence and note
+
+
+def test_a_structure_wants_a_facility_and_a_body_of_water_a_location():
+    """Span of the wrong type: "the airport in the city …" bolded the state the airport lies in, "the body of
+    water by …" a county. A structure's first label is FAC and a body of water is never a town or a county."""
+    from core.answers.question import answer_types
+    from core.answers.scoring import typed_mentions
+
+    assert answer_types("What is the name of the airport in the city where WILM is licensed to broadcast?")[0][0] == "FAC"
+    assert "GPE" not in answer_types("Which is the body of water by the birthplace of the author of Dead Ernest?")[0]
+    frame = make_frame("What is the name of the airport in the city where WILM is licensed to broadcast?")
+    airport = _pick("Wilmington International Airport is a public airport located just north of Wilmington, North Carolina.",
+                    [("FAC", "Wilmington International Airport", "wia"), ("GPE", "Wilmington", "wilmington"),
+                     ("GPE", "North Carolina", "nc")], [])
+    assert typed_mentions(frame, airport.sentence, GRAPH)[1] == ["Wilmington International Airport"]
+    water = make_frame("Which is the body of water by the birthplace of the author of Dead Ernest?")
+    pond = _pick("Butterfly Pond is a body of water in the town of Lincoln, in Providence County, Rhode Island.",
+                 [("GPE", "Lincoln", "lincoln"), ("GPE", "Providence County", "pc"), ("GPE", "Rhode Island", "ri")], [])
+    assert typed_mentions(water, pond.sentence, GRAPH)[1] == []  # no location named: nothing to bold
