@@ -42,6 +42,7 @@ class FakeOpenAI:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.chat = "ok"
+        self.reply = "Hello world"  # the content of a chat completion ("ok"; streamed as two pieces)
         self.embed = "ok"
         self.models_extra: dict[str, Any] = {}
         self.props: Optional[dict[str, Any]] = None
@@ -113,13 +114,15 @@ class FakeOpenAI:
                 if not body.get("stream"):
                     return self._json(200, {"id": "c", "object": "chat.completion", "created": 0, "model": fake.model,
                                             "choices": [{"index": 0, "finish_reason": "stop",
-                                                         "message": {"role": "assistant", "content": "Hello world"}}],
+                                                         "message": {"role": "assistant", "content": fake.reply}}],
                                             "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                pieces = ["Hello", " world"] if mode in ("ok", "context") else [f"p{i} " for i in range(fake.pieces)]
+                half = len(fake.reply) // 2
+                pieces = ([fake.reply[:half], fake.reply[half:]] if mode in ("ok", "context")
+                          else [f"p{i} " for i in range(fake.pieces)])
                 for i, piece in enumerate(pieces):
                     if mode == "slow" and i:
                         time.sleep(fake.piece_delay_s)
