@@ -42,7 +42,7 @@ class FakeOpenAI:
         self.model = model
         self.requests: list[dict[str, Any]] = []
         self.chat = "ok"
-        self.reply = "Hello world"  # the text of a chat completion ("ok": streamed in two pieces when unchanged)
+        self.reply = "Hello world"  # the content of a chat completion ("ok"; streamed as two pieces)
         self.embed = "ok"
         self.models_extra: dict[str, Any] = {}
         self.props: Optional[dict[str, Any]] = None
@@ -120,9 +120,9 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                pieces = ["Hello", " world"] if mode in ("ok", "context") else [f"p{i} " for i in range(fake.pieces)]
-                if mode == "ok" and fake.reply != "Hello world":
-                    pieces = [fake.reply]
+                half = len(fake.reply) // 2
+                pieces = ([fake.reply[:half], fake.reply[half:]] if mode in ("ok", "context")
+                          else [f"p{i} " for i in range(fake.pieces)])
                 for i, piece in enumerate(pieces):
                     if mode == "slow" and i:
                         time.sleep(fake.piece_delay_s)

@@ -21,8 +21,8 @@ from core.evaluation.metrics import right_bold, wrong_bold
 SAMPLE_QUESTIONS = Path(__file__).resolve().parent.parent / "data" / "sample_questions.jsonl"
 
 
-def _sentence(text: str, mentions: list[tuple[str, str]]) -> Sentence:
-    return Sentence(text, "c1", 0, "doc.md, chunk 1", [(label, surface, "") for label, surface in mentions],
+def _sentence(text: str, mentions: list[tuple[str, str]], cite: str = "doc.md, chunk 1") -> Sentence:
+    return Sentence(text, "c1", 0, cite, [(label, surface, "") for label, surface in mentions],
                     frozenset(), sentence_stems(text))
 
 
@@ -68,13 +68,14 @@ def test_a_list_of_candidates_is_not_bolded():
 def test_a_close_second_sentence_withholds_the_bold_but_a_copy_of_the_same_sentence_does_not():
     frame = make_frame("Who founded the Velmora Marine Institute?")
     text = "In 1921 Agnes Marlowe founded it with a gift from her father."  # "it": the parse cannot show whose founding
-    best = _pick(text, [("PERSON", "Agnes Marlowe")], ["Agnes Marlowe"], 4.0)
+    cite = "04-velmora-marine-institute.md, chunk 1"  # the institute's own article: the sentence is about it
+    best = Pick(_sentence(text, [("PERSON", "Agnes Marlowe")], cite), 4.0, "chunk", "chunk #1", ["Agnes Marlowe"])
     close = _pick("Tom Vale founded a sailing club near the Velmora Marine Institute.", [("PERSON", "Tom Vale")],
                   ["Tom Vale"], 3.9)
     pick, note = claimed(best, [best, close], frame, GRAPH)
     assert pick is not None and pick.typed == [] and note == NOTE_CLOSE
     assert pick.sentence is best.sentence  # Tom Vale founded a club near the institute: not promoted
-    copy = Pick(_sentence(text, [("PERSON", "Agnes Marlowe")]), 3.95, "bridge", "bridge", ["Agnes Marlowe"])
+    copy = Pick(_sentence(text, [("PERSON", "Agnes Marlowe")], cite), 3.95, "bridge", "bridge", ["Agnes Marlowe"])
     pick, note = claimed(best, [best, copy], frame, GRAPH)
     assert pick is not None and pick.typed == ["Agnes Marlowe"] and note == ""
 

@@ -160,12 +160,24 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
     if best is None:
         return best, ""
     pick, note = _claimed(best, candidates, frame, graph, cache)
-    if pick is not None and pick.typed:
+    if pick is None or not pick.typed:
+        hop = second_hop(best, candidates, frame, graph, cache)
+        if hop is None:
+            return pick, note
+        pick, note = _next_hop_claim(hop, candidates, frame, graph, cache)
+    return _stood_behind(pick, candidates, frame, graph, cache, note)
+
+
+def _stood_behind(pick: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any,
+                  note: str) -> tuple[Optional[Pick], str]:
+    """The last gates (``grounding.stand_behind``): a bold whose sentence is not about the question,
+    does not state the asked verb, or counts something else is dropped, with the note saying why."""
+    from core.answers.grounding import stand_behind
+
+    if pick is None or not pick.typed:
         return pick, note
-    hop = second_hop(best, candidates, frame, graph, cache)
-    if hop is None:
-        return pick, note
-    return _next_hop_claim(hop, candidates, frame, graph, cache)
+    refused = stand_behind(pick, candidates, frame, graph, question_claim(frame, cache).main_terms, cache)
+    return (replace(pick, typed=[]), refused) if refused else (pick, note)
 
 
 def _next_hop_claim(hop: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any

@@ -35,9 +35,13 @@ for _types, _type_words in [
                "museum party association agency network label newspaper cooperative society council church "
                "corporation business airline brand publisher studio bank"),
     (("FAC", "ORG"), "hotel hospital stadium bridge prison"),
-    (("GPE", "LOC", "FAC"), "city town country state county island region place river mountain location capital "
-                            "province village continent district area territory nation lake sea ocean body "
-                            "airport port harbour harbor station building street bay valley coast park"),
+    # a structure is a facility first ("the *airport* in the city …": the airport, not the state it is in)
+    (("FAC", "LOC"), "airport station building street"),
+    # a body of water is a location, never a town or a county ("the *body of water* by …": not "Providence County")
+    (("LOC", "FAC"), "river lake sea ocean body bay"),
+    (("GPE", "LOC", "FAC"), "city town country state county island region place mountain location capital "
+                            "province village continent district area territory nation "
+                            "port harbour harbor valley coast park"),
     (("DATE",), "year date decade century day month season time period era"),
     (("CARDINAL", "QUANTITY", "MONEY", "PERCENT"), "number amount population price cost sum total percentage "
                                                    "height length distance size capacity code debt snowfall rainfall temperature depth "

@@ -5,7 +5,8 @@ message. The path mode's context is already a complete prompt (the question firs
 from least to most reliable), so it is sent as it is (``context_is_prompt``); for the other modes
 the context comes first and the question last (``context_then_question``). The answer is
 ``Answer(kind="llm", model=...)`` and the result's ``llm_calls``/``prompt_tokens``/
-``completion_tokens`` grow by what the call cost (a cache hit costs nothing). ``stream_answer``
+``completion_tokens`` grow by what the call cost (a cache hit costs nothing). The answer's ``note`` says when it
+cites a source not in the context or bolds a short answer no cited passage states (``answer_check``). ``stream_answer``
 yields the text as it arrives (for the app) and sets ``result.answer`` when done.
 """
 from __future__ import annotations
@@ -50,11 +51,15 @@ def answer_messages(result: RetrievalResult) -> list[Message]:
 
 def citation_note(result: RetrievalResult, text: str) -> str:
     """The note an LLM answer carries when it cites a page, chunk or document that none of the
-    result's chunks is (``core.citations.unsupported_citations``), else ""."""
+    result's chunks is (``core.citations.unsupported_citations``), or when its bold short answer is
+    not stated by a passage it cites (``core.llm.answer_check``), else ""."""
+    from core.llm.answer_check import support_note
+
     sources = [Source(c.doc_name or c.doc_id, c.page_start, c.page_end, c.order, c.section, c.line_start, c.line_end)
                for c in result.chunks]
     bad = unsupported_citations(text, sources)
-    return UNSUPPORTED + ", ".join(bad) if bad else ""
+    notes = [UNSUPPORTED + ", ".join(bad) if bad else "", support_note(result, text)]
+    return " ".join(n for n in notes if n)
 
 
 def _record(result: RetrievalResult, completion: Completion) -> None:

@@ -1,0 +1,181 @@
+"""The last checks before a bold is shown: is the quoted sentence about the question at all, does it
+state what the question asks *when/where/how* about, and is the span the kind of thing asked for?
+
+``claim`` decides which sentence is quoted first and which span its parse or role check supports.
+Every wrong bold left on both MuSiQue dev sets after those checks fell into one of three categories,
+each a gate here (``docs/offline-answers.md`` has the counts):
+
+1. **Not about the question (ungrounded).** The sentence shares the question's words but speaks of
+   something else: "In the Championship game **Uceda** scored the first goal …" (the Spirit's, for
+   "… for Peter Bonetti's team?"), "Its main base is **Jacksons International Airport**" (an airline's,
+   for the birthplace of a director). A sentence is *grounded* when it, or its document's title (the
+   title names the passage's subject), names one of the question's names or linked entities, or an
+   entity the mode's own evidence links to one: named by a candidate sentence that names a question
+   entity (the bridge of a multi-hop question, one hop out), or by a candidate sentence naming such a
+   bridge (``HOPS`` = 2: "the university where the chief executive of Meridian Tidal Power studied"). A question with no names and no linked
+   entities has nothing to check against, and its bold stands.
+2. **The asked verb is not stated.** "… another sport that was started *when*?": a *when*, *where* or
+   "what year" wh-word hangs on a verb (not *be*, *have* or *do*); a sentence without that verb
+   ("David Jones (**1881- 21 January 1933**) was a … footballer") gives a date or place of something
+   else. Only the interrogative wh-word counts, not a relative one ("the state *where* X died"); for
+   "who/what/how many" the relation's own checks in ``claim`` and ``support`` apply (their answers are
+   stated with other verbs: "How many turbines *make up* …" by "whose **six** turbines").
+3. **A count of something else.** A cardinal number followed by the plural noun it counts, a noun naming
+   a kind of entity ("out of **207** countries": places; not a unit, "48 million euros", nor a
+   duration, "19 years"), answers "how many countries", not a question whose own words ("debt load")
+   do not hold that noun.
+
+Each gate only removes a bold; the sentence is still quoted first, and the answer's note says why.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Optional, Sequence
+
+from core.answers.cache import parsed_once
+from core.answers.question import STOP, QuestionFrame, noun_types, sentence_stems, stem
+from core.answers.scoring import Pick
+from core.storage.graph_view import as_graph_view
+
+NOTE_UNGROUNDED = ("No short answer is bolded: the quoted sentence names neither the question's subject nor an "
+                   "entity the evidence links to it.")
+NOTE_VERB = "No short answer is bolded: the quoted sentence does not state what the question asks when, where or how."
+NOTE_COUNT = "No short answer is bolded: the number in the quoted sentence counts something the question does not ask."
+
+HOPS = 2  # how far out from the question's entities, through the mode's evidence sentences, a grounding entity may lie
+_WH = frozenset("who whom whose what which when where how".split())
+_LIGHT_VERBS = frozenset({"be", "have", "do"})
+_AFTER = re.compile(r"\s+([^\W\d_]+)", re.UNICODE)
+
+
+def _title_stems(pick: Pick) -> frozenset[str]:
+    title = pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]
+    return sentence_stems(title.replace("_", " "))
+
+
+def _name_stems(question: str) -> list[frozenset[str]]:
+    from core.extraction.query_terms import name_spans
+
+    found = [sentence_stems(name) for name in name_spans(question)]
+    return [name for name in found if name]
+
+
+def _names(pick: Pick, names: list[frozenset[str]], entity_keys: frozenset[str]) -> bool:
+    said = pick.sentence.stems | _title_stems(pick)
+    return bool(pick.sentence.keys & entity_keys) or any(name <= said for name in names)
+
+
+def hop_neighbours(candidates: Sequence[Pick], frame: QuestionFrame, names: list[frozenset[str]]) -> set[str]:
+    """Entities one hop out from the question in the mode's own evidence: named by a candidate sentence
+    that names (itself or through its document's title) a question name or linked entity."""
+    found: set[str] = set()
+    seen: set[str] = set()
+    for pick in candidates:
+        if pick.sentence.text in seen:
+            continue
+        seen.add(pick.sentence.text)
+        if _names(pick, names, frame.entity_keys):
+            found |= pick.sentence.keys
+    return found - frame.entity_keys
+
+
+def _next_hop(candidates: Sequence[Pick], reached: set[str]) -> set[str]:
+    """Entities named by a candidate sentence that names one of ``reached``."""
+    return {key for pick in candidates if pick.sentence.keys & reached for key in pick.sentence.keys}
+
+
+def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> bool:
+    """Does the sentence (or its document's title) name the question's subject, one of its linked
+    entities, or an entity one hop out in the mode's evidence? True when the question names nothing."""
+    names: list[frozenset[str]] = parsed_once(cache, "grounding_names", frame.text, _name_stems)
+    if not names and not frame.entity_keys:
+        return True
+    if _names(pick, names, frame.entity_keys):
+        return True
+    neighbours = hop_neighbours(candidates, frame, names)
+    for _ in range(HOPS - 1):
+        neighbours |= _next_hop(candidates, neighbours) - frame.entity_keys
+    if pick.sentence.keys & neighbours:
+        return True
+    graph = as_graph_view(graph)
+    title = _title_stems(pick)
+    for key in neighbours:
+        name = sentence_stems(graph.name(key) if key in graph else key)
+        if name and name <= title:
+            return True
+    return False
+
+
+def _asks_time_or_place(token: Any) -> bool:
+    """Is the wh-phrase "when", "where", or "what/which <a time noun>" ("In what *year* did …")?"""
+    if token.lower_ in ("when", "where"):
+        return True
+    kinds = noun_types(token.head.lower_) if token.dep_ == "det" else None
+    return bool(kinds and "DATE" in kinds)
+
+
+def asked_verb(question: str) -> Optional[tuple[str, str]]:
+    """(stem of the word, stem of its lemma) of the verb the question's interrogative *when/where/what
+    year* hangs on ("… that was *started* when?", "When did the university *receive* its charter?");
+    None for other wh-words, a light verb (be, have, do) or no verb above it in the parse."""
+    from core.answers.question import _interrogative
+    from core.extraction.query_terms import parse_question
+
+    if not (question or "").strip():
+        return None
+    doc = parse_question(question)
+    tokens = [t for t in doc if t.is_alpha]
+    words = [t.lower_ for t in tokens]
+    for i, token in enumerate(tokens):
+        if token.lower_ not in _WH or not _interrogative(words, i):
+            continue
+        if not _asks_time_or_place(token):
+            return None  # "who/what/how many …": the relation's own checks (``claim``, ``support``) hold
+        head = token
+        while head.pos_ != "VERB" and head.head.i != head.i:
+            head = head.head
+        if head.pos_ != "VERB" or head.lemma_.lower() in _LIGHT_VERBS:
+            return None
+        return stem(head.lower_), stem(head.lemma_.lower())
+    return None
+
+
+def states_asked_verb(pick: Pick, frame: QuestionFrame, cache: Any = None) -> bool:
+    """Does the sentence hold the verb the question's wh-word asks about (True when there is none)?"""
+    verb: Optional[tuple[str, str]] = parsed_once(cache, "asked_verb", frame.text, asked_verb)
+    return verb is None or bool(set(verb) & pick.sentence.stems)
+
+
+def counts_another_thing(pick: Pick, frame: QuestionFrame, main_terms: frozenset[str]) -> bool:
+    """Is a bolded cardinal followed by a plural noun ("**207** countries") that the question's own
+    words for its answer (``main_terms``) do not hold? Then it counts something else."""
+    text = pick.sentence.text
+    lowered = text.lower()
+    cardinals = {surface for label, surface, _ in pick.sentence.mentions if label == "CARDINAL"}
+    for surface in pick.typed:
+        if surface not in cardinals:
+            continue
+        at = lowered.find(surface.lower())
+        following = _AFTER.match(text, at + len(surface)) if at >= 0 else None
+        if following is None:
+            continue
+        noun = following.group(1)
+        kinds = noun_types(noun) if noun.islower() and noun.endswith("s") and noun not in STOP else None
+        if kinds and "DATE" not in kinds and stem(noun) not in main_terms and stem(noun) not in frame.focus:
+            return True
+    return False
+
+
+def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
+                 main_terms: frozenset[str], cache: Any = None) -> str:
+    """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the three gates of the
+    module docstring, in order."""
+    if not pick.typed:
+        return ""
+    if not grounded(pick, candidates, frame, graph, cache):
+        return NOTE_UNGROUNDED
+    if not states_asked_verb(pick, frame, cache):
+        return NOTE_VERB
+    if counts_another_thing(pick, frame, main_terms):
+        return NOTE_COUNT
+    return ""
