@@ -10,11 +10,14 @@ machine, so the numbers measure the server's service of concurrent sessions, not
 The driver (``run``, the default) starts the server, waits for it, then for each N runs N client
 threads — one per session, each asking ``--per-session`` questions of the sample set one after the
 other — and reports per-N median and p95 latency, throughput (questions per second) and the
-server's peak RSS. ``--indexer`` adds a run with four sessions while a fifth client indexes the sample
-corpus into a scratch workspace of the same server (a heavy slot), and reports the readers' latency
-and the indexing time against the indexing alone.
+server's peak RSS, and how fairly the sessions were served: Jain's index over the sessions' mean
+latencies (1.0 = every session waited the same) and the slowest session's mean over the fastest's.
+``--indexer`` adds four sessions alone, the indexing of the sample corpus alone, and both at once
+(a fifth client indexing into a scratch workspace of the same server, a heavy slot), back to back,
+and reports the two fairness ratios: the readers' median with the indexer over without it, and the
+indexing's time with the readers over alone (ratios of interleaved runs hold on a busy machine).
 
-    python benchmarks/load_sessions.py --workspace WS [--n 1,4,8,16] [--per-session 3] [--indexer]
+    python benchmarks/load_sessions.py --workspace WS [--n 1,4,8,16] [--per-session 3] [--indexer] [--port PORT]
 
 ``WS`` is an indexed workspace (e.g. ``python -m core index --workspace WS data/samples``). Results go
 to ``benchmarks/results/load_sessions.json`` and stdout.
@@ -115,6 +118,7 @@ def _get(port: int, path: str) -> dict:
 def sessions(port: int, n: int, per_session: int, questions: list[str]) -> dict:
     """``n`` sessions at once, each asking ``per_session`` questions in turn; latencies and throughput."""
     latencies: list[float] = []
+    per_session_s: dict[int, list[float]] = {i: [] for i in range(n)}
     lock = threading.Lock()
     errors: list[str] = []
 
@@ -129,6 +133,7 @@ def sessions(port: int, n: int, per_session: int, questions: list[str]) -> dict:
                 continue
             with lock:
                 latencies.append(time.perf_counter() - started)
+                per_session_s[i].append(latencies[-1])
 
     began = time.perf_counter()
     threads = [threading.Thread(target=session, args=(i,)) for i in range(n)]
@@ -137,9 +142,20 @@ def sessions(port: int, n: int, per_session: int, questions: list[str]) -> dict:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - began
+    means = [sum(v) / len(v) for v in per_session_s.values() if v]
     return {"sessions": n, "questions": len(latencies), "median_s": round(median(latencies), 2),
             "p95_s": round(p95(latencies), 2), "throughput_qps": round(len(latencies) / wall, 2),
+            "jain_fairness": round(jain_index(means), 3),
+            "slowest_to_fastest_session": round(max(means) / min(means), 2) if means and min(means) > 0 else None,
             "wall_s": round(wall, 1), "errors": len(errors), "error_examples": errors[:2], "server_peak_rss_mb": round(_get(port, "/stats")["peak_rss_mb"])}
+
+
+def jain_index(values: list[float]) -> float:
+    """Jain's fairness index of the sessions' mean latencies: 1.0 when every session waited the same,
+    1/n when one session got all the service; 1.0 for no values."""
+    if not values or not any(values):
+        return 1.0
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
 
 
 def main() -> None:
@@ -149,14 +165,16 @@ def main() -> None:
     parser.add_argument("--per-session", type=int, default=3)
     parser.add_argument("--indexer", action="store_true")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help="the server's port (default: a free one)")
     args = parser.parse_args()
     if args.serve:
         serve(args.workspace, args.port)
         return
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = args.port
+    if not port:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
     server = subprocess.Popen([sys.executable, __file__, "--serve", "--workspace", args.workspace, "--port", str(port)],
                               cwd=ROOT)
     try:
@@ -184,22 +202,32 @@ def main() -> None:
 
 
 def indexer_run(port: int, per_session: int, questions: list[str]) -> dict:
-    """The indexing of the sample corpus alone, then again while four sessions ask questions."""
+    """Four readers alone, the indexing of the sample corpus alone, then both at once, back to back
+    (interleaved, so the ratios compare runs under the same machine load). A first, untimed indexing
+    loads spaCy and the embedding model in the server, so neither timed run pays for that.
+
+    ``reader_slowdown`` = the readers' median with the indexer / without it (1.0: the indexer costs the
+    readers nothing); ``indexer_slowdown`` = the indexing's time with the readers / alone."""
     folder = ROOT / "data" / "samples"
     scratch = Path(tempfile.mkdtemp(prefix="load_sessions_"))
+
+    def index(name: str) -> float:
+        return _post(port, "/index", {"workspace": str(scratch / name), "folder": str(folder)})["seconds"]
+
     try:
-        alone = _post(port, "/index", {"workspace": str(scratch / "alone"), "folder": str(folder)})["seconds"]
+        index("warm")  # models loaded, not timed
+        readers_alone = sessions(port, 4, per_session, questions)
+        alone = index("alone")
         timing: dict = {}
-
-        def index() -> None:
-            timing["seconds"] = _post(port, "/index", {"workspace": str(scratch / "busy"), "folder": str(folder)})["seconds"]
-
-        thread = threading.Thread(target=index)
+        thread = threading.Thread(target=lambda: timing.update(seconds=index("busy")))
         thread.start()
+        time.sleep(1.0)  # the indexing has taken its heavy slot before the readers arrive
         readers = sessions(port, 4, per_session, questions)
         thread.join()
         return {"index_alone_s": round(alone, 1), "index_with_4_readers_s": round(timing["seconds"], 1),
-                "readers": readers}
+                "indexer_slowdown": round(timing["seconds"] / alone, 2),
+                "readers_alone": readers_alone, "readers": readers,
+                "reader_slowdown": round(readers["median_s"] / readers_alone["median_s"], 2)}
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

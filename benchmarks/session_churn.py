@@ -15,6 +15,11 @@ and reads it again (``expired``). ``--ttl`` overrides the configured TTL (``.str
 30 s), e.g. ``--ttl 120`` for Streamlit's default.
 
     python benchmarks/session_churn.py --workspace WS [--sessions 200] [--ttl SECONDS] [--settle SECONDS]
+        [--batch 25] [--port PORT]
+
+The slope is a least-squares fit of the RSS against the sessions opened, over every reading after the
+first (MB per 100 sessions), printed with the median RSS of the first and second half of the readings:
+flat memory reads a slope near 0 and two equal medians however long the churn runs.
 
 ``WS`` is an indexed workspace (``python -m core index --workspace WS data/samples``). Results go to
 ``benchmarks/results/session_churn.json`` and stdout.
@@ -58,8 +63,32 @@ def one_session(url: str, i: int, asked: list[str]) -> None:
         open_session(url, PAGES[(i // 2) % len(PAGES)])
 
 
+def slope_mb_per_100(rows: list[dict[str, Any]]) -> float:
+    """Least-squares slope of the server's RSS against the sessions opened so far, in MB per 100
+    sessions, over every reading after the first (the first one is still inside the climb to the
+    steady number of sessions kept for the TTL); 0.0 with fewer than two such readings."""
+    import statistics
+
+    tail = rows[1:]
+    if len(tail) < 2:
+        return 0.0
+    fit = statistics.linear_regression([r["sessions"] for r in tail], [r["rss_mb"] for r in tail])
+    return round(fit.slope * 100, 2)
+
+
+def half_medians(rows: list[dict[str, Any]]) -> tuple[float, float]:
+    """Median RSS (MB) of the first and of the second half of the readings: equal when memory is flat."""
+    import statistics
+
+    half = max(1, len(rows) // 2)
+    first, second = rows[:half], rows[half:] or rows[:half]
+    return (round(statistics.median(r["rss_mb"] for r in first), 1),
+            round(statistics.median(r["rss_mb"] for r in second), 1))
+
+
 def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, settle_s: float = 40,
-            batch: int = 25, log_dir: Optional[Path] = None, echo: bool = True) -> dict[str, Any]:
+            batch: int = 25, log_dir: Optional[Path] = None, echo: bool = True,
+            port: Optional[int] = None) -> dict[str, Any]:
     """Serve a copy of ``workspace``, warm it, churn ``sessions`` sessions and return the RSS figures
     (MB): ``start`` after the warm-up, ``peak`` during the churn, ``after`` ``settle_s`` seconds after
     the churn (``growth`` = after - start), ``expired`` once the TTL has passed too."""
@@ -70,7 +99,7 @@ def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, set
         shutil.copytree(workspace, data / "default")
         log = (log_dir or Path(tmp)) / "streamlit-churn.log"
         args = ["--server.disconnectedSessionTTL", str(ttl)]
-        with serve_app(data, log, args=args) as (url, pid):
+        with serve_app(data, log, args=args, port=port) as (url, pid):
             started = time.perf_counter()
             for question in asked:  # warm-up: models, views and every question's caches
                 open_session(url, "compare", question=question)
@@ -101,7 +130,8 @@ def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, set
     return {"sessions": sessions, "ttl_s": ttl, "settle_s": settle_s, "warm_s": round(warm_s, 1),
             "churn_s": round(churn_s, 1), "start_mb": round(start, 1), "peak_mb": round(peak, 1),
             "after_mb": round(after, 1), "expired_mb": round(expired, 1), "growth_mb": round(after - start, 1),
-            "peak_growth_mb": round(peak - start, 1), "expired_growth_mb": round(expired - start, 1), "rows": rows}
+            "peak_growth_mb": round(peak - start, 1), "expired_growth_mb": round(expired - start, 1),
+            "slope_mb_per_100": slope_mb_per_100(rows), "half_medians_mb": half_medians(rows), "rows": rows}
 
 
 def main() -> None:
@@ -110,12 +140,15 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--ttl", type=int, default=None, help="server.disconnectedSessionTTL (default: the app's config)")
     parser.add_argument("--settle", type=float, default=40, help="seconds after the churn before the RSS is read")
+    parser.add_argument("--batch", type=int, default=25, help="sessions between two RSS readings")
+    parser.add_argument("--port", type=int, default=None, help="the server's port (default: a free one)")
     args = parser.parse_args()
-    r = measure(args.workspace, args.sessions, args.ttl, args.settle)
+    r = measure(args.workspace, args.sessions, args.ttl, args.settle, batch=args.batch, port=args.port)
     print(f"\n{r['sessions']} sessions, TTL {r['ttl_s']} s: start {r['start_mb']} MB, peak {r['peak_mb']} MB "
           f"({r['peak_growth_mb']:+}), {r['settle_s']:g} s after the churn {r['after_mb']} MB "
           f"(growth {r['growth_mb']:+} MB), after the TTL {r['expired_mb']} MB ({r['expired_growth_mb']:+}); "
-          f"churn {r['churn_s']} s")
+          f"churn {r['churn_s']} s; slope {r['slope_mb_per_100']:+} MB per 100 sessions, median RSS of the first / "
+          f"second half of the readings {r['half_medians_mb'][0]} / {r['half_medians_mb'][1]} MB")
     name = "session_churn" if args.ttl is None else f"session_churn_ttl{args.ttl}"
     write_result(name, r)
 

@@ -74,6 +74,46 @@ class WorkSlots:
             return {"size": self.size, "busy": self._busy, "heavy": self._heavy, "waiting": len(self._queue)}
 
 
+class QueriesFirst:
+    """One model shared by questions and bulk work (an indexing run's embedding): a question waiting
+    for the model goes before the bulk work's next slice. ``question()`` holds the model for a
+    question; ``bulk_slice()`` holds it for one slice of bulk work, after any waiting question. A
+    question therefore waits for at most the slice running when it arrived, not the whole bulk call
+    (measured before: 84.7 s for one question's embedding while the sample corpus was indexed)."""
+
+    def __init__(self) -> None:
+        self.model = threading.Lock()
+        self._cond = threading.Condition()
+        self._waiting = 0
+
+    @contextmanager
+    def question(self) -> Iterator[None]:
+        with self._cond:
+            self._waiting += 1
+        try:
+            self.model.acquire()
+        finally:
+            with self._cond:
+                self._waiting -= 1
+                self._cond.notify_all()
+        try:
+            yield
+        finally:
+            self.model.release()
+
+    @contextmanager
+    def bulk_slice(self, patience_s: float = 30.0) -> Iterator[None]:
+        with self._cond:  # the questions waiting now go first (never longer than ``patience_s``)
+            self._cond.wait_for(lambda: self._waiting == 0, patience_s)
+        with self.model:
+            yield
+
+    def waiting(self) -> int:
+        """Questions waiting for the model now."""
+        with self._cond:
+            return self._waiting
+
+
 def configured_size(environ: Optional[dict[str, str]] = None) -> int:
     """``RAGSCOPE_WORK_SLOTS`` if set to a whole number >= 2, else the CPU count (at least 2)."""
     raw = (os.environ if environ is None else environ).get(ENV, "").strip()

@@ -165,6 +165,11 @@ def checkpoint(doing: str) -> None:
             raise Cancelled(f"indexing cancelled while {doing}")
 
 
+def in_cancel_scope() -> bool:
+    """Does a ``cancel_scope`` with an event enclose this call (``core.cancellable`` waits then)?"""
+    return bool(_CANCEL_EVENTS.get())
+
+
 class ServiceUnavailable(Exception):
     """A server that indexing depends on (the embeddings server) stopped answering or is misconfigured.
 

@@ -21,6 +21,7 @@ from typing import Any, Iterator, Optional, cast
 import networkx as nx
 
 from core.config import default_workspace, load_settings
+from core.cancellable import call_cancellable
 from core.embeddings import Embedder, local_embedder
 from core.onnx_embeddings import INT8_NAME
 from core.errors import EmbedderMismatchError
@@ -147,14 +148,17 @@ class Workspace:
                 recorded = self.records.get_meta("embedder_dim")
                 self._embedder = remote_embedder(self.settings, self.api_key,
                                                  expected_dim=int(recorded) if recorded else None)
-            elif self.settings.embedder == "local-minilm-int8":
-                from core.onnx_embeddings import int8_embedder
-
-                self._embedder = int8_embedder(self.settings.embedding_batch_size)
-            else:
-                self._embedder = local_embedder(self.settings.embedding_batch_size)
+            else:  # a local model: an indexing run's Cancel is honoured while it loads (core.cancellable)
+                self._embedder = call_cancellable(self._load_local_embedder, "loading the embedding model")
         for_key = getattr(self._embedder, "for_key", None)  # a server client: send this caller's key only
         return for_key(self.api_key) if for_key is not None else self._embedder
+
+    def _load_local_embedder(self) -> Embedder:
+        if self.settings.embedder == "local-minilm-int8":
+            from core.onnx_embeddings import int8_embedder
+
+            return int8_embedder(self.settings.embedding_batch_size)
+        return local_embedder(self.settings.embedding_batch_size)
 
     @property
     def loaded_embedder(self) -> Optional[Embedder]:

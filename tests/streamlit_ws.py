@@ -129,11 +129,12 @@ def _wait(url: str, proc: subprocess.Popen, log: Path, timeout_s: float = 180) -
 
 @contextmanager
 def serve_app(data: Path, log: Path, env: Optional[Mapping[str, str]] = None,
-              args: Sequence[str] = (), launcher: Optional[Sequence[str]] = None) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` over the data folder ``data`` (offline, on a free loopback port);
-    yields ``(url, server pid)`` and stops the server afterwards. ``launcher`` replaces
+              args: Sequence[str] = (), launcher: Optional[Sequence[str]] = None,
+              port: Optional[int] = None) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` over the data folder ``data`` (offline, on ``port`` or a free loopback
+    port); yields ``(url, server pid)`` and stops the server afterwards. ``launcher`` replaces
     ``python -m streamlit`` (a script that prepares the server process first)."""
-    port = free_port()
+    port = port or free_port()
     run_env = dict(os.environ, RAGSCOPE_DATA_DIR=str(data), **OFFLINE_ENV)
     for name in DROPPED_ENV:
         run_env.pop(name, None)

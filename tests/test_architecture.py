@@ -81,7 +81,7 @@ def test_ui_never_imports_pages() -> None:
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("core", "core.errors", "core.trace", "core.types", "core.settings", "core.settings_labels",
                     "core.config", "core.tokens", "core.retry", "core.providers", "core.auth", "core.csv_safe", "core.fairness",
-                    "core.citations")),
+                    "core.citations", "core.cancellable")),
     ("text", ("core.parsing", "core.loaders", "core.chunking", "core.extraction", "core.embeddings",
               "core.remote_embeddings", "core.onnx_embeddings", "core.sentence_vectors")),
     ("storage", ("core.storage",)),

@@ -13,7 +13,10 @@ sample workspace. In headless Chromium:
 * an identity the mapping does not list is told it has no role and sees no content;
 * while an editor indexes a long pasted document (the editor's tab shows Cancel), a viewer who opens
   Documents sees the run's progress and the note that only an editor can cancel it, and no Cancel
-  button (issue 38, item 1, in the browser; the library's refusal: tests/test_cancel_roles.py).
+  button (issue 38, item 1, in the browser; the library's refusal: tests/test_cancel_roles.py);
+* an editor uploads two short documents and a long one, presses Cancel while the long one is indexed
+  (its batch, the last): the run stops, the two short ones stay indexed and the long one pending, and
+  Resume pending indexes it (issue 38).
 
 Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser``, or ``all``).
 """
@@ -74,8 +77,9 @@ default = "none"
 "viewer@example.com" = "viewer"
 "editor@example.com" = "editor"
 """, encoding="utf-8")
+    # batches of ~1,500 tokens: the Cancel test's short documents are indexed one batch each, before the long one
     with streamlit_app(data, tmp_path_factory.mktemp("auth_log"), args=["--secrets.files", str(secrets_file)],
-                       port=port) as url:
+                       port=port, env={"RAGSCOPE_BATCH_TOKENS": "1500"}) as url:
         yield {"url": url, "data": data}
 
 
@@ -212,3 +216,56 @@ def test_a_viewer_sees_an_editors_run_but_no_cancel(app, browser) -> None:
     finally:
         viewer_context.close()
         editor_context.close()
+
+
+def _statuses(data: Path) -> dict[str, str]:
+    """The Cancel test's documents and their status, read-only from the served workspace's store."""
+    import sqlite3
+
+    db = sqlite3.connect(f"file:{data / 'default' / 'ragscope.sqlite3'}?mode=ro", uri=True)
+    try:
+        return dict(db.execute("SELECT name, status FROM documents WHERE name LIKE 'cancel-%'").fetchall())
+    finally:
+        db.close()
+
+
+def _stop_a_running_job(tab) -> None:
+    """An earlier test's run may still be going in this server: its editor's Cancel ends it first."""
+    cancel = tab.get_by_role("button", name="Cancel", exact=True)
+    if cancel.count():
+        cancel.click()
+        tab.get_by_text("Indexing cancelled after").first.wait_for(timeout=300_000)
+
+
+def test_an_editor_cancels_a_run_what_was_done_stays_and_resume_finishes_it(app, browser, tmp_path) -> None:
+    files = []
+    for name, sentences, cargo in (("cancel-a-first.txt", 70, "salt"), ("cancel-b-second.txt", 70, "timber"),
+                                   ("cancel-c-long.txt", 3000, "cargo")):
+        path = tmp_path / name  # different texts: an identical one would be registered once
+        path.write_text(_long_text(sentences).replace("cargo", cargo), encoding="utf-8")
+        files.append(path)
+    context, tab = new_tab(browser)
+    try:
+        sign_in(tab, app["url"], "editor@example.com")
+        tab.get_by_text("Signed in as editor@example.com (editor)").wait_for(timeout=180_000)
+        time.sleep(2)
+        _stop_a_running_job(tab)
+        tab.locator('[data-testid="stFileUploader"] input[type="file"][multiple]').set_input_files(
+            [str(f) for f in files])
+        tab.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
+                              "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
+        tab.get_by_role("button", name="Index uploaded files").click()
+        tab.get_by_text("batch 3 of 3").first.wait_for(timeout=600_000)  # the two short ones are done
+        tab.get_by_role("button", name="Cancel", exact=True).click()
+        tab.get_by_text("Indexing cancelled after").first.wait_for(timeout=120_000)
+        text = main_text(tab)
+        assert "1 document(s) stay pending" in text, text[:3000]
+        tab.screenshot(path=str(ARTIFACTS / "auth_editor_cancelled.png"))
+        assert _statuses(app["data"]) == {"cancel-a-first.txt": "processed", "cancel-b-second.txt": "processed",
+                                          "cancel-c-long.txt": "pending"}  # the table is a canvas: read the store
+        tab.get_by_role("button", name="Resume pending").click()
+        tab.get_by_text("Indexed 1 document(s)").first.wait_for(timeout=900_000)
+        assert "stay pending" not in main_text(tab)
+        assert set(_statuses(app["data"]).values()) == {"processed"}
+    finally:
+        context.close()

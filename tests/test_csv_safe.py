@@ -59,3 +59,17 @@ def test_every_csv_writer_goes_through_csv_safe():
             if re.search(r"\.to_csv\(|csv\.writer\(|DictWriter\(", path.read_text(encoding="utf-8")):
                 offenders.append(str(path.relative_to(ROOT)))
     assert not offenders, offenders
+
+
+def test_streamlits_own_table_export_is_off():
+    """Streamlit's table toolbar downloads any st.dataframe as CSV (and copies it to the clipboard) with
+    the cells as they are — a document named ``=HYPERLINK(…)`` in the Documents table would reach the
+    spreadsheet as a formula — so the app's config turns that export off (its own CSV goes through
+    ``core.csv_safe``)."""
+    import tomllib
+
+    from streamlit import config as st_config
+
+    assert "client.disableDataExport" in st_config._config_options_template  # the option this Streamlit reads
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["client"]["disableDataExport"] is True

@@ -27,6 +27,7 @@ from typing import Any, Callable, Optional
 from spacy.language import Language
 from spacy.tokens import Doc, Span, Token
 
+from core.cancellable import call_cancellable
 from core.extraction.markup import is_title  # noqa: F401 - re-exported (the parse's title rule)
 from core.extraction.names import display_name, normalize_name  # noqa: F401 - re-exported (the graph key)
 
@@ -44,7 +45,14 @@ def nlp_loaded() -> bool:
 
 
 def load_nlp() -> Any:
-    """Return the process-wide spaCy pipeline (loaded on first use, thread-safe)."""
+    """Return the process-wide spaCy pipeline (loaded on first use, thread-safe). Inside an indexing
+    run's cancel scope the load is waited for with Cancel honoured (``core.cancellable``)."""
+    if _NLP is None:
+        call_cancellable(_load_nlp, "loading the spaCy model")
+    return _NLP
+
+
+def _load_nlp() -> Any:
     global _NLP
     if _NLP is None:
         with _LOCK:

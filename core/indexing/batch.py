@@ -222,10 +222,11 @@ class BatchIndexer:
             t = self._timed("merge", t)
             self._emit("tree", 0, len(live), "summary tree")
             tree = new_tree(ws, self.sentence_cache, self.tree_summarizer)
-            for doc in live:
-                root = tree.build_document(doc.doc_id, doc_chunks[doc.doc_id])
-                tree.append_document(doc.doc_id, root)
-            nodes = tree.flush()
+            with cancel_scope(self.cancel):  # a long tree build checks for Cancel at every summary node
+                for doc in live:
+                    root = tree.build_document(doc.doc_id, doc_chunks[doc.doc_id])
+                    tree.append_document(doc.doc_id, root)
+                nodes = tree.flush()
             stale += tree.removed_vector_ids
             t = self._timed("tree", t)
             texts = graph_texts(entities, relations, nodes)

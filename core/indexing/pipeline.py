@@ -177,7 +177,8 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
         progress_event(progress, "index", 0, 0, "nothing to index")
         return report
     extractor = extractor or SpacyExtractor(ws.settings.entity_types)
-    ws.record_embedder()
+    with cancel_scope(cancel):  # loading the embedding model honours Cancel (core.cancellable)
+        ws.record_embedder()
     repaired = reconcile(ws)
     if repaired:
         progress_event(progress, "repair", 1, 1, f"repaired vectors: {repaired}")

@@ -26,7 +26,7 @@ from core.indexing.summarize import split_known
 from core.storage.ports import RecordStore
 from core.storage.records import TreeNode
 from core.tokens import count_tokens
-from core.types import Chunk
+from core.types import Chunk, checkpoint
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,7 @@ class SummaryTree:
             for ord_, start in enumerate(range(0, len(level_items), self.g)):
                 group = level_items[start : start + self.g]
                 node_id = f"{doc_id}-L{level}-{ord_}"
+                checkpoint("building the summary tree")
                 if level == 1:
                     run = [c for item in group for c in cast(Sequence[Chunk], item[2])]  # level-0 items hold their chunk
                     text = self.summarize([Passage(join_without_overlap(run), run_sentences(run, rows))])
@@ -205,6 +206,7 @@ class SummaryTree:
         roots = {root: doc for doc, (root, _) in self.store.doc_roots().items()}
         for node_id in sorted(self._dirty, key=lambda i: (self._corpus[i].level, self._corpus[i].ord)):
             node = self._corpus[node_id]
+            checkpoint("building the summary tree")
             passages, leaves = self._children_content(node.child_ids, roots)
             text = self.summarize(passages)
             if node.vector_id:
