@@ -15,14 +15,14 @@ import streamlit as st
 
 ADMIN_PAGES = {"pages/settings.py"}
 PAGES = [
-    ("pages/documents.py", "Documents", ":material/description:"),
-    ("pages/knowledge_graph.py", "Knowledge graph", ":material/hub:"),
-    ("pages/summary_tree.py", "Summary tree", ":material/account_tree:"),
-    ("pages/compare.py", "Compare", ":material/view_column:"),
-    ("pages/inspect.py", "Inspect", ":material/search:"),
-    ("pages/source.py", "Source viewer", ":material/find_in_page:"),
-    ("pages/evaluate.py", "Evaluate", ":material/monitoring:"),
-    ("pages/settings.py", "Settings", ":material/settings:"),
+    ("pages/documents.py", "Documents", "📄"),
+    ("pages/knowledge_graph.py", "Knowledge graph", "🕸️"),
+    ("pages/summary_tree.py", "Summary tree", "🌳"),
+    ("pages/compare.py", "Compare", "🔀"),
+    ("pages/inspect.py", "Inspect", "🔍"),
+    ("pages/source.py", "Source viewer", "📑"),
+    ("pages/evaluate.py", "Evaluate", "📈"),
+    ("pages/settings.py", "Settings", "⚙️"),
 ]
 
 

@@ -178,11 +178,12 @@ class MiniLMEmbedder:
         torch = self._torch
         transformer = self._model[0]
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        with self._lock, torch.inference_mode():
-            if not self._model_ready:
-                self._model.eval()
-                self._model_ready = True
-            for start in range(0, len(order), self._batch_size):
+        if not self._model_ready:
+            self._model.eval()
+            self._model_ready = True
+        for start in range(0, len(order), self._batch_size):
+            # the model is held one batch at a time: a question waiting for it goes first
+            with self._turns.bulk_slice(), torch.inference_mode():
                 group = order[start : start + self._batch_size]
                 encoded = transformer.tokenizer([texts[i] for i in group], padding=True, truncation=True,
                                                 max_length=self._model.max_seq_length,

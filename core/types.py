@@ -171,12 +171,9 @@ def in_cancel_scope() -> bool:
 
 
 class ServiceUnavailable(Exception):
-    """A server that indexing depends on (the embeddings server) stopped answering or is misconfigured.
-
-    A resumable stop like ``Cancelled`` (the batch's documents go back to 'pending', nothing of it is
-    committed), but reported as an error whose message names the server and the fix.
-    ``core.remote_embeddings.EmbeddingUnavailableError`` is one.
-    """
+    """A server indexing depends on (the embeddings server) stopped answering or is misconfigured: a
+    resumable stop like ``Cancelled`` (the batch's documents go back to 'pending', nothing of it is
+    committed), reported as an error naming the server and the fix (``EmbeddingUnavailableError``)."""
 
 
 def _plain(value: Any) -> Any:
@@ -371,13 +368,11 @@ class RetrievalResult:
     trace: list[TraceEvent] = field(default_factory=list)  # what the mode did, as records (core.trace)
     evidence_chunk_ids: list[str] = field(default_factory=list)
     answer: Optional[Answer] = None
-    # The evidence-loss funnel (core.evaluation.loss): chunks the mode selected before its token budgets
-    # (rank order), and every chunk its search reached (sources of the retrieved entities, relations, path
-    # nodes and edges, tree candidates), a superset of the selected ones. Empty lists: nothing reached.
+    # The evidence-loss funnel (core.evaluation.loss): chunks selected before the token budgets (rank order),
+    # and every chunk the search reached (sources of its hits, tree candidates), a superset of those.
     candidate_chunk_ids: list[str] = field(default_factory=list)
     reached_chunk_ids: list[str] = field(default_factory=list)
-    # The auto mode's routing decision (core.routing): {"chosen": mode, "reason": ..., "gains": {...},
-    # "features": {...}}; empty for every other mode, and then left out of the JSON.
+    # auto's routing decision (core.routing: chosen, reason, gains, features); empty (and not in the JSON) otherwise
     route: dict[str, Any] = field(default_factory=dict)
 
     def log(self, stage: str, event: str, **data: Any) -> TraceEvent:
