@@ -153,3 +153,50 @@ def test_a_structure_wants_a_facility_and_a_body_of_water_a_location():
     pond = _pick("Butterfly Pond is a body of water in the town of Lincoln, in Providence County, Rhode Island.",
                  [("GPE", "Lincoln", "lincoln"), ("GPE", "Providence County", "pc"), ("GPE", "Rhode Island", "ri")], [])
     assert typed_mentions(water, pond.sentence, GRAPH)[1] == []  # no location named: nothing to bold
+
+
+MUSEUM_QUESTION = ("Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora "
+                   "Maritime Museum?")
+
+
+MUSEUM_KEYS = ["salt quay", "velmora maritime museum"]  # the question's linked entities
+
+
+def _museum_picks() -> tuple[Pick, Pick, Pick]:
+    """The museum's founder (said of the entity the question names only to identify the organisation),
+    the bridge sentence, and the organisation's founder."""
+    museum = _pick("The museum's founding director was Helen Castellan, who led it from its opening in 1978.",
+                   [("PERSON", "Helen Castellan", "helen castellan")], ["Helen Castellan"])
+    museum.sentence.refers_to = "velmora maritime museum"  # "The museum's …", resolved as indexing does
+    museum.sentence.keys = museum.sentence.keys | {"velmora maritime museum"}
+    bridge = _pick("The former Tidewater Shipping Cooperative warehouse on Salt Quay was converted into the "
+                   "Velmora Maritime Museum.", [("ORG", "Tidewater Shipping Cooperative", "tidewater shipping cooperative"),
+                                                ("FAC", "Salt Quay", "salt quay"),
+                                                ("ORG", "Velmora Maritime Museum", "velmora maritime museum")], [], 1.0)
+    founder = _pick("The cooperative was founded in the spring of 1887 by Margaret Thorne.",
+                    [("PERSON", "Margaret Thorne", "margaret thorne"),
+                     ("ORG", "Tidewater Shipping Cooperative", "tidewater shipping cooperative")], ["Margaret Thorne"])
+    founder.sentence.refers_to = "tidewater shipping cooperative"
+    founder.sentence.keys = founder.sentence.keys | {"tidewater shipping cooperative"}
+    return museum, bridge, founder
+
+
+def test_names_inside_the_relative_clause_are_the_inner_ones():
+    inner = grounding.inner_names(MUSEUM_QUESTION)
+    assert sentence_stems("Velmora Maritime Museum") in inner
+    assert grounding.inner_names("Who was the first keeper of Kestrel Point Lighthouse?") == []  # no relative clause
+
+
+def test_the_relation_said_of_the_inner_entity_is_not_bolded_but_said_of_the_bridge_it_is():
+    frame = make_frame(MUSEUM_QUESTION, MUSEUM_KEYS)
+    museum, bridge, founder = _museum_picks()
+    candidates = [museum, bridge, founder]
+    assert grounding.stand_behind(museum, candidates, frame, GRAPH, frozenset()) == grounding.NOTE_INNER
+    assert grounding.stand_behind(founder, candidates, frame, GRAPH, frozenset()) == ""  # the organisation's founder
+
+
+def test_the_inner_entity_gate_is_what_removes_the_bold(monkeypatch):
+    monkeypatch.setattr(grounding, "about_inner_entity", lambda *a, **k: False)
+    frame = make_frame(MUSEUM_QUESTION, MUSEUM_KEYS)
+    museum, bridge, founder = _museum_picks()
+    assert grounding.stand_behind(museum, [museum, bridge, founder], frame, GRAPH, frozenset()) == ""

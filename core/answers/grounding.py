@@ -41,6 +41,8 @@ NOTE_UNGROUNDED = ("No short answer is bolded: the quoted sentence names neither
                    "entity the evidence links to it.")
 NOTE_VERB = "No short answer is bolded: the quoted sentence does not state what the question asks when, where or how."
 NOTE_COUNT = "No short answer is bolded: the number in the quoted sentence counts something the question does not ask."
+NOTE_INNER = ("No short answer is bolded: the quoted sentence says this of an entity the question names only to "
+              "identify what it asks about.")
 
 HOPS = 2  # how far out from the question's entities, through the mode's evidence sentences, a grounding entity may lie
 _WH = frozenset("who whom whose what which when where how".split())
@@ -166,6 +168,53 @@ def counts_another_thing(pick: Pick, frame: QuestionFrame, main_terms: frozenset
     return False
 
 
+def inner_names(question: str) -> list[frozenset[str]]:
+    """Stems of the names the question holds only inside a relative clause ("the organisation *whose
+    former warehouse … houses the Velmora Maritime Museum*"): they identify the bridge the question asks
+    about, so the question's relation is not asked of them."""
+    from core.extraction.query_terms import name_spans, parse_question
+
+    if not (question or "").strip():
+        return []
+    doc = parse_question(question)
+    spans = [(t.left_edge.idx, t.right_edge.idx + len(t.right_edge)) for t in doc if t.dep_ == "relcl"]
+    if not spans:
+        return []
+    out = []
+    for name in name_spans(question):
+        places = [m.start() for m in re.finditer(re.escape(name), question)]
+        if places and all(any(a <= at < b for a, b in spans) for at in places):
+            stems = sentence_stems(name)
+            if stems:
+                out.append(stems)
+    return out
+
+
+def _subject_stems(pick: Pick, graph: Any) -> frozenset[str]:
+    """Stems of the entity the sentence is about: the one its opening "the museum" / pronoun refers to,
+    else a name it opens with ("Daniel Harland, the last resident keeper, …")."""
+    sentence = pick.sentence
+    if sentence.refers_to:
+        graph = as_graph_view(graph)
+        key = sentence.refers_to
+        return sentence_stems(graph.name(key) if key in graph else key)
+    for _, surface, _ in sentence.mentions:
+        if surface and sentence.text.startswith(surface):
+            return sentence_stems(surface)
+    return frozenset()
+
+
+def about_inner_entity(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = None) -> bool:
+    """Does the sentence state the question's relation (a focus term) of an entity the question names
+    only inside a relative clause? "The museum's **founding** director was Helen Castellan" answers who
+    founded the museum, not "Who founded the organisation whose … houses the museum?"."""
+    if not frame.multi_hop or not (frame.focus & pick.sentence.stems):
+        return False
+    inner: list[frozenset[str]] = parsed_once(cache, "inner_names", frame.text, inner_names)
+    subject = _subject_stems(pick, graph) if inner else frozenset()
+    return bool(subject) and any(subject <= name or name <= subject for name in inner)
+
+
 def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
                  main_terms: frozenset[str], cache: Any = None) -> str:
     """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the three gates of the
@@ -178,4 +227,6 @@ def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, g
         return NOTE_VERB
     if counts_another_thing(pick, frame, main_terms):
         return NOTE_COUNT
+    if about_inner_entity(pick, frame, graph, cache):
+        return NOTE_INNER
     return ""
