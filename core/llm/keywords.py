@@ -8,13 +8,12 @@ trace. ``last_usage`` reports the calls and tokens of the last question.
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 from typing import Any, Optional, Sequence
 
 from core.llm.client import ChatModel, LLMCancelled, LLMError, Message
-from core.llm.recognition import Recognition, recognize_facts
+from core.llm.recognition import Recognition, json_object, recognize_facts
 
 log = logging.getLogger("core.llm")
 
@@ -47,15 +46,8 @@ def _as_list(value: Any) -> list[str]:
 
 def parse_keywords(text: str) -> Optional[tuple[list[str], list[str]]]:
     """(low, high) from a reply, or None when it holds no JSON object with keyword lists."""
-    body = "\n".join(line for line in (text or "").splitlines() if not line.strip().startswith("```"))
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        data = json.loads(body[start:end + 1])
-    except ValueError:
-        return None
-    if not isinstance(data, dict):
+    data = json_object(text)
+    if data is None:
         return None
     keys = {re.sub(r"\s+", " ", str(k)).strip().lower(): v for k, v in data.items()}
     high = next((_as_list(keys[k]) for k in _HIGH if k in keys), None)

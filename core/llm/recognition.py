@@ -50,7 +50,8 @@ def fact_lines(facts: Sequence[tuple[str, str, str]]) -> str:
     return "\n".join(f"{i}. ({s}, {r[:MAX_RELATION_CHARS]}, {o})" for i, (s, r, o) in enumerate(facts, 1))
 
 
-def _json_object(text: str) -> Optional[dict[str, Any]]:
+def json_object(text: str) -> Optional[dict[str, Any]]:
+    """The JSON object of a model's reply (code fences dropped, from its first "{" to its last "}"), or None."""
     body = "\n".join(line for line in (text or "").splitlines() if not line.strip().startswith("```"))
     start, end = body.find("{"), body.rfind("}")
     if start < 0 or end <= start:
@@ -65,7 +66,7 @@ def _json_object(text: str) -> Optional[dict[str, Any]]:
 def parse_kept(text: str, facts: Sequence[tuple[str, str, str]]) -> Optional[list[int]]:
     """The 0-based indices of ``facts`` the reply keeps, in the facts' order; None when the reply holds
     no JSON list under "facts" (or "fact"). Numbers out of range and unknown triples are ignored."""
-    data = _json_object(text)
+    data = json_object(text)
     if data is None:
         return None
     listed = next((data[k] for k in ("facts", "fact", "kept") if k in data), None)
