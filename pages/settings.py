@@ -53,8 +53,9 @@ GROUPS: dict[str, list[tuple[str, list[str]]]] = {  # tab -> sections (title, fi
     "Answers": [("Extractive answers (offline)", ["answer_sentences"])],
 }
 # what only the chat model reads: greyed out while the provider is 'offline' (the API key stays: an
-# OpenAI-compatible embeddings server uses it too)
-LLM_FIELDS = frozenset(f for f in GROUPS["Providers"][0][1] if f != "provider")
+# OpenAI-compatible embeddings server uses it too; so does the server URL, where setting up an LLM starts,
+# checked as it is typed)
+LLM_FIELDS = frozenset(f for f in GROUPS["Providers"][0][1] if f not in ("provider", "llm_base_url"))
 HIDDEN = {"version"}
 KEY_WIDGET = "settings_api_key_input"
 

@@ -140,7 +140,10 @@ def idle(page, timeout_ms: int = 300_000) -> None:
 FIND_BORN = """() => {
     const hits = [];
     for (const e of document.querySelectorAll('img, a, iframe, object, embed, source, video, audio')) {
-        const attrs = [...e.attributes].map(a => a.value).join(' ');
+        // a link to one of the app's own pages (st.page_link) carries the cited text URL-encoded in its
+        // query string: data for the Source viewer, not markup (any other href is checked)
+        const own = a => a.name === 'href' && e.dataset.testid === 'stPageLink-NavLink' && /^[a-z_]+\?/.test(a.value);
+        const attrs = [...e.attributes].filter(a => !own(a)).map(a => a.value).join(' ');
         if (attrs.includes('payload.invalid') || attrs.includes('__pwned')) hits.push(e.outerHTML.slice(0, 200));
     }
     for (const s of document.querySelectorAll('script')) {

@@ -56,9 +56,9 @@ def test_a_url_typed_on_the_page_and_the_connection_test_never_get_the_operator_
     allowed, attacker = servers
     attacker.chat = "error400"
     at = settings_page()
-    at.selectbox(key="set::default::provider").set_value("openai")
+    at.selectbox(key="set::default::provider").set_value("openai").run()  # the chat fields open
+    at.text_input(key="set::default::llm_model").input("fake-model").run()  # a valid form: the buttons open
     at.text_input(key="set::default::llm_base_url").input(attacker.url)
-    at.text_input(key="set::default::llm_model").input("fake-model")
     at.button(key="settings_test").click().run()
     assert not at.exception
     assert attacker.chat_requests(), "local mode: the user's own server is called…"
@@ -73,9 +73,9 @@ def test_a_url_typed_on_the_page_and_the_connection_test_never_get_the_operator_
 
 def test_not_a_url_is_refused_on_save_with_a_clear_message(servers):
     at = settings_page()
-    at.selectbox(key="set::default::provider").set_value("openai")
+    at.selectbox(key="set::default::provider").set_value("openai").run()  # the chat fields open
+    at.text_input(key="set::default::llm_model").input("fake-model").run()  # a valid form: the buttons open
     at.text_input(key="set::default::llm_base_url").input("localhost:8080")
-    at.text_input(key="set::default::llm_model").input("fake-model")
     at.button(key="settings_save").click().run()
     assert not at.exception
     # the settings validator (core.settings) refuses it before the provider check is reached

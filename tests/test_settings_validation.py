@@ -160,7 +160,7 @@ def test_a_value_outside_its_bounds_says_the_bounds_inline(data_dir):
 
 def test_a_base_url_that_is_not_a_url_and_a_missing_model_are_refused_by_label(data_dir):
     at = settings_page()
-    at.selectbox(key="set::default::provider").set_value("openai")
+    at.selectbox(key="set::default::provider").set_value("openai").run()  # the chat fields open
     text(at, "llm_base_url").input("not a url")
     at.run()
     found = errors(at)
