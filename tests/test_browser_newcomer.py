@@ -163,7 +163,9 @@ def test_2_indexing_moves_and_a_reload_reattaches(page, tmp_path):
     # reloaded once a quarter of the extraction is done, with most of the job still to run
     before, still = watch(page, INDEX_TIMEOUT_MS / 1000, stop=extract_quarter_done)
     assert extract_quarter_done(before[-1]), f"the extraction never got a quarter done: {before}"
-    assert len(before) >= 4, f"the progress hardly moved in the first quarter of the extraction: {before}"
+    # the page before the job, the job started (0 of the characters), and at least one count on the way: a quiet
+    # machine can parse past a quarter between two polls (0 -> 40,273 of 59,950 characters in 0.5 s)
+    assert len(before) >= 3, f"the progress hardly moved in the first quarter of the extraction: {before}"
     assert still < 150, f"{still:.0f} s without any visible change (the issue saw ~150 s stuck at 0): {before}"
 
     page.reload(wait_until="domcontentloaded")  # a new browser session on the same server
