@@ -14,15 +14,17 @@ import core  # noqa: F401 - first: sets the process environment (core.config) be
 import streamlit as st
 
 ADMIN_PAGES = {"pages/settings.py"}
+# (path, title, icon): no icons — Streamlit fetches its Material icons from fonts.gstatic.com, and emoji
+# draw as empty boxes where the browser has no emoji font
 PAGES = [
-    ("pages/documents.py", "Documents", "📄"),
-    ("pages/knowledge_graph.py", "Knowledge graph", "🕸️"),
-    ("pages/summary_tree.py", "Summary tree", "🌳"),
-    ("pages/compare.py", "Compare", "🔀"),
-    ("pages/inspect.py", "Inspect", "🔍"),
-    ("pages/source.py", "Source viewer", "📑"),
-    ("pages/evaluate.py", "Evaluate", "📈"),
-    ("pages/settings.py", "Settings", "⚙️"),
+    ("pages/documents.py", "Documents", None),
+    ("pages/knowledge_graph.py", "Knowledge graph", None),
+    ("pages/summary_tree.py", "Summary tree", None),
+    ("pages/compare.py", "Compare", None),
+    ("pages/inspect.py", "Inspect", None),
+    ("pages/source.py", "Source viewer", None),
+    ("pages/evaluate.py", "Evaluate", None),
+    ("pages/settings.py", "Settings", None),
 ]
 
 

@@ -214,7 +214,7 @@ def input_section(ws: Workspace) -> None:
         notes = large_upload_notes([(f.name, sizes[f.file_id]) for f in files or []],
                                    documents_frame(str(ws.path), api.generation(state.principal(), ws), ws).to_dict("records"))
         for note in notes:
-            st.warning(md(note), icon="⏳")
+            st.warning(md(note))
         if st.button("Index uploaded files", key="doc_index_uploads", type="primary", disabled=not files):
             ordered = sorted(files or [], key=lambda f: sizes[f.file_id]) if notes else list(files or [])
             items = [(f.name, f.getvalue()) for f in ordered]  # a flagged large file goes last

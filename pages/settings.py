@@ -218,7 +218,7 @@ def main() -> None:
     except InvalidSettingsError as exc:
         for field, rule in exc.problems.items():
             if field in slots:
-                slots[field].error(escape_markdown(rule), icon="⛔")
+                slots[field].error(escape_markdown(rule))
         listed = "; ".join(f"{label_for(field)}: {rule}" for field, rule in exc.problems.items())
         st.error(escape_markdown(f"Not saved until fixed — {listed}"))
     cols = st.columns([1, 1, 1, 3])
