@@ -228,6 +228,56 @@ def is_multi_hop(question: str) -> bool:
     return any(t.dep_ in ("relcl", "acl") for t in parse_question(question))
 
 
+_CLAUSE_DEPS = frozenset({"relcl", "acl"})
+
+
+def last_hop(question: str) -> str:
+    """The question's last hop: its outermost clause with every clause describing one of its nouns
+    removed ("Who was the first keeper of the lighthouse on the island *whose main town is …*?" → "Who was
+    the first keeper of the lighthouse on the island"), i.e. the relation asked about and the answer's type,
+    without the chain that leads to its subject. "" when the question has no such clause (one hop, or
+    hops the parse shows only as "of" phrases: the whole question is then the last hop)."""
+    from core.extraction.query_terms import parse_question
+
+    if not (question or "").strip():
+        return ""
+    doc = parse_question(question)
+    dropped: set[int] = set()
+    for token in doc:
+        if token.dep_ in _CLAUSE_DEPS and token.i not in dropped:
+            dropped.update(t.i for t in token.subtree)
+    if not dropped:
+        return ""
+    kept = [t for t in doc if t.i not in dropped and not t.is_punct]
+    while kept and (kept[-1].dep_ in ("prep", "agent", "cc", "det") or kept[-1].pos_ in ("ADP", "CCONJ", "DET")):
+        kept.pop()  # a preposition left hanging by the clause it led ("… station in which …" → "… station")
+    words = [t.text for t in kept]
+    return " ".join(words) if sum(1 for t in kept if t.is_alpha) >= 3 else ""
+
+
+# words that rank a role or a thing among others: the sentence must say the same rank of it ("the *first*
+# keeper", not "the principal keeper" nor "the last keeper")
+RANK_WORDS = frozenset(
+    "first second third fourth fifth last final current founding former original earliest latest oldest "
+    "youngest largest biggest smallest highest lowest longest shortest tallest deepest busiest".split())
+RANK_REACH = 3  # a rank word modifies a noun at most this many words after it
+
+
+def rank_pairs(text: str) -> frozenset[tuple[str, str]]:
+    """(rank word, noun stem) of each rank word and the content words right after it ("the first principal
+    keeper" → (first, princ), (first, keepe)); read from the last hop when the question has one."""
+    words = _words(text)
+    out = set()
+    for i, word in enumerate(words):
+        if word in RANK_WORDS:
+            for w in words[i + 1:i + 1 + RANK_REACH]:
+                if w in _WH or w in _PREPOSITIONS or w in _COPULA:
+                    break
+                if w not in STOP and w not in RANK_WORDS:
+                    out.add((word, stem(w)))
+    return frozenset(out)
+
+
 def question_terms(question: str, idf: Optional[Callable[[str], float]] = None) -> dict[str, float]:
     """Content-word stems of the question with weights (1 + 0.5 if capitalised + 0.5 if long, times
     ``idf(stem)`` when given), the focus terms (``focus_terms``) weighing ``FOCUS`` times more."""
@@ -263,6 +313,8 @@ class QuestionFrame:
     entity_keys: frozenset[str] = frozenset()  # question entities (knowledge-graph keys)
     plain: str = ""  # the question lower-cased with single spaces, to skip answers it already names
     connection: bool = False  # "How is A connected to B?": the answer is what links its entities
+    hop: str = ""  # the last hop's clause (``last_hop``; "" for a question that is its own last hop)
+    ranks: frozenset[tuple[str, str]] = frozenset()  # the last hop's (rank word, noun) pairs (``rank_pairs``)
 
     @property
     def wanted(self) -> frozenset[str]:
@@ -281,5 +333,7 @@ def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Cal
 
     plain = " ".join(_words(question))
     names = frozenset(stem(w) for name in name_spans(question) for w in _words(name))
+    hop = last_hop(question)
     return QuestionFrame(question, answer_types(question), question_terms(question, idf), frozenset(focus_terms(question)),
-                         names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)))
+                         names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)),
+                         hop, rank_pairs(hop or question))

@@ -18,12 +18,15 @@ score = LEXICAL × (share of the question's term weight found among its words ou
         it names one in a chunk that names another; the link asked about, ``AnswerInputs.link``)
       + MEANING × (cosine of the question's vector to the sentence's own vector, pooled from the chunk
         window's token outputs at indexing, ``core.sentence_vectors``; 0 for a sentence without one)
+      + RANKED × (share of the last hop's rank pairs it says the same way: "the *first* principal keeper"
+        for "Who was the first principal keeper of the lighthouse where …?", ``rank_agreement``)
       − RANK × (its place in the mode's own evidence order)
 
 A wanted-type match is a mention whose NER label or knowledge-graph type is in the first group of
 wanted types (1.0; a later label of the group ``LATER_LABEL``), plus half that per further group (a
-"…, and for how much?" part); never a mention the question names, nor an entity the caller excludes
-(the bridge entity a sentence is about). The entity an opening pronoun refers to counts as a mention.
+"…, and for how much?" part); never a mention the question names (also in other order: "Leader of
+Opposition" for "the current opposition leader"), nor an entity the caller excludes (the bridge entity a
+sentence is about). The entity an opening pronoun refers to counts as a mention.
 The weights were set by hand on the dev_musique_full questions and checked on the sample corpus's
 questions (README, "Offline answers"); there is no held-out question set, so expect ±1 question.
 """
@@ -32,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from core.answers.question import _WORD, QuestionFrame, stem
+from core.answers.question import _WORD, RANK_REACH, STOP, QuestionFrame, stem
 from core.answers.sentences import Sentence
 from core.types import display_name
 
@@ -47,6 +50,7 @@ LATER_LABEL = 0.6
 SIMILARITY = 1.0  # × cosine to the question of what the sentence states (stored relation / entity vectors)
 RANK = 0.01
 MEANING = 0.5  # × cosine of the question to the sentence's own vector (0 without one: the score of before)
+RANKED = 1.0  # × share of the last hop's rank pairs ("the *first* keeper") the sentence says the same way
 LINK = 1.0  # × how directly the sentence links two question entities (connection questions only)
 ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
         "chunk": 0.0}
@@ -74,6 +78,22 @@ def lexical(frame: QuestionFrame, sentence: Sentence) -> tuple[float, float]:
     return (sum(w for _, w in found) - names) / total, names / total
 
 
+def rank_agreement(frame: QuestionFrame, sentence: Sentence) -> float:
+    """Share of the last hop's rank pairs ("the *first* keeper", ``QuestionFrame.ranks``) the sentence says
+    the same way: the noun with the rank word at most ``RANK_REACH`` words before it. A sentence that names
+    the noun without the rank loses nothing (an answer sentence often does not repeat "last season")."""
+    if not frame.ranks:
+        return 0.0
+    pairs = [(rank, noun) for rank, noun in frame.ranks if noun in sentence.stems]
+    if not pairs:
+        return 0.0
+    words = [m.group(0).lower() for m in _WORD.finditer(sentence.text)]
+    stems = [stem(w) for w in words]
+    said = sum(any(stems[i] == noun and rank in words[max(0, i - RANK_REACH):i] for i in range(len(stems)))
+               for rank, noun in pairs)
+    return said / len(frame.ranks)
+
+
 def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude: frozenset[str] = frozenset()
                    ) -> tuple[float, list[str]]:
     """(type score, surfaces to bold): for each wanted group, its best mention not named in the
@@ -93,7 +113,7 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
             if position is None:
                 continue
             if (key and (key in frame.entity_keys or key in exclude)) or frame.names_in_question(surface) \
-                    or surface in surfaces:
+                    or surface in surfaces or _question_words(frame, surface):
                 continue
             value = 1.0 if position == 0 else LATER_LABEL
             at = sentence.text.find(surface)
@@ -105,6 +125,13 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
             score += found[0] * (1.0 if g == 0 else 0.5)
             surfaces.append(found[2])
     return score, surfaces
+
+
+def _question_words(frame: QuestionFrame, surface: str) -> bool:
+    """Is the mention made only of the question's own words, in any order ("Leader of Opposition" for "the
+    current opposition leader")? Then it restates what is asked, it is not the answer."""
+    words = {stem(w.lower()) for w in _WORD.findall(surface) if w.lower() not in STOP}
+    return bool(words) and words <= (frame.terms.keys() | frame.name_stems)
 
 
 def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
@@ -137,7 +164,8 @@ def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: s
     key = (id(frame), id(sentence), exclude)
     parts = memo.get(key) if memo is not None else None
     if parts is None:
-        parts = (frame, sentence, lexical(frame, sentence), typed_mentions(frame, sentence, graph, exclude))
+        parts = (frame, sentence, lexical(frame, sentence), typed_mentions(frame, sentence, graph, exclude),
+                 rank_agreement(frame, sentence))
         if memo is not None:
             memo[key] = parts  # holds the frame and the sentence: their ids stay theirs while the memo lives
     (lex, lex_names), (type_score, shared) = parts[2], parts[3]
@@ -149,7 +177,8 @@ def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: s
     score = (LEXICAL * lex + LEXICAL_NAMES * lex_names + ROLE.get(role, 0.0)
              + (entity if names_question else 0.0) + (TYPE * type_score if near else 0.0)
              + FOCUS * focus + (DIRECT * focus if type_score > 0 else 0.0)
-             + SIMILARITY * similarity + MEANING * meaning + LINK * link - RANK * rank)
+             + SIMILARITY * similarity + MEANING * meaning + LINK * link - RANK * rank
+             + RANKED * parts[4])
     return Pick(sentence, round(score, 6), role, label or role, surfaces if near else [])
 
 
