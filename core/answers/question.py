@@ -315,6 +315,7 @@ class QuestionFrame:
     connection: bool = False  # "How is A connected to B?": the answer is what links its entities
     hop: str = ""  # the last hop's clause (``last_hop``; "" for a question that is its own last hop)
     ranks: frozenset[tuple[str, str]] = frozenset()  # the last hop's (rank word, noun) pairs (``rank_pairs``)
+    own_words: frozenset[str] = frozenset()  # stems of the question's terms and names (a mention made only of them restates it)
 
     @property
     def wanted(self) -> frozenset[str]:
@@ -334,6 +335,7 @@ def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Cal
     plain = " ".join(_words(question))
     names = frozenset(stem(w) for name in name_spans(question) for w in _words(name))
     hop = last_hop(question)
-    return QuestionFrame(question, answer_types(question), question_terms(question, idf), frozenset(focus_terms(question)),
+    terms = question_terms(question, idf)
+    return QuestionFrame(question, answer_types(question), terms, frozenset(focus_terms(question)),
                          names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)),
-                         hop, rank_pairs(hop or question))
+                         hop, rank_pairs(hop or question), frozenset(terms) | names)

@@ -88,9 +88,10 @@ def rank_agreement(frame: QuestionFrame, sentence: Sentence) -> float:
     if not pairs:
         return 0.0
     words = [m.group(0).lower() for m in _WORD.finditer(sentence.text)]
-    stems = [stem(w) for w in words]
-    said = sum(any(stems[i] == noun and rank in words[max(0, i - RANK_REACH):i] for i in range(len(stems)))
-               for rank, noun in pairs)
+    said = 0
+    for rank, noun in pairs:
+        said += any(word.startswith(noun[:3]) and stem(word) == noun and rank in words[max(0, i - RANK_REACH):i]
+                    for i, word in enumerate(words))
     return said / len(frame.ranks)
 
 
@@ -130,8 +131,8 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
 def _question_words(frame: QuestionFrame, surface: str) -> bool:
     """Is the mention made only of the question's own words, in any order ("Leader of Opposition" for "the
     current opposition leader")? Then it restates what is asked, it is not the answer."""
-    words = {stem(w.lower()) for w in _WORD.findall(surface) if w.lower() not in STOP}
-    return bool(words) and words <= (frame.terms.keys() | frame.name_stems)
+    words = {stem(w) for w in _WORD.findall(surface.lower()) if w not in STOP}
+    return bool(words) and words <= frame.own_words
 
 
 def _mentions(sentence: Sentence, graph: Any) -> list[tuple[str, str, str]]:
