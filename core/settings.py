@@ -360,4 +360,5 @@ def saved_message(before: Settings, after: Settings) -> str:
         return "Saved. Indexing and retrieval now use these settings."
     return ("Saved. Retrieval uses these settings now, but documents already indexed keep their chunks, graph "
             "and summary tree until they are indexed again (" + ", ".join(changed) + " apply to newly indexed "
-            "documents only): delete them and add them again on the Documents page to re-index them.")
+            "documents only). A new chunk size offers to re-index them below; otherwise delete them and add them "
+            "again on the Documents page.")

@@ -158,7 +158,7 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
     from ui.graph_view import show_graph
 
     st.subheader("Retrieved subgraph")
-    cols = st.columns([2, 1, 1, 2])  # wide enough that no label is cut
+    cols = st.columns([3, 2, 2, 1])  # wide enough that no label is cut at 1280 px (checked in Chromium)
     if not cols[0].toggle("Show the retrieved subgraph", value=True, key="inspect_show_graph"):
         return
     show_all = cols[1].checkbox("Show all", key="inspect_graph_all",

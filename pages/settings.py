@@ -22,6 +22,7 @@ from core.config import apply_environment
 from core.settings import InvalidSettingsError, Settings, saved_message, validate_settings
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.reindex_offer import note_saved, reindex_offer
 from ui.settings_labels import label_for
 from ui.settings_widgets import settings_field_widget
 
@@ -228,12 +229,15 @@ def main() -> None:
     message = st.session_state.pop("settings_message", None)
     if message:
         (st.info if message[0] == "info" else st.success)(message[1])
+    with show_errors("Re-index offer"):
+        reindex_offer()  # a saved new chunk size: offer to cut the indexed documents again
     if save_clicked and candidate is not None:
         before = state.session_settings()
         with show_errors("Not saved") as guard:
             save(candidate)
         if not guard.failed:
             st.session_state["settings_message"] = ("success", saved_message(before, candidate))
+            note_saved(before, candidate)
             st.rerun()
     if test_clicked and candidate is not None:
         with show_errors("Connection test failed"):

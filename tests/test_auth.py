@@ -42,6 +42,7 @@ API_ROLES = {
     # editor: + upload, index, delete documents, annotate
     "index_pending": Role.editor, "index_sources": Role.editor, "index_uploads": Role.editor,
     "index_text": Role.editor, "cancel_indexing": Role.editor, "import_lightrag": Role.editor, "delete": Role.editor, "retry": Role.editor, "resume": Role.editor,
+    "reindex": Role.editor,
     "train_router": Role.editor,
     "save_annotation_marks": Role.editor, "delete_annotations": Role.editor, "import_annotations": Role.editor,
     "edit_graph": Role.editor, "graph_edits": Role.editor, "undo_graph_edit": Role.editor,

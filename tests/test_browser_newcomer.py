@@ -8,6 +8,8 @@
    rest is flagged before indexing with its expected time.
 3. An uploaded two-hop article: on Compare every mode's headline answer bolds the successor asked
    for (or nothing), never the predecessor.
+   Issue 32: the bar says how far the whole run is ("N % of the run") and that figure advances; Compare's
+   "What differs" lists each mode's top-5 evidence with a ★ on what only that mode found.
 5. Evaluate: the tables say what they count over, no cell reads ``None``, and no table needs a
    horizontal scroll bar.
 
@@ -176,6 +178,11 @@ def test_2_indexing_moves_and_a_reload_reattaches(page, tmp_path):
     doc_shot(page, "newcomer-job-after-reload.png")
     after, _ = watch(page, 20)
     assert after and after[0] != "", "the reattached page shows no progress"
+    # issue 32, item 1: the Documents bar says how far the whole run is, and that figure moves
+    overall = [int(p) for text in before + after for p in re.findall(r"(\d+) % of the run", text)]
+    assert overall, f"no overall fraction shown: {before + after}"
+    if len(after) > 1:  # the run was still going after the reload: the fraction went on
+        assert max(overall) > min(overall), f"the overall fraction never advanced: {overall}"
     page.get_by_text(f"Indexed {len(samples)} document(s)").first.wait_for(timeout=INDEX_TIMEOUT_MS)
     idle(page)
 
@@ -223,6 +230,19 @@ def test_3_two_hop_headline_bolds_the_successor_or_nothing(page):
     wrong = [b for spans in bolds for b in spans if b != SUCCESSOR]
     assert not wrong, f"bolded a wrong name: {bolds}"
     assert any(SUCCESSOR in spans for spans in bolds), bolds  # the article states it: some mode finds it
+    # issue 32, item 4: Compare shows what differs (each mode's top-5 evidence in order, ★ = only that mode has it)
+    differs = page.get_by_role("heading", name="What differs")
+    differs.scroll_into_view_if_needed()
+    page.wait_for_timeout(1000)
+    picture = doc_shot(page, "newcomer32-compare-differs.png")
+    box = page.locator("[data-testid=stDataFrame]").last.bounding_box()
+    if box:  # keep only the table in docs/ (a small PNG)
+        page.screenshot(path=str(picture), clip={"x": box["x"] - 10, "y": box["y"] - 60, "width": box["width"] + 20,
+                                              "height": box["height"] + 70})
+    cells = grid_texts(page)
+    assert "only here" in cells, cells
+    assert all(mode in cells for mode in all_modes[:3]), cells  # a column per mode (the grid draws those in view)
+    assert any(c.startswith("★") for c in cells), f"no mode holds a chunk the others lack: {cells}"
 
 
 def grid_texts(tab) -> list[str]:

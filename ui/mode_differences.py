@@ -15,6 +15,7 @@ from core.types import RetrievalResult
 
 TOP_K = 5
 ONLY_HERE = "★ "  # the cell of a chunk no other mode has in its top-k
+RANK_PX = 90  # the rank column's width: "only here" whole (checked in Chromium at 1280 and 1500 px)
 
 
 def chunk_label(result: RetrievalResult, chunk_id: str) -> str:
@@ -67,4 +68,6 @@ def render_differences(results: Mapping[str, RetrievalResult], k: int = TOP_K) -
     st.caption(f"Each mode's top-{k} evidence chunks in its own order; {ONLY_HERE.strip()} = no other mode "
                f"has this chunk in its top-{k}.")
     frame = pd.DataFrame(difference_rows(results, k))
-    st.dataframe(frame, hide_index=True)
+    # the rank column stays in view while the modes scroll, wide enough for "only here" (it read "only he")
+    st.dataframe(frame, hide_index=True, column_config={"rank": st.column_config.TextColumn("rank", width=RANK_PX,
+                                                                                          pinned=True)})

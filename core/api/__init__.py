@@ -53,8 +53,8 @@ from core.api.evaluation import estimate_judge_cost, evaluate, router_rows, run_
 from core.api.graphs import (graph_bytes, graph_edge, graph_node, graph_part_origins, graph_provenance, graph_selection,
                              graph_summary, knowledge_graph, mention_chunks, mention_graph, mention_index)
 from core.api.importing import import_lightrag, import_lightrag_from_server, server_import_dirs, server_import_root
-from core.api.indexing import (cancel_indexing, delete, index_pending, index_sources, index_text, index_uploads, load_embedder, resume,
-                               retry, sample_paths)
+from core.api.indexing import (cancel_indexing, delete, index_pending, index_sources, index_text, index_uploads, load_embedder, reindex,
+                               resume, retry, sample_paths)
 from core.api.models import chat_model, check_llm_connection, warm_up
 from core.api.querying import mode_help, mode_names, mode_params, run_modes, stream_answer
 from core.api.workspaces import (create_workspace, delete_workspace, generation, open_workspace, refresh_vectors,
@@ -113,7 +113,7 @@ if not TYPE_CHECKING:  # the type checker reads the imports above; at run time a
 
 FUNCTIONS = [
     # indexing
-    "index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry", "resume",
+    "index_pending", "index_sources", "index_uploads", "index_text", "sample_paths", "delete", "retry", "resume", "reindex",
     "load_embedder", "cancel_indexing",
     # querying
     "mode_names", "mode_help", "mode_params", "run_modes", "stream_answer",

@@ -2,7 +2,7 @@
 retry, resume, the sample corpus, and loading the embedding model as an indexing step of its own.
 
 Every indexing action (app and CLI) goes through ``index_pending``, which takes the workspace's write
-lock. Upload, index, cancel, delete, retry and resume are editor functions; ``sample_paths`` and
+lock. Upload, index, cancel, delete, retry, resume and re-index are editor functions; ``sample_paths`` and
 ``load_embedder`` are viewer functions (they change no data). Re-exported by ``core.api``.
 """
 from __future__ import annotations
@@ -124,6 +124,18 @@ def resume(principal: Principal, ws: Workspace, progress: ProgressCallback = no_
            cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
     """Index the pending documents (those a cancelled or interrupted run left)."""
     return index_pending(principal, ws, progress, report, llm, cancel, False)
+
+
+@requires(Role.editor)
+def reindex(principal: Principal, ws: Workspace, progress: ProgressCallback = no_progress, llm: Any = None,
+            cancel: Optional[threading.Event] = None, report: Optional[IndexReport] = None) -> IndexReport:
+    """Index every processed document again from its stored text with the workspace's current settings (a
+    new chunk size): under the write lock each is set back to pending (its chunks, vectors, graph share and
+    subtree removed), then indexed; until this runs the documents keep what they were indexed with. A
+    cancelled run leaves the rest pending (``resume`` finishes it)."""
+    from core.indexing.deletion import reset_documents
+
+    return index_pending(principal, ws, progress, report, llm, cancel, False, lambda _rep: reset_documents(ws))
 
 
 @requires(Role.viewer)

@@ -185,6 +185,11 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
         emit_json({"reembedded": reembed(Path(args.workspace), cli_settings(args), wait=args.wait)})
         return 0
+    if args.types:
+        from core.indexing.retype import retype_entities
+
+        emit_json({"types": retype_entities(open_workspace(args), wait=args.wait)})
+        return 0
     ws = open_workspace(args)
     with ws.writer(wait=args.wait):
         ws.record_embedder()
@@ -240,6 +245,9 @@ def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--sentences", action="store_true",
                    help="add the sentence vectors a workspace indexed before they were stored lacks (the chunk "
                         "windows run once more; chunk vectors are not changed)")
+    p.add_argument("--types", action="store_true",
+                   help="recompute every entity's type from its stored mentions with the current typing rule "
+                        "(no re-index; names, descriptions and vectors unchanged; hand-edited entities kept)")
     add_embedding_flags(p)
     p.set_defaults(run=cmd_repair)
     sub.add_parser("graph-quality", parents=[common],

@@ -21,11 +21,48 @@ graph, so the two graphs line up; ``display_name`` cleans a surface form for sho
 from __future__ import annotations
 
 import re
+import sys
 import threading
+from importlib.abc import MetaPathFinder
 from typing import Any, Callable, Optional
 
-from spacy.language import Language
-from spacy.tokens import Doc, Span, Token
+
+class _NoTorchForThinc(MetaPathFinder):
+    """Refuses ``import torch`` to spaCy's array library (thinc), which imports it at its own import only to
+    recognise torch tensors: the spaCy pipeline runs on numpy whether or not torch is there, and importing
+    torch cost a cold ``query`` on an int8 workspace ~1.9 s of CPU. Only thinc's own import is refused (the
+    importing frame is ``thinc.compat``); any other ``import torch``, in any thread, goes through."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "torch" and _imported_from("thinc.compat"):
+            raise ModuleNotFoundError("torch is not needed by the spaCy pipeline", name=name)
+        return None
+
+
+def _imported_from(module: str) -> bool:
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_globals.get("__name__") == module:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def import_spacy() -> None:
+    """Import spaCy once per process without torch (``_NoTorchForThinc``) unless torch is already loaded."""
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    blocker = _NoTorchForThinc()
+    sys.meta_path.insert(0, blocker)
+    try:
+        import spacy  # noqa: F401
+    finally:
+        sys.meta_path.remove(blocker)
+
+
+import_spacy()
+from spacy.language import Language  # noqa: E402 - after import_spacy
+from spacy.tokens import Doc, Span, Token  # noqa: E402
 
 from core.cancellable import call_cancellable
 from core.extraction.markup import is_title  # noqa: F401 - re-exported (the parse's title rule)

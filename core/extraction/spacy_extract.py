@@ -27,11 +27,12 @@ from itertools import combinations
 from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
+
+from core.extraction.nlp import MAX_PARSE_CHARS, NAME_LABELS, TITLE_LABEL, display_name, load_nlp, normalize_name, parse_texts  # first: spaCy without torch
 from spacy.attrs import HEAD, IS_STOP, LEMMA, POS
 from spacy.symbols import ADJ, AUX, NOUN, PROPN, VERB
 
 from core.extraction.markup import plain_text
-from core.extraction.nlp import MAX_PARSE_CHARS, NAME_LABELS, TITLE_LABEL, display_name, load_nlp, normalize_name, parse_texts
 from core.types import ChunkExtraction, EntityRecord, MentionRecord, RelationRecord, SentenceRecord
 
 TERM_POS = frozenset({"NOUN", "PROPN"})

@@ -12,8 +12,10 @@ from core.indexing.vector_writes import delete_vectors, live_vector_ids, upsert_
 from core.workspace import Workspace
 
 
-def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
-    """Delete each document in its own transaction; return counts of what was removed."""
+def delete_documents(ws: Workspace, doc_ids: list[str], keep_documents: bool = False) -> dict[str, int]:
+    """Delete each document in its own transaction; return counts of what was removed. ``keep_documents``:
+    remove only what indexing derived from each (chunks, vectors, graph share, subtree, marks) and set it
+    back to 'pending' with its stored text, for the next run to index again (``reset_documents``)."""
     removed = {"documents": 0, "chunks": 0, "vectors": 0}
     for doc_id in doc_ids:
         doc = ws.records.document(doc_id)
@@ -36,9 +38,13 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
                 upsert_graph_vectors(ws, changed_e, changed_r, nodes)
                 live = live_vector_ids(changed_e, changed_r, nodes)
                 stale = [v for v in stale if v and v not in live]
-            store.delete_document_row(doc_id)
+            if keep_documents:
+                store.set_status(doc_id, "pending", "")
+            else:
+                store.delete_document_row(doc_id)
             store.drop_document_annotations(doc_id)
-            store.log("document_deleted", {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
+            store.log("document_reset" if keep_documents else "document_deleted",
+                      {"doc_id": doc_id, "name": doc.name, "chunks": len(chunk_ids)})
             ws.bump_generation()
         if chunk_ids:
             ws.vectors.delete_chunks(chunk_ids)
@@ -47,3 +53,12 @@ def delete_documents(ws: Workspace, doc_ids: list[str]) -> dict[str, int]:
         removed["chunks"] += len(chunk_ids)
         removed["vectors"] += len(chunk_ids) + len(stale)
     return removed
+
+
+def reset_documents(ws: Workspace) -> list[str]:
+    """Set every processed document back to 'pending' for indexing again from its stored text under the
+    current settings (a new chunk size): its chunks, vectors, graph share and subtree are removed here,
+    document by document, right before the run indexes them again. Returns the documents reset."""
+    doc_ids = [d.doc_id for d in ws.records.documents() if d.status == "processed"]
+    delete_documents(ws, doc_ids, keep_documents=True)
+    return doc_ids

@@ -145,6 +145,11 @@ def vote_type(fragments: Sequence[EntityFragment], name: str = "") -> tuple[str,
     return vote_with_name(name, votes, [f.description for f in fragments]), votes
 
 
+def fragment_type(fragments: Sequence[EntityFragment]) -> str:
+    """The type ``merge_entity`` gives an entity of these fragments (its name: the most common fragment name)."""
+    return vote_type(fragments, _most_common([f.name for f in fragments]))[0]
+
+
 def embedded_aliases(key: str, name: str, fragments: list[EntityFragment]) -> list[str]:
     """The aliases named in an entity's embedded text: merged short forms and acronyms (not case variants)."""
     aliases = dict.fromkeys(a for f in fragments for a in f.aliases if a != name)

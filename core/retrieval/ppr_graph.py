@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
-from scipy import sparse
 
 from core.storage.ports import GraphView, VectorSearch
+
+if TYPE_CHECKING:  # scipy is imported when a matrix is built: a query in another mode does not load it
+    from scipy import sparse
 
 CHUNK_PREFIX = "chunk:"  # chunk node keys; entity keys are the graph's own
 
@@ -46,6 +48,8 @@ def build_matrix(nodes: Sequence[str], edges: Sequence[tuple[str, str, float]]) 
         cols += [j, i]
         vals += [float(w), float(w)]
     n = len(keys)
+    from scipy import sparse
+
     adj = sparse.csr_matrix((vals, (rows, cols)), shape=(n, n))  # duplicates summed
     out = np.asarray(adj.sum(axis=0)).ravel()
     scale = np.divide(1.0, out, out=np.zeros_like(out), where=out > 0)
