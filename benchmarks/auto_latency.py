@@ -22,13 +22,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from core.evaluation.questions import load_questions  # noqa: E402
 from core.retrieval.registry import query_context, retrieve  # noqa: E402
+from core.routing.auto_mode import run_candidate  # noqa: E402
 from core.workspace import Workspace  # noqa: E402
 
 
 def _timed(ws: Workspace, question: str, mode: str) -> tuple[float, float, Any]:
     """Wall and process-CPU milliseconds of one retrieval on a fresh context, and its result."""
     started, cpu = time.perf_counter(), time.process_time()
-    result = retrieve(query_context(ws, question), mode)
+    ctx = query_context(ws, question)
+    result = retrieve(ctx, mode) if mode == "auto" else run_candidate(ctx, mode)  # a mode, or the fused pair
     return (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000, result
 
 

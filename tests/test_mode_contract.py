@@ -145,17 +145,24 @@ def _ppr(ws: Workspace, result: RetrievalResult) -> None:
 
 
 def _auto(ws: Workspace, result: RetrievalResult) -> None:
-    from core.routing.auto_mode import candidates, model_for
+    from core.routing.auto_mode import candidates, model_for, run_candidate
     from core.routing.features import question_features
+    from core.routing.fusion import FUSED, PARTS, interleave
 
     chosen = result.route.get("chosen")
-    assert chosen in ALL_MODES and chosen != "auto", f"auto reports no chosen mode: {result.route}"
+    assert (chosen in ALL_MODES or chosen == FUSED) and chosen != "auto", f"auto reports no chosen mode: {result.route}"
     assert result.route.get("reason") and result.events("route"), "auto does not say why it chose"
     ctx = query_context(ws, result.query)
     assert chosen == model_for(ws)[0].choose(question_features(ctx), candidates()).mode, "not the model's choice"
-    alone = retrieve(ctx, chosen)
+    alone = run_candidate(ctx, chosen)
     assert result.evidence_chunk_ids == alone.evidence_chunk_ids, "auto's evidence is not its chosen mode's"
-    PROMISES[chosen](ws, result)
+    if chosen != FUSED:
+        PROMISES[chosen](ws, result)
+        return
+    parts = [retrieve(query_context(ws, result.query), part).evidence_chunk_ids for part in PARTS]
+    fused = interleave(parts)
+    assert result.evidence_chunk_ids and result.evidence_chunk_ids == fused[:len(result.evidence_chunk_ids)], \
+        "the fused candidate's evidence is not its parts' chunks interleaved"
 
 
 PROMISES: dict[str, Callable[[Workspace, RetrievalResult], None]] = {

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from core.retrieval.ppr_graph import CHUNK_PREFIX, build_matrix, graph_matrix, personalized_pagerank, synonym_edges
-from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, PPRRecipe, question_facts, restart_seeds
+from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, PPRRecipe, fact_scores, question_facts, restart_seeds
 from core.retrieval.query import Seed
 from core.retrieval.registry import query_context
 from core.storage.graph_view import NetworkxGraphView
@@ -124,6 +124,50 @@ def test_restart_vector_hand_values():
     assert paper["e1"].weight == pytest.approx(0.6 / 2) and paper["e1"].kind == "fact"  # no name seeds
     assert paper["e2"].weight == pytest.approx(0.6 / 3)
     assert paper[CHUNK_PREFIX + "c1"].weight == pytest.approx(0.05)  # passages are not divided
+
+
+def _entity_ctx() -> SimpleNamespace:
+    g = nx.Graph()
+    g.add_nodes_from((k, {"name": k.upper()}) for k in ("a", "b", "c", "d", "e", "f", "g"))
+    return SimpleNamespace(graph=NetworkxGraphView(g))
+
+
+def test_fact_endpoints_sum_or_take_the_last_fact_and_only_the_best_mean_stay():
+    ctx = _entity_ctx()
+    facts = [(("a", "b"), 0.9), (("c", "d"), 0.8), (("e", "a"), 0.6), (("f", "a"), 0.5)]
+    summed = {s.key: s.weight for s in restart_seeds(ctx, RAGSCOPE, [], facts, [], {})}
+    assert RAGSCOPE.entity_top == 5  # HippoRAG 2's link_top_k
+    # a's mean is (0.9 + 0.6 + 0.5) / 3 = 0.667: b 0.9, c 0.8, d 0.8, a 0.667, e 0.6 stay; f (0.5) drops
+    assert set(summed) == {"a", "b", "c", "d", "e"}
+    assert summed["a"] == pytest.approx(0.9 + 0.6 + 0.5) and summed["b"] == pytest.approx(0.9)
+    last = {s.key: s.weight for s in restart_seeds(ctx, PAPER, [], facts, [], {"a": 2})}
+    assert last["a"] == pytest.approx(0.5 / 2)  # the last fact naming a, divided by a's passages
+    everyone = {s.key for s in restart_seeds(ctx, PPRRecipe(), [], facts, [], {})}
+    assert everyone == {"a", "b", "c", "d", "e", "f"}  # entity_top 0: no cut
+
+
+def test_fact_scores_min_max_over_every_fact_only_in_the_papers_recipe():
+    vectors = np.array([[1.0, 0.0], [0.6, 0.8], [-0.8, 0.6]], dtype=np.float32)  # cosines 1.0, 0.6, -0.8
+    matrix = VectorMatrix(["r1", "r2", "r3"], vectors,
+                                    [{"source": "a", "target": "b"}, {"source": "c", "target": "d"},
+                                     {"source": "e", "target": "f"}])
+    search = MatrixSearch(lambda name: matrix)
+    ctx = SimpleNamespace(ws=SimpleNamespace(views=SimpleNamespace(vectors=search)))
+    facts = [(("a", "b"), 1.0), (("c", "d"), 0.6)]
+    question = np.array([1.0, 0.0])
+    assert fact_scores(ctx, question, RAGSCOPE, facts) == facts
+    scaled = fact_scores(ctx, question, PAPER, facts)
+    assert [pair for pair, _ in scaled] == [("a", "b"), ("c", "d")]
+    assert [score for _, score in scaled] == pytest.approx([1.0, (0.6 + 0.8) / 1.8])
+
+
+def test_the_papers_recipe_seeds_every_passage():
+    ctx = _entity_ctx()
+    dense = [VectorHit(f"c{i}", 0.9 - 0.01 * i, {}) for i in range(30)]
+    ours = [s for s in restart_seeds(ctx, RAGSCOPE, [], [], dense, {}) if s.kind == "passage"]
+    paper = [s for s in restart_seeds(ctx, PAPER, [], [], dense, {}) if s.kind == "passage"]
+    assert len(ours) == RAGSCOPE.dense_seeds - 1  # the top 20, min-max over them: the 20th is 0
+    assert len(paper) == 29 and max(s.weight for s in paper) == pytest.approx(PAPER.passage_weight)
 
 
 def test_question_facts_touch_a_linked_entity_unless_none_is_linked(sample_ws):

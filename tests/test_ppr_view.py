@@ -51,7 +51,7 @@ def test_frames_of_a_real_walk_match_its_trace(sample_ws):
     result = retrieve(query_context(sample_ws, QUESTION), "ppr")
     seeds = seeds_frame(result)
     logged = result.events("ppr_seeds")[0].data["seeds"]
-    assert list(seeds["weight"]) == [s["weight"] for s in logged] and seeds["share %"].sum() == pytest.approx(100)
+    assert list(seeds["weight"]) == [s["weight"] for s in logged] and seeds["share %"].sum() == pytest.approx(100, abs=0.005 * len(seeds))  # each share rounded to 0.01
     masses = list(top_entities_frame(result)["PageRank mass"])
     assert masses and masses == sorted(masses, reverse=True)
     assert list(chunk_reasons_frame(result)["chunk"]) == [c.chunk_id for c in result.chunks]

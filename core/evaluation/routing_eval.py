@@ -18,14 +18,16 @@ import numpy as np
 from core.evaluation.questions import Question, resolve_gold
 from core.evaluation.regret import regret_table
 from core.retrieval.registry import query_context
-from core.routing.auto_mode import candidates
+from core.evaluation.metrics import ranked_documents, recall_at_k
+from core.routing.auto_mode import candidates, run_candidate
+from core.routing.fusion import FUSED
 from core.routing.features import FEATURES, question_features
 from core.routing.model import RouterModel, fit
 from core.settings import Settings
 from core.workspace import Workspace
 
 RIDGES = (1.0, 3.0, 10.0, 30.0, 100.0)
-MARGINS = (0.0, 0.05, 0.1)
+MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3)
 FOLDS = 5
 
 
@@ -39,18 +41,24 @@ def router_rows(ws: Workspace, questions: list[Question], label: str, k: int = 5
 
     questions = [q for q in resolve_gold(questions, ws.doc_names()) if q.gold_doc_ids]
     modes = candidates()
+    registered = [m for m in modes if m != FUSED]
     if eval_rows is None:
-        eval_rows = evaluate(ws, questions, modes, (k,), settings=settings, include_bm25=False,
+        eval_rows = evaluate(ws, questions, registered, (k,), settings=settings, include_bm25=False,
                              keywords=keywords).rows
     recall: dict[tuple[str, str], float] = {(str(r["qid"]), str(r["mode"])): float(r.get(f"recall@{k}") or 0.0)
                                             for r in eval_rows if r.get("mode") in modes}
+    chunk_doc = {cid: c.doc_id for cid, c in ws.records.chunks_by_id(ws.records.all_chunk_ids()).items()}
     out = []
     for q in questions:
-        found = {m: recall[(q.qid, m)] for m in modes if (q.qid, m) in recall}
-        if len(found) != len(modes):
+        found = {m: recall[(q.qid, m)] for m in registered if (q.qid, m) in recall}
+        if len(found) != len(registered):
             continue  # a question some mode was not measured on
         ctx = query_context(ws, q.question, settings=settings, keywords=keywords)
-        out.append({"qid": q.qid, "set": label, "features": question_features(ctx), "recall": found})
+        features = question_features(ctx)
+        if FUSED in modes:  # not an eval mode: run on the question's context
+            docs = ranked_documents(run_candidate(ctx, FUSED).evidence_chunk_ids, chunk_doc)
+            found[FUSED] = float(recall_at_k(docs, q.gold_doc_ids, k) or 0.0)
+        out.append({"qid": q.qid, "set": label, "features": features, "recall": found})
     return out
 
 
@@ -99,18 +107,22 @@ def _mean_chosen(rows: Sequence[Mapping[str, Any]], chosen: Sequence[str]) -> fl
 
 def select_and_fit(rows: Sequence[Mapping[str, Any]], target: str = "recall@5",
                    folds: int = FOLDS) -> RouterModel:
-    """The model fitted on ``rows`` with the ridge and margin whose inner grouped k-fold recall is best
-    (ties: the larger ridge, the smoother fit; then the smaller margin: with equal held-out recall, a
-    router that does route rather than one that always returns the default mode)."""
-    best: Optional[tuple[float, float, float]] = None
+    """The model fitted on ``rows`` with the ridge and margin picked by an inner grouped k-fold and the
+    one-standard-error rule: of the settings whose inner held-out recall is within one standard error of
+    the best one's, the largest margin (the router that leaves its default mode least), then the larger
+    ridge (the smoother fit). With a few dozen questions the best inner score is mostly noise; the rule
+    keeps the default mode unless leaving it wins clearly."""
+    scored: list[tuple[float, float, float, float]] = []  # (score, standard error, ridge, margin)
     for ridge in RIDGES:
         for margin in MARGINS:
-            score = _mean_chosen(rows, _held_out(rows, folds, lambda t: _fit(t, ridge, margin, target)))
-            key = (round(score, 9), ridge, -margin)
-            if best is None or key > best:
-                best = key
-    assert best is not None
-    return _fit(rows, best[1], -best[2], target)
+            chosen = _held_out(rows, folds, lambda t: _fit(t, ridge, margin, target))
+            got = [float(r["recall"][m]) for r, m in zip(rows, chosen) if m]
+            error = float(np.std(got) / np.sqrt(len(got))) if len(got) > 1 else 0.0
+            scored.append((round(float(np.mean(got)) if got else 0.0, 9), error, ridge, margin))
+    best = max(scored, key=lambda t: (t[0], t[2], -t[3]))
+    near = [t for t in scored if t[0] >= best[0] - best[1]]
+    pick = max(near, key=lambda t: (t[3], t[2]))
+    return _fit(rows, pick[2], pick[3], target)
 
 
 def cross_validate(rows: Sequence[Mapping[str, Any]], target: str = "recall@5",

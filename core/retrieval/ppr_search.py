@@ -17,7 +17,7 @@ from core.retrieval.context_blocks import add_keyword_usage, prefix_within, sour
 from core.retrieval.funnel import set_funnel
 from core.retrieval.lightrag_search import seeds_for
 from core.retrieval.ppr_graph import CHUNK_PREFIX, GraphMatrix, graph_matrix, personalized_pagerank
-from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, PPRRecipe, PPRSeed, question_facts, restart_seeds
+from core.retrieval.ppr_seeds import PAPER, RAGSCOPE, PPRRecipe, PPRSeed, fact_scores, question_facts, restart_seeds
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.token_counts import context_counter
@@ -83,12 +83,14 @@ class PPRRetriever:
             vector = ctx.embed(ctx.question)
         with clock.stage("vector_search"):
             dense = ctx.search_chunks(vector, max(recipe.dense_seeds, ctx.settings.naive_top_k))
+            passages = ctx.search_chunks(vector, ctx.ws.views.vectors.size("chunks")) if recipe.all_passages else dense
             choice = question_facts(ctx, vector, recipe, {s.key for s in seeds})
             facts = choice.facts
+            scored = fact_scores(ctx, vector, recipe, facts)
             add_keyword_usage(result, choice.usage)
         with clock.stage("graph_walk"):
             matrix = graph_matrix(ctx.graph, ctx.ws.views.vectors, recipe.synonym_threshold, recipe.synonym_neighbours)
-            restart = restart_seeds(ctx, recipe, seeds, facts, dense, matrix.passages)
+            restart = restart_seeds(ctx, recipe, seeds, scored, passages, matrix.passages)
             restart = [s for s in restart if s.key in matrix.index] or restart
             scores = personalized_pagerank(matrix, {s.key: s.weight for s in restart}, alpha=recipe.damping)
             ranked = _ranked(matrix, scores, False, ctx.settings.naive_top_k)

@@ -130,6 +130,8 @@ TEXTS: dict[str, Template] = {
     "tree_context": "{note}; context {tokens} tokens",
     # auto (core.routing)
     "route": "auto chose {chosen} ({reason}); router {route_ms:.1f} ms, then only {chosen} ran",
+    "fusion": lambda d: (f"{' and '.join(d['parts'])} interleaved rank by rank: {d['chunks']} chunks, "
+                         f"{d['both']} found by both"),
 }
 
 register_texts(TEXTS)

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Optional
 from core.retrieval.query import QueryContext
 from core.retrieval.registry import find_spec, modes, registry, specs
 from core.routing.features import question_features
+from core.routing.fusion import FUSED, fused_result
+from core.routing.fusion import available as fusion_available
 from core.routing.model import RouterModel, default_model, load_model
 from core.trace import TraceEvent
 from core.types import RetrievalResult
@@ -53,8 +55,14 @@ ROUTED = ("global", "hybrid", "mix", "path", "ppr")
 
 
 def candidates() -> list[str]:
-    """The registered modes the router may choose (``ROUTED``, registry order)."""
-    return [m for m in modes() if m in ROUTED]
+    """What the router may choose: the registered ``ROUTED`` modes (registry order), then the fused
+    ``ppr+mix`` candidate (``core.routing.fusion``) when both its modes are registered."""
+    return [m for m in modes() if m in ROUTED] + ([FUSED] if fusion_available() else [])
+
+
+def run_candidate(ctx: QueryContext, mode: str) -> RetrievalResult:
+    """The result of one candidate on ``ctx``: a registered mode, or the fused pair."""
+    return fused_result(ctx) if mode == FUSED else registry()[mode].retrieve(ctx)
 
 
 class AutoRetriever:
@@ -74,7 +82,7 @@ class AutoRetriever:
         model, source = model_for(ctx.ws)
         choice = model.choose(question_features(ctx), candidates())
         route_ms = round((time.perf_counter() - started) * 1000, 3)
-        result = registry()[choice.mode].retrieve(ctx)
+        result = run_candidate(ctx, choice.mode)
         result.mode = NAME
         result.route = {"chosen": choice.mode, "reason": choice.reason, "gains": choice.gains,
                         "features": choice.features, "model": source, "default": model.default}
