@@ -4,10 +4,11 @@ A document with pages (a PDF) keeps, per page, the offset where that page starts
 text (``SourceDocument.page_starts``, stored in ``doc_positions``). A chunk is an exact substring of its
 document (``Chunk.start_char``), so its pages are the pages its first and last character fall on.
 Formats without pages keep other positions in the same table: the offset of each section heading
-(DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and of each line
-(text and Markdown: kind ``line``). A citation names the most precise place known: ``p. 12``, else
-``§ Heading`` (the section the span starts in), else ``l. 40`` / ``ll. 40–52``, else ``chunk n``
-(JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
+(DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and, for text and
+Markdown, one ``line`` row that says the document is cited by line (line 1 starts at 0; every other
+line start is computed from the stored text when it is read, not stored). A citation names the most
+precise place known: ``p. 12``, else ``§ Heading`` (the section the span starts in), else ``l. 40`` /
+``ll. 40–52``, else ``chunk n`` (JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
 """
 from __future__ import annotations
 
@@ -59,11 +60,12 @@ def line_starts(text: str) -> list[int]:
 
 def source_positions(doc_id: str, source: Any) -> list[tuple[str, str, list[int]]]:
     """``(doc_id, kind, starts)`` to store for a loaded document (``core.types.SourceDocument``): its
-    pages, its section headings, and the start of each of its lines when it is cited by line."""
+    pages, its section headings, one ``line`` row (line 1 at 0) when it is cited by line (the other
+    lines are computed from the stored text on read)."""
     out = [(doc_id, kind, list(starts)) for kind, starts in (("page", source.page_starts),
                                                             ("section", source.section_starts)) if starts]
     if source.by_line and source.text:
-        out.append((doc_id, "line", line_starts(source.text)))
+        out.append((doc_id, "line", [0]))
     return out
 
 
@@ -88,7 +90,7 @@ def page_of(page_starts: Sequence[int], offset: int) -> Optional[int]:
     """The 1-based page holding character ``offset`` of the text (None: no pages or unknown offset)."""
     if not page_starts or offset < 0:
         return None
-    return max(1, bisect_right(list(page_starts), offset))
+    return max(1, bisect_right(page_starts, offset))  # any sorted sequence: a document's lines are not copied
 
 
 def page_range(page_starts: Sequence[int], start_char: int, length: int) -> tuple[Optional[int], Optional[int]]:
