@@ -6,7 +6,9 @@ document (``Chunk.start_char``), so its pages are the pages its first and last c
 Formats without pages keep other positions in the same table: the offset of each section heading
 (DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and, for text and
 Markdown, one ``line`` row that says the document is cited by line (line 1 starts at 0; every other
-line start is computed from the stored text when it is read, not stored). A citation names the most
+line start is computed from the stored text when it is read, not stored). An HTML or DOCX file in which no
+heading was found keeps one ``kept`` row, so it is not taken for a file indexed before positions were
+kept. A citation names the most
 precise place known: ``p. 12``, else ``§ Heading`` (the section the span starts in), else ``l. 40`` /
 ``ll. 40–52``, else ``chunk n`` (JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
 """
@@ -28,9 +30,10 @@ class DocPositions:
     pages: Sequence[int] = ()
     sections: Sequence[tuple[int, str]] = ()
     lines: Sequence[int] = ()
+    kept: bool = False  # positions were looked for when the file was parsed, even where none were found
 
     def __bool__(self) -> bool:
-        return bool(self.pages or self.sections or self.lines)
+        return bool(self.pages or self.sections or self.lines or self.kept)
 
 
 class Where(NamedTuple):
@@ -58,6 +61,9 @@ def line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
 
 
+SECTIONED_SUFFIXES = (".html", ".htm", ".docx")  # formats whose loaders look for section headings only
+
+
 def source_positions(doc_id: str, source: Any) -> list[tuple[str, str, list[int]]]:
     """``(doc_id, kind, starts)`` to store for a loaded document (``core.types.SourceDocument``): its
     pages, its section headings, one ``line`` row (line 1 at 0) when it is cited by line (the other
@@ -66,6 +72,8 @@ def source_positions(doc_id: str, source: Any) -> list[tuple[str, str, list[int]
                                                             ("section", source.section_starts)) if starts]
     if source.by_line and source.text:
         out.append((doc_id, "line", [0]))
+    if not out and str(source.source or source.name).lower().endswith(SECTIONED_SUFFIXES):
+        out.append((doc_id, "kept", [0]))
     return out
 
 

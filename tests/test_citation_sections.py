@@ -306,3 +306,44 @@ def test_lines_are_computed_from_the_stored_text_not_stored_one_row_each(tmp_pat
     finally:
         ws.close()
         db.close()
+
+
+def test_html_and_docx_without_headings_are_not_taken_for_files_indexed_before_positions(tmp_path) -> None:
+    """An HTML or DOCX file without a heading has no section to store: it gets one ``kept`` row, so the
+    gaps message does not ask to re-add it, and a no-op re-index stays a no-op. Without that row (a
+    file indexed before positions were kept) it is named, and adding it again records the row."""
+    import docx
+    from conftest import HashEmbedder
+
+    from core.api import position_gaps
+    from core.auth import LOCAL_ADMIN
+    from core.indexing.pipeline import nothing_to_index, process_pending, register_documents
+    from core.loaders import load_bytes
+    from core.workspace import Workspace
+
+    word = docx.Document()
+    word.add_paragraph("A memo without any heading says that the ferry leaves at noon.")
+    out = io.BytesIO()
+    word.save(out)
+    page = b"<html><body><p>A page without any heading says that the tide turns at six.</p></body></html>"
+    docs = load_bytes("memo.docx", out.getvalue())[0] + load_bytes("tide.html", page)[0]
+    assert all(not d.section_starts and not d.page_starts and not d.by_line for d in docs)
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    try:
+        with ws.writer():
+            register_documents(ws, docs, [])
+            process_pending(ws)
+        ids = [d.doc_id for d in ws.records.documents()]
+        stored = ws.records.positions(ids)
+        assert len(stored) == 2 and all(p.kept and not p.sections for p in stored.values())
+        assert position_gaps(LOCAL_ADMIN, ws) == "" and nothing_to_index(ws, docs)
+        with ws.writer(), ws.records.unit_of_work():
+            for doc_id in ids:
+                ws.records.set_positions(doc_id, "kept", [])  # as indexed before positions were kept
+        gaps = position_gaps(LOCAL_ADMIN, ws)
+        assert "memo.docx" in gaps and "tide.html" in gaps and not nothing_to_index(ws, docs)
+        with ws.writer():
+            assert register_documents(ws, docs, []).new_documents == 0
+        assert position_gaps(LOCAL_ADMIN, ws) == "" and nothing_to_index(ws, docs)
+    finally:
+        ws.close()

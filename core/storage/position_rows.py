@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 BATCH = 900  # keys per IN (...) list
 HEADING_READ = 200  # characters of the stored text read at a section's start for its heading
+PLACED_SUFFIXES = (".pdf", ".txt", ".md", ".markdown", ".htm", ".docx")  # ".htm" matches ".html" too
 LINE_CACHE_LINES = 2_000_000  # line starts remembered across documents (8 bytes each: 16 MB at most)
 
 _d, _p, _f = s.documents, s.doc_positions, s.doc_files
@@ -135,7 +136,7 @@ class PositionRows:
             for doc_id, at, text in self.db.rows(_HEADINGS, {"ids": part}):
                 heads.setdefault(str(doc_id), []).append((int(at), heading_title(str(text or ""))))
         lines = self._line_starts([d for d, kinds in found.items() if kinds.get("line")])
-        return {d: DocPositions(kinds.get("page", []), heads.get(d, []), lines.get(d, ()))
+        return {d: DocPositions(kinds.get("page", []), heads.get(d, []), lines.get(d, ()), "kept" in kinds)
                 for d, kinds in found.items()}
 
     def _line_starts(self, doc_ids: list[str]) -> dict[str, Sequence[int]]:
@@ -155,12 +156,13 @@ class PositionRows:
         return out
 
     def position_gaps(self) -> tuple[list[str], list[str]]:
-        """Names of the indexed PDF, text and Markdown documents without page or line positions
-        (indexed before they were kept), and of the documents with a chunk whose span is unknown (not
-        found in the document's text)."""
-        with_places = select(_p.c.doc_id).where(_p.c.kind.in_(("page", "line")))
+        """Names of the indexed PDF, text, Markdown, HTML and DOCX documents without any position row
+        (indexed before positions were kept: a file parsed since has its pages, lines, sections or, for
+        an HTML or DOCX file without headings, its ``kept`` row), and of the documents with a chunk
+        whose span is unknown (not found in the document's text)."""
+        with_places = select(_p.c.doc_id)
         names = func.lower(_d.c.name + " " + _d.c.source)
-        placed = (names.like("%.pdf%") | names.like("%.txt%") | names.like("%.md%") | names.like("%.markdown%"))
+        placed = or_(*(names.like(f"%{suffix}%") for suffix in PLACED_SUFFIXES))
         pdfs = self.db.rows(select(_d.c.name).where(placed, ~names.like("%.jsonl%"), _d.c.status == "processed",
                                                     _d.c.doc_id.not_in(with_places)).order_by(_d.c.name))
         unknown = select(s.chunks.c.doc_id).where(s.chunks.c.start_char < 0).distinct()
