@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
+LOOSE_WORDS = 5  # the fewest first words that place a quoted sentence whose later words differ from the text
 HEADING_CHARS = 60  # a section heading in a citation is cut to this many characters
 
 
@@ -203,8 +204,28 @@ def quote_where(positions: Optional[DocPositions], chunk_start: int, chunk_text:
         return Where()
     start, end = locate(chunk_text, quote)
     if start < 0:
+        start, end = locate_head(chunk_text, quote)
+    if start < 0:
         return where_of(positions, chunk_start, len(chunk_text))
     return where_of(positions, chunk_start + start, end - start)
+
+
+def locate_head(text: str, quote: str) -> tuple[int, int]:
+    """Where a quoted sentence whose characters differ from ``text`` starts: its word tokens in order
+    with only non-word characters between (``_you_`` is ``you``), all of them when they match (however
+    few), else the longest run of its first ones (``LOOSE_WORDS`` at least); ``end`` is the match's end
+    when all matched, else the start plus the quote's length, capped. A stored sentence drops markup the text
+    keeps (Gutenberg's ``_emphasis_``, ``{<object definition>}`` read as ``{}``, ``<https://…>``), so
+    ``locate`` misses it and the citation fell back to the whole chunk's pages. ``(-1, -1)`` when even
+    the shortest run is absent."""
+    tokens = re.findall(r"[^\W_]+", quote)
+    for size in [len(tokens)] + list(range(min(len(tokens) - 1, LOCATE_WORDS), LOOSE_WORDS - 1, -1)):
+        if not size:
+            break
+        match = re.search(r"[\W_]*".join(re.escape(w) for w in tokens[:size]), text)
+        if match is not None:
+            return match.start(), match.end() if size == len(tokens) else min(len(text), match.start() + len(quote))
+    return -1, -1
 
 
 _CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|chunk\s+(\d+)"
@@ -303,9 +324,9 @@ def quoted_before(text: str) -> list[tuple[str, str, str]]:
 
 def quote_candidates(segment: str) -> list[str]:
     """The quoted sentence of an answer line, longest first: the whole segment, then what follows a
-    label (``- chunk #2: …``) or a path hop's opening bracket (``—[…``)."""
+    label (``- chunk #2: …``, ``- Ebenezer Scrooge — …``) or a path hop's opening bracket (``—[…``)."""
     out = [segment.strip()]
-    for mark in (": ", "\u2014["):
+    for mark in (": ", "\u2014[", " \u2014 "):
         at = segment.find(mark)
         if at >= 0:
             out.append(segment[at + len(mark):].strip())
