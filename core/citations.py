@@ -4,10 +4,13 @@ A document with pages (a PDF) keeps, per page, the offset where that page starts
 text (``SourceDocument.page_starts``, stored in ``doc_positions``). A chunk is an exact substring of its
 document (``Chunk.start_char``), so its pages are the pages its first and last character fall on.
 Formats without pages keep other positions in the same table: the offset of each section heading
-(DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and of each line
-(text and Markdown: kind ``line``). A citation names the most precise place known: ``p. 12``, else
-``§ Heading`` (the section the span starts in), else ``l. 40`` / ``ll. 40–52``, else ``chunk n``
-(JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
+(DOCX, HTML, Markdown: kind ``section``, the heading read back from the stored text) and, for text and
+Markdown, one ``line`` row that says the document is cited by line (line 1 starts at 0; every other
+line start is computed from the stored text when it is read, not stored). An HTML or DOCX file in which no
+heading was found keeps one ``kept`` row, so it is not taken for a file indexed before positions were
+kept. A citation names the most
+precise place known: ``p. 12``, else ``§ Heading`` (the section the span starts in), else ``l. 40`` /
+``ll. 40–52``, else ``chunk n`` (JSONL records, LightRAG imports, spans before the first heading of an HTML/DOCX file, unknown offsets).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
+LOOSE_WORDS = 5  # the fewest first words that place a quoted sentence whose later words differ from the text
 HEADING_CHARS = 60  # a section heading in a citation is cut to this many characters
 
 
@@ -27,9 +31,10 @@ class DocPositions:
     pages: Sequence[int] = ()
     sections: Sequence[tuple[int, str]] = ()
     lines: Sequence[int] = ()
+    kept: bool = False  # positions were looked for when the file was parsed, even where none were found
 
     def __bool__(self) -> bool:
-        return bool(self.pages or self.sections or self.lines)
+        return bool(self.pages or self.sections or self.lines or self.kept)
 
 
 class Where(NamedTuple):
@@ -57,13 +62,19 @@ def line_starts(text: str) -> list[int]:
     return [0] + [m.end() for m in re.finditer("\n", text) if m.end() < len(text)]
 
 
+SECTIONED_SUFFIXES = (".html", ".htm", ".docx")  # formats whose loaders look for section headings only
+
+
 def source_positions(doc_id: str, source: Any) -> list[tuple[str, str, list[int]]]:
     """``(doc_id, kind, starts)`` to store for a loaded document (``core.types.SourceDocument``): its
-    pages, its section headings, and the start of each of its lines when it is cited by line."""
+    pages, its section headings, one ``line`` row (line 1 at 0) when it is cited by line (the other
+    lines are computed from the stored text on read)."""
     out = [(doc_id, kind, list(starts)) for kind, starts in (("page", source.page_starts),
                                                             ("section", source.section_starts)) if starts]
     if source.by_line and source.text:
-        out.append((doc_id, "line", line_starts(source.text)))
+        out.append((doc_id, "line", [0]))
+    if not out and str(source.source or source.name).lower().endswith(SECTIONED_SUFFIXES):
+        out.append((doc_id, "kept", [0]))
     return out
 
 
@@ -88,7 +99,7 @@ def page_of(page_starts: Sequence[int], offset: int) -> Optional[int]:
     """The 1-based page holding character ``offset`` of the text (None: no pages or unknown offset)."""
     if not page_starts or offset < 0:
         return None
-    return max(1, bisect_right(list(page_starts), offset))
+    return max(1, bisect_right(page_starts, offset))  # any sorted sequence: a document's lines are not copied
 
 
 def page_range(page_starts: Sequence[int], start_char: int, length: int) -> tuple[Optional[int], Optional[int]]:
@@ -193,8 +204,28 @@ def quote_where(positions: Optional[DocPositions], chunk_start: int, chunk_text:
         return Where()
     start, end = locate(chunk_text, quote)
     if start < 0:
+        start, end = locate_head(chunk_text, quote)
+    if start < 0:
         return where_of(positions, chunk_start, len(chunk_text))
     return where_of(positions, chunk_start + start, end - start)
+
+
+def locate_head(text: str, quote: str) -> tuple[int, int]:
+    """Where a quoted sentence whose characters differ from ``text`` starts: its word tokens in order
+    with only non-word characters between (``_you_`` is ``you``), all of them when they match (however
+    few), else the longest run of its first ones (``LOOSE_WORDS`` at least); ``end`` is the match's end
+    when all matched, else the start plus the quote's length, capped. A stored sentence drops markup the text
+    keeps (Gutenberg's ``_emphasis_``, ``{<object definition>}`` read as ``{}``, ``<https://…>``), so
+    ``locate`` misses it and the citation fell back to the whole chunk's pages. ``(-1, -1)`` when even
+    the shortest run is absent."""
+    tokens = re.findall(r"[^\W_]+", quote)
+    for size in [len(tokens)] + list(range(min(len(tokens) - 1, LOCATE_WORDS), LOOSE_WORDS - 1, -1)):
+        if not size:
+            break
+        match = re.search(r"[\W_]*".join(re.escape(w) for w in tokens[:size]), text)
+        if match is not None:
+            return match.start(), match.end() if size == len(tokens) else min(len(text), match.start() + len(quote))
+    return -1, -1
 
 
 _CITED = re.compile(r"\[([^\[\]\n]{1,200}?),\s*(?:(pp?)\.\s*(\d+)(?:\s*[\u2013-]\s*(\d+))?|chunk\s+(\d+)"
@@ -293,9 +324,9 @@ def quoted_before(text: str) -> list[tuple[str, str, str]]:
 
 def quote_candidates(segment: str) -> list[str]:
     """The quoted sentence of an answer line, longest first: the whole segment, then what follows a
-    label (``- chunk #2: …``) or a path hop's opening bracket (``—[…``)."""
+    label (``- chunk #2: …``, ``- Ebenezer Scrooge — …``) or a path hop's opening bracket (``—[…``)."""
     out = [segment.strip()]
-    for mark in (": ", "\u2014["):
+    for mark in (": ", "\u2014[", " \u2014 "):
         at = segment.find(mark)
         if at >= 0:
             out.append(segment[at + len(mark):].strip())

@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from core.citations import citation_body, locate, quote_candidates, quote_where, where_of
+from core.citations import citation_body, locate, locate_head, quote_candidates, quote_where, where_of
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
@@ -51,6 +51,8 @@ def char_boxes(data: bytes, page_no: int, quote: str) -> tuple[list[Box], float,
         textpage = page.get_textpage()
         text = textpage.get_text_range()
         start, end = locate(text, quote)
+        if start < 0:  # a stored sentence without the markup the page keeps: placed by its first words
+            start, end = locate_head(text, quote)
         boxes: list[Box] = []
         if start >= 0:
             for i in range(start, min(end, textpage.count_chars())):
@@ -151,6 +153,8 @@ def source_view(ws: Workspace, chunk_id: str, quote: str = "") -> Optional[Sourc
         view.note = (view.note + " " if view.note else "") + "The chunk's place in the document is not known."
         return view
     span_start, span_end = locate(chunk.text, quote) if quote.strip() else (0, len(chunk.text))
+    if span_start < 0 and quote.strip():
+        span_start, span_end = locate_head(chunk.text, quote)
     if span_start < 0:
         span_start, span_end = 0, len(chunk.text)
     view.html = marked_text(text, start + span_start, start + span_end)

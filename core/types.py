@@ -27,7 +27,7 @@ class SourceDocument:
     source: str = ""
     page_starts: tuple[int, ...] = ()  # PDF: offset in ``text`` where each page (1-based order) starts
     section_starts: tuple[int, ...] = ()  # DOCX, HTML, Markdown: offset of each section heading in ``text``
-    by_line: bool = False  # text, Markdown: cited by line (each line's offset is stored at indexing)
+    by_line: bool = False  # text, Markdown: cited by line (line starts computed from the stored text)
     original: bytes = field(default=b"", repr=False)  # PDF: the uploaded file, kept for the source viewer
 
 

@@ -23,6 +23,7 @@ from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import edit_question_view  # noqa: E402
+from ui import evidence_links  # noqa: E402
 from ui import ppr_view  # noqa: E402
 from ui import provenance  # noqa: E402
 from ui import results_view as rv  # noqa: E402
@@ -113,6 +114,11 @@ def render_header(last: dict, result: RetrievalResult) -> None:
         st.caption("Overrides used: " + ", ".join(f"{k} = {v}" for k, v in last["overrides"].items()))
 
 
+def _opener(ws: Any, kind: str, items: list[Any]) -> Any:
+    """A table's row handler: the selected row opens its source in the Source viewer (no workspace: none)."""
+    return None if ws is None else (lambda event: evidence_links.open_row(ws, kind, items, event))
+
+
 def render_tabs(result: RetrievalResult, ws: Any = None) -> None:
     """Tables, paths, tree trace, context and timings, one tab each (an imported graph's tables also say
     where each entity and relation came from)."""
@@ -125,20 +131,23 @@ def render_tabs(result: RetrievalResult, ws: Any = None) -> None:
             ws, [(r.source_key, r.target_key) for r in result.relations], relations=True)):
         relations["origin"] = origins
     with tabs["Entities"]:
-        rv.show_table(entities, "inspect_entities", f"{result.mode} retrieved no entities.")
+        rv.show_table(entities, "inspect_entities", f"{result.mode} retrieved no entities.",
+                      on_row=_opener(ws, "entity", result.entities))
     with tabs["Relations"]:
-        rv.show_table(relations, "inspect_relations", f"{result.mode} retrieved no relations.")
+        rv.show_table(relations, "inspect_relations", f"{result.mode} retrieved no relations.",
+                      on_row=_opener(ws, "relation", result.relations))
     with tabs["Paths"]:
-        rv.render_paths(result, "inspect")
+        rv.render_paths(result, "inspect", on_row=_opener(ws, "path", result.paths))
     with tabs["Tree trace"]:
         rv.render_tree_trace(result, "inspect")
     with tabs["Chunks"]:
         ppr_view.render_ppr(result, "inspect")  # ppr only: seeds, top entities by mass, why each chunk ranked
-        rv.show_table(rv.chunks_frame(result), "inspect_chunks", f"{result.mode} retrieved no chunks.")
+        rv.show_table(rv.chunks_frame(result), "inspect_chunks", f"{result.mode} retrieved no chunks.",
+                      on_row=_opener(ws, "chunk", result.chunks))
     with tabs["Summaries"]:
         msg = "Only the tree mode retrieves summary-tree nodes." if result.mode != "tree" else \
             "The tree mode answered from chunks (local branch), not from summaries."
-        rv.show_table(rv.summaries_frame(result), "inspect_summaries", msg)
+        rv.show_table(rv.summaries_frame(result), "inspect_summaries", msg, on_row=_opener(ws, "summary", result.summaries))
     with tabs["Context"]:
         st.caption(f"The exact context given to the answer step: {result.context_tokens:,} tokens (cl100k), "
                    f"{len(result.context_text):,} characters.")

@@ -129,3 +129,65 @@ def test_a_section_citation_opens_the_markdown_text_with_the_sentence_marked(tab
     assert MOORING[:40] in " ".join(mark.inner_text().split())
     tab.screenshot(path=str(ARTIFACTS / "citation-markdown-viewer.png"))
     assert not _leaving(tab), _leaving(tab)
+
+
+def _grid_cells(frame) -> list[list[str]]:
+    """The rows of a dataframe as its accessible table lists them (header first)."""
+    return frame.evaluate("f => [...f.querySelectorAll('tr')].map(r => [...r.querySelectorAll('td, th')]"
+                          ".map(c => c.innerText.trim()))")
+
+
+def _select_row(tab, frame, row: int) -> None:
+    """Tick the selection box at the left of data row ``row`` (0-based) of a dataframe drawn on a canvas."""
+    frame.scroll_into_view_if_needed()
+    box = frame.bounding_box()
+    tab.mouse.click(box["x"] + 16, box["y"] + 35 * (row + 1) + 17)
+
+
+@pytest.mark.timeout(1200)
+def test_an_inspect_table_row_opens_its_source_at_the_span(tab) -> None:
+    """Selecting an entity row of Inspect's entity table named in the fact's sentence (only on page 3) opens the viewer at page 3 with that sentence boxed; a chunk row opens that chunk; back on Inspect the page stays (no bounce)."""
+    open_page(tab, "Inspect", "Inspect one mode")
+    tab.get_by_role("combobox", name="Mode").click()
+    tab.get_by_role("option", name="hybrid", exact=True).click()
+    idle(tab)
+    tab.get_by_label("Question", exact=True).fill("Who kept the Skerry Point lamp lit through the great storm of 1907?")
+    tab.get_by_role("button", name="Run", exact=True).click()
+    tab.get_by_role("heading", name="Result of hybrid").first.wait_for(timeout=INDEX_TIMEOUT_MS)
+    idle(tab)
+    tab.get_by_role("tab", name="Entities", exact=True).click()
+    idle(tab)
+    frame = tab.locator('[role="tabpanel"]:visible [data-testid="stDataFrame"]').first
+    frame.wait_for(timeout=60_000)
+    frame.scroll_into_view_if_needed()
+    tab.wait_for_function("f => f.querySelectorAll('tr').length > 1", arg=frame.element_handle(), timeout=60_000)
+    rows = _grid_cells(frame)[1:]  # the columns in view: rank, name, …
+    on_page_3 = [n for n, row in enumerate(rows) if len(row) > 1 and row[1] and row[1] in FACT]
+    assert on_page_3, rows  # an entity of the fact's sentence (Skerry Point, Marta Quill): only on page 3
+    name = rows[on_page_3[0]][1]
+    _select_row(tab, frame, on_page_3[0])
+    tab.get_by_role("heading", name="Source viewer").first.wait_for(timeout=120_000)
+    idle(tab)
+    tab.get_by_text("facts.pdf, p. 3", exact=True).first.wait_for(timeout=60_000)
+    quote = tab.get_by_label("Sentence to highlight (optional; default: the whole chunk)").input_value()
+    assert name in quote and "Marta Quill" in quote, (name, quote)  # the sentence naming the row's entity
+    png = tab.locator('[data-testid="stImage"] img').first.screenshot()
+    (ARTIFACTS / "citation-inspect-row-viewer.png").write_bytes(png)
+    assert yellow_pixels(png) > 500, "no highlight box for the entity row's sentence"
+
+    open_page(tab, "Inspect", "Inspect one mode")
+    idle(tab)
+    tab.wait_for_timeout(1500)
+    assert tab.get_by_role("heading", name="Source viewer").count() == 0  # the old selection does not re-open
+    tab.get_by_role("tab", name="Chunks", exact=True).click()
+    idle(tab)
+    frame = tab.locator('[role="tabpanel"]:visible [data-testid="stDataFrame"]').first
+    frame.wait_for(timeout=60_000)
+    frame.scroll_into_view_if_needed()
+    tab.wait_for_function("f => f.querySelectorAll('tr').length > 1", arg=frame.element_handle(), timeout=60_000)
+    document = _grid_cells(frame)[1][1]  # rank, document, …: the top chunk's document
+    _select_row(tab, frame, 0)
+    tab.get_by_role("heading", name="Source viewer").first.wait_for(timeout=120_000)
+    idle(tab)
+    tab.get_by_text(re.compile(rf"^{re.escape(document)}, (p\.|pp\.|\u00a7|chunk) ")).first.wait_for(timeout=60_000)
+    assert not _leaving(tab), _leaving(tab)

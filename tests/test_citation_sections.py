@@ -263,3 +263,87 @@ def test_every_citation_link_opens_the_viewer_at_its_sentence(mixed_ws) -> None:
             assert written == f"[{view.cited}]", (mode, written, view.cited)
             opened += 1
     assert opened >= 8
+
+
+def test_lines_are_computed_from_the_stored_text_not_stored_one_row_each(tmp_path) -> None:
+    """A text file cited by line stores one ``line`` row, whatever its length; its line starts are
+    computed from the stored text on read. Rows of the older layout (one per line, here at wrong
+    offsets) are ignored by the read, and the schema 10 upgrade deletes them."""
+    import sqlite3
+
+    from conftest import HashEmbedder
+
+    from core.citations import line_starts
+    from core.indexing.pipeline import register_documents
+    from core.loaders import load_bytes
+    from core.storage.position_rows import LINE_STARTS
+    from core.workspace import Workspace
+
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    lamps = load_bytes("lamps.txt", text_doc())[0]
+    with ws.writer():
+        register_documents(ws, lamps, [])
+    doc_id = ws.records.documents()[0].doc_id
+    truth = line_starts(lamps[0].text)
+    assert len(truth) == 60 and list(ws.records.positions([doc_id])[doc_id].lines) == truth
+    with ws.writer(), ws.records.unit_of_work():
+        ws.records.set_positions(doc_id, "line", truth)  # a caller handing every start: one row kept
+    ws.close()
+    db = sqlite3.connect(tmp_path / "ws" / "ragscope.sqlite3")
+    assert db.execute("SELECT count(*), max(ord) FROM doc_positions WHERE kind = 'line'").fetchone() == (1, 1)
+    with db:  # the layout before version 10: a row per line (wrong offsets, so reading them would show)
+        db.executemany("INSERT INTO doc_positions VALUES (?, 'line', ?, ?)", [(doc_id, n, n * 3) for n in range(2, 61)])
+    LINE_STARTS.clear()  # nothing remembered: the text is read again
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    assert list(ws.records.positions([doc_id])[doc_id].lines) == truth  # old rows ignored (schema current)
+    ws.close()
+    with db:
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    try:
+        assert db.execute("SELECT count(*) FROM doc_positions WHERE kind = 'line'").fetchone() == (1,)
+        assert list(ws.records.positions([doc_id])[doc_id].lines) == truth
+    finally:
+        ws.close()
+        db.close()
+
+
+def test_html_and_docx_without_headings_are_not_taken_for_files_indexed_before_positions(tmp_path) -> None:
+    """An HTML or DOCX file without a heading has no section to store: it gets one ``kept`` row, so the
+    gaps message does not ask to re-add it, and a no-op re-index stays a no-op. Without that row (a
+    file indexed before positions were kept) it is named, and adding it again records the row."""
+    import docx
+    from conftest import HashEmbedder
+
+    from core.api import position_gaps
+    from core.auth import LOCAL_ADMIN
+    from core.indexing.pipeline import nothing_to_index, process_pending, register_documents
+    from core.loaders import load_bytes
+    from core.workspace import Workspace
+
+    word = docx.Document()
+    word.add_paragraph("A memo without any heading says that the ferry leaves at noon.")
+    out = io.BytesIO()
+    word.save(out)
+    page = b"<html><body><p>A page without any heading says that the tide turns at six.</p></body></html>"
+    docs = load_bytes("memo.docx", out.getvalue())[0] + load_bytes("tide.html", page)[0]
+    assert all(not d.section_starts and not d.page_starts and not d.by_line for d in docs)
+    ws = Workspace(tmp_path / "ws", embedder=HashEmbedder())
+    try:
+        with ws.writer():
+            register_documents(ws, docs, [])
+            process_pending(ws)
+        ids = [d.doc_id for d in ws.records.documents()]
+        stored = ws.records.positions(ids)
+        assert len(stored) == 2 and all(p.kept and not p.sections for p in stored.values())
+        assert position_gaps(LOCAL_ADMIN, ws) == "" and nothing_to_index(ws, docs)
+        with ws.writer(), ws.records.unit_of_work():
+            for doc_id in ids:
+                ws.records.set_positions(doc_id, "kept", [])  # as indexed before positions were kept
+        gaps = position_gaps(LOCAL_ADMIN, ws)
+        assert "memo.docx" in gaps and "tide.html" in gaps and not nothing_to_index(ws, docs)
+        with ws.writer():
+            assert register_documents(ws, docs, []).new_documents == 0
+        assert position_gaps(LOCAL_ADMIN, ws) == "" and nothing_to_index(ws, docs)
+    finally:
+        ws.close()

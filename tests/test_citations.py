@@ -424,3 +424,27 @@ def test_typographic_quotes_match_plain_ones() -> None:
 
     text = "He was going to say 'to a shade,' but stopped."
     assert locate(text, "He was going to say \u2018to a shade,\u2019 but stopped.") == (0, len(text))
+
+
+def test_a_quoted_sentence_whose_markup_was_dropped_is_cited_at_its_own_page() -> None:
+    """A stored sentence drops markup its text keeps (``{<object definition>}`` → ``{}``): ``locate`` does
+    not find it, and the citation named the whole chunk's pages (pp. 1–3 here). Its first words place
+    it on page 2, where it is."""
+    from core.citations import DocPositions, locate, quote_where
+
+    pages = ["Page one text about tags. " * 8, "The grammar is below: name {<object definition>} DEFINITIONS TAGS ::= BEGIN\n",
+             "Page three text about values. " * 8]
+    text = "\n\n".join(pages)
+    starts = [0, len(pages[0]) + 2, len(pages[0]) + len(pages[1]) + 4]
+    quote = "The grammar is below: name {} DEFINITIONS TAGS ::= BEGIN"
+    assert locate(text, quote) == (-1, -1)
+    where = quote_where(DocPositions(pages=starts), 0, text, quote)
+    assert (where.page_start, where.page_end) == (2, 2)
+    assert quote_where(DocPositions(pages=starts), 0, text, "Nothing of this is on any page").page_end == 3  # the chunk
+
+
+def test_an_answer_line_labelled_with_a_name_and_a_dash_yields_its_sentence() -> None:
+    from core.citations import quote_candidates
+
+    found = quote_candidates("Ebenezer Scrooge \u2014 It opened; and a little girl came darting in.")
+    assert found[-1] == "It opened; and a little girl came darting in."

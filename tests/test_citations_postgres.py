@@ -2,7 +2,8 @@
 real server started by ``scripts/start-postgres.sh`` (``tests/postgres_fixture.py``). A PDF keeps its
 pages and its uploaded file (``doc_files.data``, BYTEA) and opens in the source viewer with the cited
 sentence boxed; Markdown keeps its sections (headings read back with ``substr`` on the stored text)
-and lines; chunk spans wiped and the schema set back are recovered on open; deleting a document
+and lines (one row; the line starts computed from the stored text, the older one-row-per-line layout
+deleted by the upgrade); chunk spans wiped and the schema set back are recovered on open; deleting a document
 deletes its positions and its file."""
 from __future__ import annotations
 
@@ -80,9 +81,14 @@ def test_positions_originals_and_span_recovery_on_postgres(tmp_path, pg_store) -
         conn.execute("UPDATE chunks SET start_char = -1")
         conn.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
         conn.execute("UPDATE ragscope_schema SET version = 7")  # where PostgreSQL keeps its version
+        conn.execute("INSERT INTO doc_positions (doc_id, kind, ord, start_char) SELECT doc_id, 'line', g, g * 7 "
+                      "FROM doc_positions, generate_series(2, 40) AS g WHERE kind = 'line'")  # rows of one per line
     ws = _open(tmp_path / "ws", pg_store)
     try:
         assert {c.chunk_id: c.start_char for d in ids for c in ws.records.chunks_of(d)} == truth
+        with psycopg.connect(pg_store) as conn:  # the upgrade to 10 keeps one line row per document
+            assert conn.execute("SELECT count(*), max(ord) FROM doc_positions WHERE kind = 'line'").fetchone() == (2, 1)
+        assert list(ws.records.positions(ids)[docs["lamps.txt"].doc_id].lines) == line_starts(sources["lamps.txt"].text)
         assert position_gaps(LOCAL_ADMIN, ws) == ""
         with psycopg.connect(pg_store) as conn:
             assert conn.execute("SELECT max(version) FROM ragscope_schema").fetchone()[0] == SCHEMA_VERSION

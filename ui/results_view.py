@@ -214,14 +214,22 @@ def table_height(rows: int) -> int:
     return 35 * (rows + 1) + 3
 
 
-def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal["auto"] = "auto") -> None:
-    """A dataframe (text is never interpreted), or an info line when it is empty."""
+def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal["auto"] = "auto",
+               on_row: Optional[Any] = None) -> None:
+    """A dataframe (text is never interpreted), or an info line when it is empty. With ``on_row`` a
+    row can be selected (single row) and ``on_row(selection event)`` is called after the rerun."""
     if frame.empty:
         st.info(empty)
-    else:
-        st.dataframe(frame, hide_index=True, key=key, height=height,
-                     column_config={"score": st.column_config.NumberColumn(format="%.4f"),
-                                    "reliability": st.column_config.NumberColumn(format="%.4f")})
+        return
+    config = {"score": st.column_config.NumberColumn(format="%.4f"),
+              "reliability": st.column_config.NumberColumn(format="%.4f")}
+    if on_row is None:
+        st.dataframe(frame, hide_index=True, key=key, height=height, column_config=config)
+        return
+    st.caption("Select a row (the box at its left) to open its source in the Source viewer, the span highlighted.")
+    event = st.dataframe(frame, hide_index=True, key=key, height=height, column_config=config,
+                         on_select="rerun", selection_mode="single-row")
+    on_row(event)
 
 
 # --- composite views -----------------------------------------------------------------------
@@ -297,15 +305,16 @@ def path_resource_figure(path: PathHit, rank: int) -> go.Figure:
     return fig
 
 
-def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3) -> None:
-    """The path table and one resource bar chart per path."""
+def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3, on_row: Optional[Any] = None) -> None:
+    """The path table (``on_row``: see ``show_table``) and one resource bar chart per path."""
     if not result.paths:
         mode = shown_mode(result)  # an auto result is judged by the mode it ran
         msg = "No path connected the retrieved nodes within the hop limit." if mode == "path" \
             else f"The {mode} mode does not build paths (the path mode does)."
         st.info(msg)
         return
-    show_table(paths_frame(result), f"{key_prefix}_paths_table", "", height=table_height(min(len(result.paths), 15)))
+    show_table(paths_frame(result), f"{key_prefix}_paths_table", "", height=table_height(min(len(result.paths), 15)),
+               on_row=on_row)
     st.caption("Reliability = sum of S over the path's nodes / number of edges. The prompt lists paths from "
                "least to most reliable.")
     for i, path in enumerate(result.paths):

@@ -59,15 +59,15 @@ def _named(names: list[str]) -> str:
 @requires(Role.viewer)
 def position_gaps(principal: Principal, ws: Workspace) -> str:
     """What citations cannot say about this workspace's documents, as one message ("" when nothing):
-    the PDF, text and Markdown documents indexed before page or line positions were kept (their citations
-    name chunks until the same file is added again, which reads the positions without re-embedding
-    anything; DOCX and HTML files get their sections the same way), and the documents with a
-    chunk whose place in the text was not found (that chunk is cited by number)."""
+    the PDF, text, Markdown, HTML and DOCX documents indexed before page, section or line positions were
+    kept (their citations name chunks until the same file is added again, which reads the positions
+    without re-embedding anything; an HTML or DOCX file parsed since, even without headings, is not
+    named), and the documents with a chunk whose place in the text was not found (cited by number)."""
     pdfs, spans = ws.records.position_gaps()
     parts = []
     if pdfs:
-        parts.append(f"{len(pdfs)} PDF, text or Markdown document(s) were indexed before page, section and line "
-                     f"positions were kept, so their citations name chunks, not pages or lines: {_named(pdfs)}. Add the "
+        parts.append(f"{len(pdfs)} PDF, text, Markdown, HTML or DOCX document(s) were indexed before page, section and line "
+                     f"positions were kept, so their citations name chunks, not pages, sections or lines: {_named(pdfs)}. Add the "
                      "same files again (Documents page or `python -m core index`) to read their positions; nothing "
                      "is re-embedded.")
     if spans:

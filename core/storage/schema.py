@@ -25,17 +25,18 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from sqlalchemy import (REAL, BigInteger, Column, Connection, Dialect, Identity, Index, Integer, LargeBinary,
-                        MetaData, PrimaryKeyConstraint, Table, Text, bindparam, inspect, select, text, update)
+                        MetaData, PrimaryKeyConstraint, Table, Text, bindparam, delete, inspect, select, text, update)
 from sqlalchemy.dialects.postgresql import DOUBLE_PRECISION
 from sqlalchemy.schema import CreateColumn
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-SCHEMA_VERSION = 9  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
+SCHEMA_VERSION = 10  # 3: annotation tables; 4: indexes on the second endpoint of relations and mention edges;
 # 5: documents_seq (the next sequence number is an index probe, not a scan per registered document);
 # 6: the graph edit log (graph_edits); 7: chunks.start_char and the doc_positions table (pages of a PDF);
 # 8: chunk spans recovered for chunks stored without one (``recover_chunk_spans``); doc_files (a PDF's
 # original bytes, for the source viewer); 9: sentence_vectors (sentence vectors pooled from the chunk-window
-# pass; a workspace without them answers as before, ``repair --sentences`` back-fills them)
+# pass; a workspace without them answers as before, ``repair --sentences`` back-fills them); 10: line starts
+# computed from the stored text on read, the per-line doc_positions rows deleted (``drop_line_rows``)
 
 
 def _plain_number(value: Any) -> Any:
@@ -119,9 +120,9 @@ chunks = Table(
     _int("start_char", -1))  # offset of the chunk in its document's text (-1: not known)
 Index("chunks_doc", chunks.c.doc_id, chunks.c.ord)
 
-# where each page (kind 'page': PDF), section heading ('section': DOCX, HTML, Markdown; the heading is read
-# back from the stored text) and line ('line': text, Markdown) of a document starts in its extracted text,
-# ord 1-based; a document without rows has no known places (JSONL records, imports, or indexed before)
+# where each page (kind 'page': PDF) and section heading ('section': DOCX, HTML, Markdown; the heading is read
+# back from the stored text) of a document starts in its extracted text, ord 1-based; a text or Markdown
+# document cited by line has one 'line' row (line 1 at 0: the other lines are computed from the text on read); a document without rows has no known places (JSONL records, imports, or indexed before)
 doc_positions = Table(
     "doc_positions", metadata,
     _text("doc_id"), _text("kind"), _int("ord"), _int("start_char"),
@@ -290,6 +291,16 @@ def create_or_upgrade(conn: Connection, tables: Optional[tuple[Table, ...]] = No
             index.create(conn, checkfirst=True)
     if chunks in chosen and documents in chosen:
         recover_chunk_spans(conn)
+    if doc_positions in chosen:
+        drop_line_rows(conn)
+
+
+def drop_line_rows(conn: Connection) -> int:
+    """Delete the per-line ``doc_positions`` rows of the layout before version 10 (one row per line,
+    ~84 bytes each), keeping each document's first ``line`` row: it says the document is cited by line,
+    and the line starts are computed from the stored text on read. Returns the rows deleted; idempotent."""
+    return int(conn.execute(delete(doc_positions).where(doc_positions.c.kind == "line", doc_positions.c.ord > 1))
+               .rowcount or 0)
 
 
 RECOVER_BATCH = 200  # documents read at a time by the span recovery

@@ -16,18 +16,17 @@ from typing import Any, Iterable, Iterator, Optional
 
 from sqlalchemy import BindParameter, bindparam, delete, distinct, func, insert, literal, select, update
 
-from core.citations import DocPositions, heading_title
 from core.embeddings import window_id
 from core.storage import schema as s
 from core.storage.edit_rows import EditRows
 from core.storage.graph_rows import GraphRows
+from core.storage.position_rows import PositionRows
 from core.storage.records import DocumentRow, TreeNode
 from core.storage.sql_connection import SqlConnection
 from core.storage.upserts import replace_row
 from core.types import Chunk
 
 BATCH = 900  # keys per IN (...) list
-HEADING_READ = 200  # characters of the stored text read at a section's start for its heading
 
 
 _d, _c, _t, _p, _f = s.documents, s.chunks, s.tree_nodes, s.doc_positions, s.doc_files
@@ -39,13 +38,6 @@ _CHUNKS_OF = _CHUNK.where(_c.c.doc_id == bindparam("doc_id")).order_by(_c.c.ord)
 _CHUNKS_BY_ID = _CHUNK.where(_c.c.chunk_id.in_(bindparam("ids", expanding=True)))
 _CHUNK_PLACES = select(_c.c.chunk_id, _c.c.doc_id, _c.c.ord, _c.c.start_char, func.length(_c.c.text)).where(
     _c.c.chunk_id.in_(bindparam("ids", expanding=True)))
-_PAGE_STARTS = select(_p.c.doc_id, _p.c.start_char).where(
-    _p.c.kind == "page", _p.c.doc_id.in_(bindparam("ids", expanding=True))).order_by(_p.c.doc_id, _p.c.ord)
-_POSITIONS = select(_p.c.doc_id, _p.c.kind, _p.c.start_char).where(
-    _p.c.doc_id.in_(bindparam("ids", expanding=True))).order_by(_p.c.doc_id, _p.c.kind, _p.c.ord)
-_HEADINGS = select(_p.c.doc_id, _p.c.start_char, func.substr(s.documents.c.text, _p.c.start_char + 1, HEADING_READ)).join(
-    s.documents, s.documents.c.doc_id == _p.c.doc_id).where(
-    _p.c.kind == "section", _p.c.doc_id.in_(bindparam("ids", expanding=True))).order_by(_p.c.doc_id, _p.c.ord)
 _TREE = select(_t.c.node_id, _t.c.scope, _t.c.doc_id, _t.c.level, _t.c.ord, _t.c.parent_id, _t.c.child_ids,
                _t.c.leaf_chunk_ids, _t.c.text, _t.c.tokens, _t.c.vector_id)
 _GET_META = select(s.meta.c.value).where(s.meta.c.key == bindparam("key"))
@@ -70,7 +62,7 @@ def _chunk(row: Any) -> Chunk:
     return Chunk(row[0], row[1], row[2], row[3], row[4], row[5], windows=int(row[6]), start_char=int(row[7]))
 
 
-class SqlRecordStore(GraphRows, EditRows):
+class SqlRecordStore(GraphRows, EditRows, PositionRows):
     """The record store over one ``SqlConnection``. Writers wrap their writes in ``unit_of_work()``;
     reads are plain queries."""
 
@@ -182,73 +174,6 @@ class SqlRecordStore(GraphRows, EditRows):
         self.db.execute(_DELETE_DOCUMENT, {"doc": doc_id})
         self.db.execute(delete(_p).where(_p.c.doc_id == _DOC), {"doc": doc_id})
         self.db.execute(delete(_f).where(_f.c.doc_id == _DOC), {"doc": doc_id})
-
-    def set_original(self, doc_id: str, name: str, data: bytes) -> bool:
-        """Keep the uploaded file of ``doc_id`` for the source viewer (replacing any kept one); a file
-        over ``ORIGINAL_MAX_BYTES`` is not kept. Returns whether it was kept."""
-        self.db.execute(delete(_f).where(_f.c.doc_id == _DOC), {"doc": doc_id})
-        if not data or len(data) > s.ORIGINAL_MAX_BYTES:
-            return False
-        self.db.execute(insert(_f), {"doc_id": doc_id, "name": name, "data": bytes(data)})
-        return True
-
-    def original(self, doc_id: str) -> Optional[bytes]:
-        """The kept uploaded file of ``doc_id`` (None: none kept)."""
-        rows = self.db.rows(select(_f.c.data).where(_f.c.doc_id == _DOC), {"doc": doc_id})
-        return bytes(rows[0][0]) if rows else None
-
-    def set_page_starts(self, doc_id: str, starts: Iterable[int]) -> None:
-        """Record where each page (1-based, in order) of ``doc_id`` starts in its text."""
-        self.set_positions(doc_id, "page", starts)
-
-    def set_positions(self, doc_id: str, kind: str, starts: Iterable[int]) -> None:
-        """Record where each ``kind`` (``page``, ``section`` heading or ``line``; 1-based, in order) of
-        ``doc_id`` starts in its text, replacing that kind's earlier rows."""
-        self.db.execute(delete(_p).where(_p.c.doc_id == _DOC, _p.c.kind == bindparam("kind")),
-                        {"doc": doc_id, "kind": kind})
-        rows = [{"doc_id": doc_id, "kind": kind, "ord": n, "start_char": int(at)} for n, at in enumerate(starts, 1)]
-        if rows:
-            self.db.execute_many(insert(_p), rows)
-
-    def page_starts(self, doc_ids: Iterable[str]) -> dict[str, list[int]]:
-        """The page offsets of each of ``doc_ids`` that has pages (documents without pages are absent).
-        One query per ``BATCH`` documents: every retrieval result reads it for the citations of its hits."""
-        ids = list(dict.fromkeys(doc_ids))
-        out: dict[str, list[int]] = {}
-        for start in range(0, len(ids), BATCH):
-            for doc_id, at in self.db.rows(_PAGE_STARTS, {"ids": ids[start:start + BATCH]}):
-                out.setdefault(doc_id, []).append(int(at))
-        return out
-
-    def positions(self, doc_ids: Iterable[str]) -> dict[str, DocPositions]:
-        """The pages, sections (with their headings, read from the stored text) and lines of each of
-        ``doc_ids`` that has any (documents without positions are absent). Two queries per ``BATCH``
-        documents (positions, then the headings of those with sections): every answer reads it."""
-        ids = list(dict.fromkeys(doc_ids))
-        found: dict[str, dict[str, list[int]]] = {}
-        heads: dict[str, list[tuple[int, str]]] = {}
-        for start in range(0, len(ids), BATCH):
-            for doc_id, kind, at in self.db.rows(_POSITIONS, {"ids": ids[start:start + BATCH]}):
-                found.setdefault(str(doc_id), {}).setdefault(str(kind), []).append(int(at))
-        sectioned = [d for d, kinds in found.items() if kinds.get("section")]
-        for start in range(0, len(sectioned), BATCH):
-            for doc_id, at, text in self.db.rows(_HEADINGS, {"ids": sectioned[start:start + BATCH]}):
-                heads.setdefault(str(doc_id), []).append((int(at), heading_title(str(text or ""))))
-        return {d: DocPositions(kinds.get("page", []), heads.get(d, []), kinds.get("line", []))
-                for d, kinds in found.items()}
-
-    def position_gaps(self) -> tuple[list[str], list[str]]:
-        """Names of the indexed PDF, text and Markdown documents without page or line positions
-        (indexed before they were kept), and of the documents with a chunk whose span is unknown (not
-        found in the document's text)."""
-        with_places = select(_p.c.doc_id).where(_p.c.kind.in_(("page", "line")))
-        names = func.lower(_d.c.name + " " + _d.c.source)
-        placed = (names.like("%.pdf%") | names.like("%.txt%") | names.like("%.md%") | names.like("%.markdown%"))
-        pdfs = self.db.rows(select(_d.c.name).where(placed, ~names.like("%.jsonl%"), _d.c.status == "processed",
-                                                    _d.c.doc_id.not_in(with_places)).order_by(_d.c.name))
-        unknown = select(_c.c.doc_id).where(_c.c.start_char < 0).distinct()
-        spans = self.db.rows(select(_d.c.name).where(_d.c.doc_id.in_(unknown)).order_by(_d.c.name))
-        return [str(r[0]) for r in pdfs], [str(r[0]) for r in spans]
 
     def delete_load_failure(self, name: str) -> None:
         """Drop the placeholder row of a file that failed to load (it has no content) named ``name``."""
