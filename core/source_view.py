@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 CONTEXT_CHARS = 700  # characters of text shown on each side of the span (formats without pages)
 SCALE = 1.5  # pixels per PDF point of the rendered page
+MAX_QUOTE_CHARS = 2000  # the longest sentence to highlight that is looked for (the page's box holds as many)
 Box = tuple[float, float, float, float]  # left, top, right, bottom in pixels of the rendered page
 
 
