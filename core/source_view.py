@@ -16,14 +16,13 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from core.citations import citation_body, locate, quote_candidates, quote_where, where_of
+from core.citations import MAX_QUOTE_CHARS, citation_body, locate, quote_candidates, quote_where, where_of
 
 if TYPE_CHECKING:
     from core.workspace import Workspace
 
 CONTEXT_CHARS = 700  # characters of text shown on each side of the span (formats without pages)
 SCALE = 1.5  # pixels per PDF point of the rendered page
-MAX_QUOTE_CHARS = 2000  # the longest sentence to highlight that is looked for (the page's box holds as many)
 Box = tuple[float, float, float, float]  # left, top, right, bottom in pixels of the rendered page
 
 

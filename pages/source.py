@@ -16,8 +16,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api  # noqa: E402
-from core.citations import hit_citation  # noqa: E402
-from core.source_view import MAX_QUOTE_CHARS  # noqa: E402
+from core.citations import MAX_QUOTE_CHARS, hit_citation  # noqa: E402
 from ui import state  # noqa: E402
 from ui.errors import escape_markdown, show_errors  # noqa: E402
 
