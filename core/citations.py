@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 LOCATE_WORDS = 12  # a quoted sentence is found in its chunk by (at most) its first words
 LOOSE_WORDS = 5  # the fewest first words that place a quoted sentence whose later words differ from the text
 HEADING_CHARS = 60  # a section heading in a citation is cut to this many characters
+MAX_QUOTE_CHARS = 2000  # the longest quote the source viewer looks for (its box holds as many; issue 38)
 
 
 @dataclass(frozen=True)

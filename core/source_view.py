@@ -16,7 +16,7 @@ import io
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Optional
 
-from core.citations import citation_body, locate, locate_head, quote_candidates, quote_where, where_of
+from core.citations import MAX_QUOTE_CHARS, citation_body, locate, locate_head, quote_candidates, quote_where, where_of
 
 if TYPE_CHECKING:
     from core.workspace import Workspace

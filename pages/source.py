@@ -16,7 +16,7 @@ from ui.auth_gate import guard  # noqa: E402
 guard()  # the refusal / sign-in page unless this session may open it (app.py gates first)
 
 from core import api  # noqa: E402
-from core.citations import hit_citation  # noqa: E402
+from core.citations import MAX_QUOTE_CHARS, hit_citation  # noqa: E402
 from ui import state  # noqa: E402
 from ui.errors import escape_markdown, show_errors  # noqa: E402
 
@@ -57,7 +57,8 @@ def main() -> None:
     chunk_id = str(st.query_params.get("chunk", "") or "")
     doc = str(st.query_params.get("doc", "") or "")  # a cited answer line whose chunk the answer did not list
     if "quote" in st.query_params and st.query_params.get("quote") != st.session_state.get("source_quote_param"):
-        st.session_state["source_quote_param"] = st.session_state["source_quote"] = str(st.query_params["quote"])
+        st.session_state["source_quote_param"] = str(st.query_params["quote"])
+        st.session_state["source_quote"] = st.session_state["source_quote_param"][:MAX_QUOTE_CHARS]
     if not chunk_id and not doc:
         choices = _compare_choices()
         source = st.radio("Open", ["Evidence of the last Compare run", "A document's chunk"], horizontal=True,
@@ -71,7 +72,7 @@ def main() -> None:
         st.info("No chunk to open: run a question on Compare first, or index a document.")
         return
     quote = st.text_input("Sentence to highlight (optional; default: the whole chunk)", key="source_quote",
-                          max_chars=2000)
+                          max_chars=MAX_QUOTE_CHARS)
     view = None
     with show_errors("Opening the source"):
         view = api.source_view(state.principal(), ws, chunk_id, quote, doc=doc)

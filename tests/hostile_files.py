@@ -3,7 +3,7 @@
 * ``shared_stream_pdf(pages, repeats)`` — a small PDF whose pages all draw one large, highly
   compressible content stream: each page's text extraction interprets the whole stream again.
 * ``expanding_docx(paragraphs)`` — a small DOCX whose ``word/document.xml`` expands hundreds of times.
-* ``spin_loader`` / ``allocate_loader`` / ``sleep_loader`` — loaders that never finish, allocate
+* ``spin_loader`` / ``allocate_loader`` / ``sleep_loader`` (``marked_sleep_loader``: says when it began) — loaders that never finish, allocate
   without end, or block: registered by a test for a made-up extension (``core.parsing.registry``),
   they prove that the worker's CPU, memory and wall-clock limits hold on their own, not only the caps.
   They live in an importable module because the worker imports a loader by its module and name.
@@ -14,6 +14,7 @@ import io
 import time
 import zipfile
 import zlib
+from pathlib import Path
 
 PHRASE = "(Harbour ledger entry ) Tj "
 
@@ -114,5 +115,17 @@ def allocate_loader(name: str, data: bytes, limits: object) -> tuple[list, list]
 
 def sleep_loader(name: str, data: bytes, limits: object) -> tuple[list, list]:
     """Blocks without using CPU (only the wall-clock timeout ends it)."""
+    time.sleep(3600)
+    return [], []
+
+
+def marked_sleep_loader(name: str, data: bytes, limits: object) -> tuple[list, list]:
+    """Writes its process id to the file named by ``data`` (so a test knows parsing has begun, and in
+    which process), then blocks like ``sleep_loader``."""
+    import os
+
+    marker = Path(data.decode("utf-8"))
+    marker.with_suffix(".part").write_text(str(os.getpid()), encoding="utf-8")
+    marker.with_suffix(".part").replace(marker)
     time.sleep(3600)
     return [], []

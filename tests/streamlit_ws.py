@@ -9,6 +9,11 @@ real tab's. No browser is started, so 200 sessions cost the server's work only.
 ``serve_app(data, log)`` starts ``streamlit run app.py`` over a data folder and yields ``(url, pid)``;
 ``rss_mb(pid)`` is the server process's resident memory; ``churn(url, n)`` opens and closes ``n``
 sessions one after the other, going round the app's pages.
+
+``connect(url, cookies)`` opens a tab's websocket as a signed-in browser does (its session cookies, the
+XSRF token Streamlit's frontend sends as the second subprotocol, a same-origin ``Origin``) and
+``run_page(conn, page, query, states)`` sends one rerun with any widget states: a crafted request, the
+way an attacker who scripts the protocol would send it (tests/test_crafted_rerun.py).
 """
 from __future__ import annotations
 
@@ -34,9 +39,11 @@ class SessionError(RuntimeError):
     """The server closed a session early or its script did not finish in time."""
 
 
-def _run(conn, page: str, query: str, states: Sequence[Any], timeout_s: float) -> dict[str, tuple[str, str]]:
+def _run(conn, page: str, query: str, states: Sequence[Any], timeout_s: float,
+         alerts: Optional[list[str]] = None) -> dict[str, tuple[str, str]]:
     """Send one rerun of ``page`` with ``states`` (WidgetState messages) and read until the script
-    finished; returns the widgets it drew, ``{label: (kind, widget id)}``."""
+    finished; returns the widgets it drew, ``{label: (kind, widget id)}``; the texts of the alerts and
+    exceptions it drew are appended to ``alerts``."""
     from streamlit.proto.BackMsg_pb2 import BackMsg
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
@@ -63,9 +70,31 @@ def _run(conn, page: str, query: str, states: Sequence[Any], timeout_s: float) -
             element = msg.delta.new_element
             name = element.WhichOneof("type")
             inner = getattr(element, name) if name else None
+            if alerts is not None and name in ("alert", "exception"):
+                alerts.append(inner.body if name == "alert" else f"{inner.type}: {inner.message}")
             if inner is not None and getattr(inner, "id", "") and hasattr(inner, "label"):
                 widgets.setdefault(inner.label, (name, inner.id))
     raise SessionError(f"{page or 'default page'}: the script did not finish in {timeout_s} s")
+
+
+def run_page(conn: Any, page: str, query: str = "", states: Sequence[Any] = (), timeout_s: float = 300.0,
+             alerts: Optional[list[str]] = None) -> dict[str, tuple[str, str]]:
+    """Send one rerun of ``page`` with the widget states ``states`` on an open connection; returns the
+    widgets that run drew, ``{label: (kind, widget id)}`` (alert texts appended to ``alerts``)."""
+    return _run(conn, page, query, states, timeout_s, alerts)
+
+
+def connect(url: str, cookies: Optional[Mapping[str, str]] = None, timeout_s: float = 300.0) -> Any:
+    """A tab's websocket to the app at ``url`` carrying a browser's ``cookies`` (name -> value): with
+    Streamlit's XSRF cookie among them its value goes as the token, as the frontend sends it."""
+    import websocket  # websocket-client
+
+    ws_url = url.replace("http://", "ws://", 1).rstrip("/") + "/_stcore/stream"
+    cookies = dict(cookies or {})
+    protocols = ["streamlit"] + ([cookies["_streamlit_xsrf"]] if cookies.get("_streamlit_xsrf") else [])
+    header = "; ".join(f"{name}={value}" for name, value in cookies.items())
+    return websocket.create_connection(ws_url, subprotocols=protocols, timeout=timeout_s, origin=url.rstrip("/"),
+                                       cookie=header or None)
 
 
 def open_session(url: str, page: str = "", query: str = "", question: Optional[str] = None,

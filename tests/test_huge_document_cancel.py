@@ -171,21 +171,74 @@ def test_a_cancel_stops_parsing_between_files():
         load_uploads([("a.txt", b"first"), ("b.txt", b"second")])
 
 
-@pytest.mark.slow
-def test_a_cancel_stops_the_parsing_worker_mid_file():
-    register_loader(".sleep", H.sleep_loader, isolated=True)
-    event = threading.Event()
+CANCEL_TO_STOP_S = 5.0  # the parent polls every 0.05 s; killing the worker and reaping it is immediate
+
+
+def _alive(pid: int) -> bool:
     try:
-        timer = threading.Timer(1.0, event.set)
-        started = time.perf_counter()
-        timer.start()
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_a_cancel_stops_the_parsing_worker_mid_file(tmp_path):
+    """Cancel pressed once the worker is inside the file (its loader says so, with its process id; a fixed
+    delay raced the worker's start on a loaded machine): the call ends within seconds, not at the 300-s
+    wall clock, that worker process is gone, and the next file is parsed by a fresh worker."""
+    register_loader(".sleep", H.marked_sleep_loader, isolated=True)
+    event = threading.Event()
+    marker = tmp_path / "inside.pid"
+    pressed: list[float] = []
+
+    def press_cancel_once_inside() -> None:
+        deadline = time.monotonic() + 240  # the worker's start on a loaded machine
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pressed.append(time.perf_counter())
+        event.set()
+
+    presser = threading.Thread(target=press_cancel_once_inside, daemon=True)
+    try:
+        presser.start()
         with cancel_scope(event), pytest.raises(Cancelled, match="parsing"):
-            load_uploads([("stuck.sleep", b"x")], limits=ParseLimits(parse_timeout_s=300))
-        assert time.perf_counter() - started < 30  # not the 300-s wall clock
+            load_uploads([("stuck.sleep", str(marker).encode())], limits=ParseLimits(parse_timeout_s=300))
+        stopped = time.perf_counter()
+        presser.join(10)
+        assert marker.exists(), "the loader never started in the worker"
+        assert stopped - pressed[0] < CANCEL_TO_STOP_S
+        assert not _alive(int(marker.read_text())), "the worker parsing the file was not stopped"
         docs, failures = load_uploads([("after.html", b"<p>still parsed</p>")])
         assert [d.text for d in docs] == ["still parsed"] and not failures  # a fresh worker
     finally:
+        event.set()
         unregister_loader(".sleep")
+
+
+def test_a_cancel_is_honoured_while_waiting_for_a_busy_worker():
+    """Another run's file holds the one worker (its lock): a Cancel of this run ends the wait within
+    seconds instead of after that file's parse (up to its 300-s limit)."""
+    from core.parsing import worker
+
+    event = threading.Event()
+    outcome: list[BaseException] = []
+
+    def parse_while_busy() -> None:
+        try:
+            with cancel_scope(event):
+                load_uploads([("queued.html", b"<p>waits for the worker</p>")])
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            outcome.append(exc)
+
+    with worker._LOCK:  # the worker is busy with someone else's file
+        waiting = threading.Thread(target=parse_while_busy, daemon=True)
+        waiting.start()
+        time.sleep(0.3)
+        event.set()
+        waiting.join(CANCEL_TO_STOP_S)
+        assert not waiting.is_alive(), "the cancelled run still waits for the busy worker"
+    assert len(outcome) == 1 and isinstance(outcome[0], Cancelled), outcome
 
 
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False")

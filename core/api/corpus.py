@@ -82,9 +82,12 @@ def source_view(principal: Principal, ws: Workspace, chunk_id: str, quote: str =
     chunk): a PDF's page rendered with the quote (default: the chunk) highlighted, or the document's
     text around it, escaped, with the span marked. Without a chunk id, the chunk of document ``doc``
     (by name) that holds the quote (an answer line: ``core.citations.quote_candidates``) is opened.
-    The role that may read the workspace's documents may view; nothing is written."""
-    from core.source_view import chunk_of_quote, source_view as view
+    The role that may read the workspace's documents may view; nothing is written. A quote is used up to
+    ``MAX_QUOTE_CHARS`` (the page's own box holds no more; a 2 MB quote crafted into the URL took seconds
+    of the server's CPU to look for)."""
+    from core.source_view import MAX_QUOTE_CHARS, chunk_of_quote, source_view as view
 
+    quote = quote[:MAX_QUOTE_CHARS]
     if not chunk_id and doc:
         chunk_id, quote = chunk_of_quote(ws, doc, quote)
     return view(ws, chunk_id, quote) if chunk_id else None

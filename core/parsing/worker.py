@@ -32,9 +32,10 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Callable, NoReturn, Optional
+from typing import Any, Callable, Iterator, NoReturn, Optional
 
 from core.parsing.limits import LimitExceeded, ParseLimits, number
 from core.parsing.registry import Loader
@@ -238,6 +239,18 @@ def _current(limits: ParseLimits) -> _Worker:
     return worker
 
 
+@contextmanager
+def _turn() -> Iterator[None]:
+    """The worker, once the file before is done: a Cancel of the run is honoured while waiting for it
+    (another run's hostile file may hold the worker for up to its ``parse_timeout_s``)."""
+    while not _LOCK.acquire(timeout=POLL_S):
+        checkpoint("parsing")
+    try:
+        yield
+    finally:
+        _LOCK.release()
+
+
 def _dropped(worker: Optional[_Worker], stop: bool = False) -> None:
     if worker is not None and stop:
         worker.close()
@@ -248,7 +261,7 @@ def _dropped(worker: Optional[_Worker], stop: bool = False) -> None:
 def parse_isolated(loader: Loader, name: str, data: bytes, limits: ParseLimits) -> Result:
     """Run ``loader(name, data, limits)`` in the worker; a file the worker fails on (limit, crash,
     timeout) becomes one ``LoadFailure`` and the next file gets a fresh worker."""
-    with _LOCK:
+    with _turn():
         worker = None
         try:
             worker = _current(limits)
@@ -265,7 +278,7 @@ def call_isolated(func: Callable[..., Any], args: tuple, limits: ParseLimits) ->
     """``func(*args)`` in the worker under ``limits``; its value must be JSON-able (it comes back as
     JSON). Raises ``WorkerFailed`` with the limit's message (memory, CPU, time) or the function's own
     error message."""
-    with _LOCK:
+    with _turn():
         worker = None
         try:
             worker = _current(limits)

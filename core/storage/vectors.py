@@ -2,8 +2,16 @@
 
 Embedded ``PersistentClient`` in ``<workspace>/chroma`` by default, or an ``HttpClient`` to a server
 started with ``chroma run``. Embeddings are always passed explicitly (no Chroma embedding function).
+
+Embedded clients are opened one at a time in this process (``_EMBEDDED_OPEN``): ChromaDB registers a
+folder's shared system before starting it, without a lock, so a second session opening the same folder
+at that moment got the unstarted system ("'RustBindingsAPI' object has no attribute 'bindings'") and, on
+that error, released it — stopping the system under the first session's client too (issue 38: a reader
+failed while an editor's Undo opened the store).
 """
 from __future__ import annotations
+
+import threading
 
 from pathlib import Path
 from typing import Any, Iterable, Sequence, cast
@@ -16,6 +24,9 @@ from core.storage.vector_search import WINDOW_OVERFETCH, MatrixSearch, VectorMat
 
 COLLECTIONS = ("chunks", "entities", "relations", "tree")
 UPSERT_BATCH = 2000
+_EMBEDDED_OPEN = threading.Lock()  # one embedded client created (and one folder forgotten) at a time
+
+
 class VectorStore:
     """The four collections of one workspace; cosine space."""
 
@@ -35,16 +46,18 @@ class VectorStore:
                     f"no ChromaDB server answers at {chroma_url} ({exc}); start one with `chroma run --path DIR "
                     f"--host {parsed.hostname} --port {parsed.port}`, or clear chroma_url / RAGSCOPE_CHROMA_URL "
                     f"to use the embedded store") from exc
+            self._collections = self._open_collections(namespace)
         else:
-            self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+            with _EMBEDDED_OPEN:
+                self.client = chromadb.PersistentClient(path=str(path), settings=settings)
+                self._collections = self._open_collections(namespace)
         self.persist_path = None if chroma_url else self.client.get_settings().persist_directory
         self.namespace = namespace
-        self._collections = {
-            name: self.client.get_or_create_collection(
-                f"{namespace}_{name}", embedding_function=None, metadata={"hnsw:space": "cosine"}
-            )
-            for name in COLLECTIONS
-        }
+
+    def _open_collections(self, namespace: str) -> dict[str, Any]:
+        return {name: self.client.get_or_create_collection(f"{namespace}_{name}", embedding_function=None,
+                                                           metadata={"hnsw:space": "cosine"})
+                for name in COLLECTIONS}
 
     def collection(self, name: str):
         return self._collections[name]
@@ -60,7 +73,7 @@ class VectorStore:
             return
         from chromadb.api.shared_system_client import SharedSystemClient
 
-        with SharedSystemClient._refcount_lock:
+        with _EMBEDDED_OPEN, SharedSystemClient._refcount_lock:
             SharedSystemClient._identifier_to_system.pop(self.persist_path, None)
             SharedSystemClient._identifier_to_refcount.pop(self.persist_path, None)
 
