@@ -29,6 +29,10 @@ INT8_NAME = "all-MiniLM-L6-v2-int8"  # recorded in a workspace it builds: the to
 MODEL_FILE = "model_int8.onnx"
 MAX_WORDPIECES = 256  # sentence-transformers' max_seq_length of the torch embedder
 INSTALL_HINT = "bash scripts/install-minilm-int8.sh"
+# How the install quantises (scripts/export_minilm_int8.py records it in the manifest): int8 weights per
+# channel for the attention MatMuls only; the feed-forward MatMuls and the word-embedding table stay fp32.
+# A model made by another recipe is refused with the install hint, and the install makes it again.
+RECIPE = "attention-matmuls-int8-v2"
 
 
 class Int8ModelMissingError(RAGScopeError, RuntimeError):
@@ -60,8 +64,11 @@ def checked_model(directory: Path | None = None) -> Path:
         raise Int8ModelMissingError(
             f"the int8 MiniLM model is not installed in {directory}: run `{INSTALL_HINT}` (it exports the "
             f"installed all-MiniLM-L6-v2 to ONNX and quantises it), or select the embedder local-minilm")
-    expected = json.loads(manifest.read_text(encoding="utf-8")).get("sha256")
-    if expected != _sha256(path):
+    recorded = json.loads(manifest.read_text(encoding="utf-8"))
+    if recorded.get("recipe") != RECIPE:
+        raise Int8ModelMissingError(f"{path} was made by an older quantisation recipe "
+                                    f"({recorded.get('recipe', 'before v2')}, wanted {RECIPE}): run `{INSTALL_HINT}` again")
+    if recorded.get("sha256") != _sha256(path):
         raise Int8ModelMissingError(f"{path} does not match its manifest's SHA-256: run `{INSTALL_HINT}` again")
     return path
 
