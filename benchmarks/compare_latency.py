@@ -2,7 +2,8 @@
 on every question of a file, warm (models, graph views and vector matrices loaded once before
 timing), each question asked for the first time (the per-process memos of question parses and
 rendered rows are cleared before each). Prints the median and p95 of the whole run per question, and per mode the median and
-p95 of its total and of each stage (the answer stage included).
+p95 of its total and of each stage (the answer stage included), and its process-CPU median (retrieval and answer; hybrid
+and mix replay the gathers local and global made for the same question, so their CPU is what a Compare adds for them).
 
     python benchmarks/compare_latency.py --workspace W [--questions FILE] [--repeat 1] [--limit 0]
 
@@ -45,6 +46,24 @@ def main() -> None:
     stages: dict[str, dict[str, list[float]]] = {m: {} for m in modes}
     from retrieval_latency import clear_memos
 
+    import core.answers
+    import core.retrieval.registry as registry
+
+    mode_cpu: dict[str, list[float]] = {m: [] for m in modes}
+    real_retrieve, real_answer = registry.retrieve, core.answers.answer
+    started_cpu: dict[str, float] = {}
+
+    def timed_retrieve(ctx, mode):  # run_modes imports both at call time, so these wrappers are what it calls
+        started_cpu[mode] = time.process_time()
+        return real_retrieve(ctx, mode)
+
+    def timed_answer(result, *args, **kwargs):
+        out = real_answer(result, *args, **kwargs)
+        mode_cpu[result.mode].append((time.process_time() - started_cpu[result.mode]) * 1000)
+        return out
+
+    registry.retrieve, core.answers.answer = timed_retrieve, timed_answer  # type: ignore[assignment]
+
     for _ in range(args.repeat):
         for question in questions:
             clear_memos()  # each question as if asked for the first time: no parse or row memo of an earlier one
@@ -64,8 +83,9 @@ def main() -> None:
         answer = stages[mode].get("answer", [])
         table[mode] = {"p50_ms": median(per_mode[mode]), "p95_ms": p95(per_mode[mode]),
                        "stages": {s: {"p50_ms": median(v), "p95_ms": p95(v)} for s, v in stages[mode].items()}}
+        table[mode]["cpu_p50_ms"] = median(mode_cpu[mode])
         print(f"{mode:<7} total median {table[mode]['p50_ms']:7.1f} ms  p95 {table[mode]['p95_ms']:7.1f} ms   "
-              f"answer median {median(answer):6.1f} ms  p95 {p95(answer):6.1f} ms")
+              f"answer median {median(answer):6.1f} ms  p95 {p95(answer):6.1f} ms   CPU median {table[mode]['cpu_p50_ms']:6.1f} ms")
         print("        " + ", ".join(f"{s} {v['p50_ms']:.1f}" for s, v in table[mode]["stages"].items()))
     status = ws.status()
     write_result(args.name or f"compare_latency_{Path(args.workspace).name}",

@@ -31,9 +31,46 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _MAX_WORDS = 60  # a sentence is located by its first words (a long table row needs no more)
 
 
+def _words_at(text: str, start: int, words: Sequence[str]) -> int:
+    """End of ``words`` read in order from ``start`` (the first one there, each next one after any run of
+    characters that are not letters or digits), or -1: the match of ``w1[\\W_]*w2[\\W_]*…`` at ``start``
+    without compiling it (a word begins with a letter or digit, so the run before it is skipped whole)."""
+    if not text.startswith(words[0], start):
+        return -1
+    at, size = start + len(words[0]), len(text)
+    for word in words[1:]:
+        while at < size and not text[at].isalnum():
+            at += 1
+        if not text.startswith(word, at):
+            return -1
+        at += len(word)
+    return at
+
+
+def _first_match(text: str, words: Sequence[str], start: int) -> Optional[Span]:
+    """The leftmost span from ``start`` where ``words`` are read in order (see ``_words_at``)."""
+    at = text.find(words[0], start)
+    while at >= 0:
+        end = _words_at(text, at, words)
+        if end >= 0:
+            return at, end
+        at = text.find(words[0], at + 1)
+    return None
+
+
+def _last_occurrence(text: str, word: str, start: int, stop: int) -> int:
+    """End of the last of the non-overlapping occurrences of ``word`` in ``text[start:stop]`` read from the left, or -1."""
+    end, at = -1, text.find(word, start, stop)
+    while at >= 0:
+        end = at + len(word)
+        at = text.find(word, end, stop)
+    return end
+
+
 def sentence_spans(chunk_text: str, sentences: Sequence[str]) -> list[Optional[Span]]:
     """Character span of each sentence in ``chunk_text`` (None when it cannot be found), searched in
-    order from the end of the previous one: its words in sequence, anything but a word between them."""
+    order from the end of the previous one: its words in sequence, anything but a word between them.
+    Plain string searches (a compiled pattern per sentence cost most of a Compare's answer time)."""
     spans: list[Optional[Span]] = []
     cursor = 0
     for sentence in sentences:
@@ -42,19 +79,15 @@ def sentence_spans(chunk_text: str, sentences: Sequence[str]) -> list[Optional[S
             spans.append(None)
             continue
         head = words[:_MAX_WORDS]
-        pattern = re.compile(r"[\W_]*".join(re.escape(w) for w in head), re.UNICODE)
-        found = pattern.search(chunk_text, cursor) or pattern.search(chunk_text)
+        found = _first_match(chunk_text, head, cursor) or _first_match(chunk_text, head, 0)
         if found is None:
             spans.append(None)
             continue
-        end = found.end()
+        start, end = found
         if len(words) > _MAX_WORDS:  # extend to the sentence's last word
-            last = re.compile(re.escape(words[-1]), re.UNICODE)
-            tail = None
-            for tail in last.finditer(chunk_text, end, min(len(chunk_text), found.start() + 2 * len(sentence) + 16)):
-                pass
-            end = tail.end() if tail is not None else end
-        spans.append((found.start(), end))
+            tail = _last_occurrence(chunk_text, words[-1], end, min(len(chunk_text), start + 2 * len(sentence) + 16))
+            end = tail if tail >= 0 else end
+        spans.append((start, end))
         cursor = end
     return spans
 

@@ -131,3 +131,67 @@ def test_budget_sum_is_the_exact_count_of_the_full_context(sample_ws, monkeypatc
     monkeypatch.setattr(lr, "render_within", spy)
     _contexts(sample_ws, sample_ws.settings)
     assert gaps and max(abs(g) for g in gaps) <= lr.EDGE_TOKENS // 4
+
+
+def _regex_spans(chunk_text, sentences):
+    """The compiled-pattern search ``sentence_spans`` replaced (issue 36's profile: a pattern compiled per
+    sentence was most of a Compare's answer time), kept here as the reference."""
+    import re
+
+    from core.sentence_vectors import _MAX_WORDS, _WORD
+
+    spans, cursor = [], 0
+    for sentence in sentences:
+        words = _WORD.findall(str(sentence))
+        if not words:
+            spans.append(None)
+            continue
+        pattern = re.compile(r"[\W_]*".join(re.escape(w) for w in words[:_MAX_WORDS]), re.UNICODE)
+        found = pattern.search(chunk_text, cursor) or pattern.search(chunk_text)
+        if found is None:
+            spans.append(None)
+            continue
+        end = found.end()
+        if len(words) > _MAX_WORDS:
+            tail = None
+            for tail in re.compile(re.escape(words[-1]), re.UNICODE).finditer(
+                    chunk_text, end, min(len(chunk_text), found.start() + 2 * len(sentence) + 16)):
+                pass
+            end = tail.end() if tail is not None else end
+        spans.append((found.start(), end))
+        cursor = end
+    return spans
+
+
+def test_sentence_spans_are_those_of_the_compiled_pattern_search():
+    """Randomised chunks (repeated and overlapping words, words glued together, underscores, accented
+    letters, superscript digits, markup) and sentences drawn from them, edited or not: same spans."""
+    import random
+
+    from core.sentence_vectors import _MAX_WORDS, sentence_spans
+
+    rng = random.Random(3636)
+    vocabulary = ["aa", "a", "aaa", "the", "there", "re", "Café", "é", "x²", "²", "Ⅳ", "ab_c", "12", "1", "n°"]
+    glue = [" ", "  ", "\n", ", ", "_", "", "**", " — ", "-", "'", "([", "\t"]
+    checked = 0
+    for _ in range(400):
+        tokens = [rng.choice(vocabulary) for _ in range(rng.randint(0, 90))]
+        text = "".join(t + rng.choice(glue) for t in tokens)
+        sentences = []
+        for _ in range(rng.randint(0, 6)):
+            if tokens and rng.random() < 0.8:
+                a = rng.randrange(len(tokens))
+                b = min(len(tokens), a + rng.randint(1, _MAX_WORDS + 20))
+                picked = tokens[a:b]
+                if rng.random() < 0.3:
+                    picked = picked + [rng.choice(vocabulary)]  # an edited sentence: may not be found
+                sentences.append(" ".join(picked))
+            else:
+                sentences.append(rng.choice(["", "...", "zz top", "the"]))
+        assert sentence_spans(text, sentences) == _regex_spans(text, sentences), (text, sentences)
+        checked += len(sentences)
+    assert checked > 800
+    long = " ".join(f"w{i}" for i in range(_MAX_WORDS + 5))
+    for text in (long + " aaa", long + " aa aaaaa", long + "\n\naa, aa"):  # the last word found overlapping itself
+        for sentence in (long + " aa", long + " a"):
+            assert sentence_spans(text, [sentence]) == _regex_spans(text, [sentence]), (text, sentence)

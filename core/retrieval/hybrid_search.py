@@ -60,8 +60,8 @@ class HybridRetriever(LightRAGRetriever):
     name = "hybrid"
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
-        local = branch(result, "local", lambda: LocalRetriever().gather(ctx, result, clock))
-        global_ = branch(result, "global", lambda: GlobalRetriever().gather(ctx, result, clock))
+        local = branch(result, "local", lambda: LocalRetriever().gathered(ctx, result, clock))
+        global_ = branch(result, "global", lambda: GlobalRetriever().gathered(ctx, result, clock))
         return merge(local, global_, result)
 
 
@@ -72,7 +72,7 @@ class MixRetriever:
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
-        gathered = HybridRetriever().gather(ctx, result, clock)
+        gathered = HybridRetriever().gathered(ctx, result, clock)
         k = ctx.settings.naive_top_k
         with clock.stage("embed_query"):
             vector = ctx.embed(ctx.question)

@@ -6,7 +6,9 @@ hits, seeds, the anchored relation search) in ``core.retrieval.lightrag_search``
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import copy
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
 
 from core.retrieval.context_blocks import add_keyword_usage
 from core.retrieval.context_dedup import render_compact_within
@@ -16,6 +18,7 @@ from core.retrieval.lightrag_context import (Budgeted, Gathered, apply_budgets, 
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.token_counts import context_counter, corpus_tokens, graph_row_costs
+from core.trace import TraceEvent
 from core.types import ChunkHit, EntityHit, RelationHit, RetrievalResult
 
 LIGHTRAG_PARAMS = ["lightrag_top_k", "cosine_threshold", "chunks_per_entity", "max_entity_tokens",
@@ -115,6 +118,67 @@ def with_chunks(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch,
     return Gathered(entities, relations, chunks)
 
 
+@dataclass
+class GatheredOnce:
+    """What one gather left: its records, the trace events it logged and the keywords it recorded."""
+
+    gathered: Gathered
+    trace: list[TraceEvent]
+    keywords: dict[str, list[str]]
+
+
+@dataclass
+class GathersByQuestion:
+    """A question's LightRAG gathers (local, global, hybrid) by name and workspace generation, kept in
+    ``QuestionState.attached``: in one Compare, hybrid and mix repeat local's and global's gathers, which
+    depend only on the question's state, so each runs once and the others replay it. ``used`` counts
+    the replays."""
+
+    done: dict[tuple[str, int], GatheredOnce] = field(default_factory=dict)
+    used: int = 0
+
+
+def _fresh(gathered: Gathered) -> Gathered:
+    """Copies of the records that a later step may change (hybrid's merge adds ``also_found_by`` and a
+    reason; the budgets set positions, the store fills chunk texts): the kept records stay as gathered."""
+
+    def each(records: list) -> list:
+        out = []
+        for record in records:
+            twin = object.__new__(type(record))  # a shallow copy (copy.copy's reduce protocol costs 5x more)
+            twin.__dict__.update(record.__dict__)
+            if twin.also_found_by is not None:
+                twin.also_found_by = list(twin.also_found_by)
+            out.append(twin)
+        return out
+
+    return Gathered(each(gathered.entities), each(gathered.relations), each(gathered.chunks))
+
+
+def _replay(once: GatheredOnce, result: RetrievalResult) -> Gathered:
+    result.trace.extend(copy.copy(event) for event in once.trace)
+    if once.keywords:
+        result.keywords = {level: list(terms) for level, terms in once.keywords.items()}
+    return _fresh(once.gathered)
+
+
+def gathered_once(ctx: QueryContext, result: RetrievalResult, name: str, run: Callable[[], Gathered]) -> Gathered:
+    """``run()`` (a LightRAG gather named ``name``) the first time the question asks for it; after that
+    its records, trace events and keywords replayed into ``result`` (identical results, tested)."""
+    memo = ctx.state.attached(GathersByQuestion)
+    key = (name, ctx.ws.views.generation)
+    found = memo.done.get(key)
+    if found is not None:
+        memo.used += 1
+        return _replay(found, result)
+    start, keywords_before = len(result.trace), result.keywords
+    gathered = run()
+    keywords = result.keywords if result.keywords is not keywords_before else {}
+    memo.done[key] = GatheredOnce(_fresh(gathered), [copy.copy(e) for e in result.trace[start:]],
+                                  {level: list(terms) for level, terms in (keywords or {}).items()})
+    return gathered
+
+
 class LightRAGRetriever:
     """A LightRAG mode: ``gather`` ranks entities, relations and chunks; ``retrieve`` budgets them."""
 
@@ -127,4 +191,8 @@ class LightRAGRetriever:
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
-        return assemble(ctx, result, clock, self.gather(ctx, result, clock))
+        return assemble(ctx, result, clock, self.gathered(ctx, result, clock))
+
+    def gathered(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
+        """``gather``, once per question (``gathered_once``): the other modes of a Compare replay it."""
+        return gathered_once(ctx, result, self.name, lambda: self.gather(ctx, result, clock))
