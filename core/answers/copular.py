@@ -16,15 +16,22 @@ question's subject must be named by the sentence or by its document's title ("th
 passage's subject"). A question whose subject is only described ("the lighthouse where …") has no
 name to check, and nothing is stated beyond doubt.
 
-``copular_verified`` only ever finds a bold; ``claim.claimed`` decides whether to show it.
+A "what/which <kind>" question ("Of what *church* is the Diocese …", "What is the name of the *airport* …",
+"What *body of water* is near …") is answered outright by a sentence that names exactly one entity whose
+own name carries that kind ("the **Anglican Church of Canada**", "**Wilmington International Airport**",
+"on the **Fulda River**"): the name says what it is (``kind_verified``). A kind of person ("which
+explorer") or of a number or date is never in a name; a plural ("Hilton *Hotels*") names a chain, not one.
+
+``copular_verified`` and ``kind_verified`` only ever find a bold; ``claim.claimed`` decides whether to show it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from core.answers.cache import parsed_once
-from core.answers.question import QuestionFrame, sentence_stems, stem
+from core.answers.question import QuestionFrame, noun_types, sentence_stems, stem
 from core.answers.scoring import Pick
 
 _WH = frozenset("who whom what which".split())
@@ -44,6 +51,12 @@ class RoleQuestion:
     noun: str
     modifiers: frozenset[str]
     subject: frozenset[str]
+
+
+_WATER = frozenset("river lake sea ocean bay gulf strait canal creek sound lagoon reservoir".split())
+_LIGHT = frozenset({"name", "kind", "type", "sort"})  # "the *name* of the airport": the kind is the airport
+_NOT_IN_NAMES = frozenset({"PERSON", "DATE", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "LANGUAGE", "NORP"})
+_NAME_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
 def _parse(text: str) -> Any:
@@ -151,3 +164,54 @@ def states_another_role(pick: Pick, frame: QuestionFrame, cache: Any = None) -> 
         return False
     nouns = [t for t in _parse(pick.sentence.text) if t.pos_ in ("NOUN", "PROPN") and stem(t.lower_) == role.noun]
     return bool(nouns) and not any(role.modifiers <= _modifiers(t) for t in nouns)
+
+
+def _wh_noun(doc: Any) -> Optional[Any]:
+    """The noun a "what/which" determines ("what *church*"), or the other side of "What is the <noun> …"."""
+    for token in doc:
+        if token.pos_ == "NOUN" and any(c.dep_ == "det" and c.lower_ in ("what", "which") for c in token.children):
+            return token
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.lemma_.lower() != "be":
+        return None
+    sides = [c for c in root.children if c.dep_ in ("nsubj", "attr")]
+    if len(sides) != 2 or not any(s.lower_ in ("what", "which") for s in sides):
+        return None
+    other = next(s for s in sides if s.lower_ not in ("what", "which"))
+    return other if other.pos_ == "NOUN" else None
+
+
+def asked_kind(question: str) -> frozenset[str]:
+    """The words (lower case, singular) a name of the asked-for kind carries: {"church"} for "Of what church
+    …", {"airport"} for "What is the name of the airport …", the water words for "body of water"; empty
+    when the question asks for no such kind (a person, a number, a date, or no "what/which <noun>")."""
+    if not (question or "").strip():
+        return frozenset()
+    noun = _wh_noun(_parse(question))
+    while noun is not None and noun.lower_ in _LIGHT | {"body"}:
+        inner = [o for p in noun.children if p.dep_ == "prep" and p.lower_ == "of" for o in p.children
+                 if o.dep_ == "pobj"]
+        if noun.lower_ == "body" and inner and inner[0].lower_ == "water":
+            return _WATER
+        noun = inner[0] if inner else None
+    if noun is None or noun.lemma_.lower() != noun.lower_:
+        return frozenset()  # no noun, or a plural ("which rivers"): one name does not answer it
+    kinds = noun_types(noun.lower_)
+    if not kinds or set(kinds) & _NOT_IN_NAMES:
+        return frozenset()
+    return frozenset({noun.lower_})
+
+
+def kind_verified(pick: Pick, frame: QuestionFrame, cache: Any = None) -> list[str]:
+    """The one mention of the sentence whose own name carries the asked-for kind (``asked_kind``), not
+    named by the question (``[]`` when there is none or more than one)."""
+    kinds: frozenset[str] = parsed_once(cache, "asked_kind", frame.text, asked_kind)
+    if not kinds:
+        return []
+    found: dict[str, None] = {}
+    for label, surface, key in pick.sentence.mentions:
+        if label in _NOT_IN_NAMES or (key and key in frame.entity_keys) or frame.names_in_question(surface):
+            continue
+        if any(w[:1].isupper() and w.lower() in kinds for w in _NAME_WORD.findall(surface)):
+            found[surface] = None
+    return list(found) if len(found) == 1 else []

@@ -215,13 +215,37 @@ def about_inner_entity(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     return bool(subject) and any(subject <= name or name <= subject for name in inner)
 
 
+def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[frozenset[str]], graph: Any) -> bool:
+    """Does the sentence (or its title) name an owner of the question's relation noun ("Meehan Bonnar" of
+    "the birthplace of Meehan Bonnar") or an entity the mode's evidence links to one within ``HOPS``
+    (Fredericton, named with him)? The question does not repeat that relation in the answer's sentence
+    (``claim.hop_owners``), so a sentence about another diocese must not pass on the word "Diocese"."""
+    if not owners:
+        return True
+    said = pick.sentence.stems | _title_stems(pick)
+    if any(owner <= said for owner in owners):
+        return True
+    reached: set[str] = set()
+    for other in candidates:
+        if any(owner <= other.sentence.stems | _title_stems(other) for owner in owners):
+            reached |= other.sentence.keys
+    for _ in range(HOPS - 1):
+        reached |= _next_hop(candidates, reached)
+    if pick.sentence.keys & reached:
+        return True
+    graph = as_graph_view(graph)
+    title = _title_stems(pick)
+    return any(name and name <= title for name in
+               (sentence_stems(graph.name(key) if key in graph else key) for key in reached))
+
+
 def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
-                 main_terms: frozenset[str], cache: Any = None) -> str:
-    """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the three gates of the
-    module docstring, in order."""
+                 main_terms: frozenset[str], cache: Any = None, owners: Sequence[frozenset[str]] = ()) -> str:
+    """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the gates of the module
+    docstring, in order."""
     if not pick.typed:
         return ""
-    if not grounded(pick, candidates, frame, graph, cache):
+    if not grounded(pick, candidates, frame, graph, cache) or not reaches_owner(pick, candidates, owners, graph):
         return NOTE_UNGROUNDED
     if not states_asked_verb(pick, frame, cache):
         return NOTE_VERB
