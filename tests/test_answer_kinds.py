@@ -144,3 +144,51 @@ def test_a_list_of_the_bolds_own_label_is_not_bolded():
     assert claim._candidates(hotels, frame) == 3
     pick, note = claimed(hotels, [hotels], frame, GRAPH)
     assert pick is not None and pick.typed == [] and note == claim.NOTE_LIST
+
+
+# --- the verb stated by its noun; the title naming the subject -------------------------------------------
+
+INVADE = "When did the country of Izgoy's performer invade Manchuria?"
+
+
+def test_a_verb_is_stated_by_its_noun_and_only_by_a_real_one():
+    from core.answers.grounding import states_verb_noun, verb_nouns
+
+    assert "invasion" in verb_nouns("invade") and "foundation" in verb_nouns("found")
+    assert verb_nouns("die") == {"death"}  # never "dial"
+    assert "starvation" not in verb_nouns("start")
+    assert states_verb_noun("the Soviet invasion of Manchuria on 8 August 1945", "invade")
+    assert not states_verb_noun("Japan occupied Manchuria in 1931", "invade")
+
+
+def test_the_noun_of_the_verb_with_the_named_object_bolds_the_date_next_to_it():
+    from core.answers.copular import nominal_verified
+
+    frame = make_frame(INVADE, {"manchuria"})
+    war = _pick("The war ended, accompanied by the Soviet invasion of Manchuria on 8 August 1945, resulting in "
+                "the announcement of 15 August 1945.",
+                [("NORP", "Soviet", "soviet"), ("GPE", "Manchuria", "manchuria"), ("DATE", "8 August 1945", ""),
+                 ("DATE", "15 August 1945", "")], ["15 August 1945"])
+    assert nominal_verified(war, frame, GRAPH) == ["8 August 1945"]
+    other = _pick("Japan invaded Korea on 8 August 1905.", [("GPE", "Korea", "korea"), ("DATE", "8 August 1905", "")],
+                  ["8 August 1905"])
+    assert nominal_verified(other, frame, GRAPH) == []  # the verb, not its noun, and another object
+
+
+def test_without_the_noun_of_the_verb_the_when_gate_refuses(monkeypatch):
+    frame = make_frame(INVADE, {"manchuria"})
+    war = _pick("The Soviet invasion of Manchuria began on 8 August 1945.",
+                [("NORP", "Soviet", "soviet"), ("GPE", "Manchuria", "manchuria"), ("DATE", "8 August 1945", "")],
+                ["8 August 1945"])
+    assert grounding.states_asked_verb(war, frame)
+    monkeypatch.setattr(grounding, "states_verb_noun", lambda *a, **k: False)
+    assert not grounding.states_asked_verb(war, frame)
+
+
+def test_the_documents_title_holds_the_questions_words_for_the_subject(monkeypatch):
+    frame = make_frame("Where is the district that Knott is part of located in the UK?", {"knott"})
+    cumbria = _pick("It is located entirely within the county of Cumbria.", [("GPE", "Cumbria", "cumbria")],
+                    ["Cumbria"], doc="Lake District")
+    assert claim.reason(cumbria, frame, claim.question_claim(frame)) == ""
+    monkeypatch.setattr(claim, "_title", lambda pick: frozenset())
+    assert claim.reason(cumbria, frame, claim.question_claim(frame)) == claim.NOTE_RELATION

@@ -62,6 +62,7 @@ class QuestionClaim:
     main_terms: frozenset[str]
     verb: str
     owners: tuple[frozenset[str], ...] = ()  # names the bridge is reached from (``hop_owners``)
+    verb_lemma: str = ""  # the main verb's lemma: a noun of it states it too (``grounding.verb_nouns``)
 
 
 def _of_phrase(token: Any) -> list[Any]:
@@ -146,8 +147,12 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     from core.answers.support import question_relation
 
     def parse(question: str) -> QuestionClaim:
+        from core.answers.support import _parse
+
         relation = question_relation(question)
-        return QuestionClaim(claim_terms(question), relation.verb if relation else "", hop_owners(question))
+        root = next((t for t in _parse(question) if t.dep_ == "ROOT"), None)
+        lemma = root.lemma_.lower() if root is not None and root.pos_ == "VERB" else ""
+        return QuestionClaim(claim_terms(question), relation.verb if relation else "", hop_owners(question), lemma)
 
     return parsed_once(cache, "claim", frame.text, parse)
 
@@ -173,14 +178,28 @@ def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
     return pick.score - max(others) if others else float("inf")
 
 
+def _title(pick: Pick) -> frozenset[str]:
+    """Stems of the sentence's document title: it names the passage's subject ("It is located within the county
+    of Cumbria" in *Lake District* states where the district is)."""
+    from core.answers.question import sentence_stems
+
+    return sentence_stems((pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]).replace("_", " "))
+
+
 def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
     """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can); a sentence that gives the
     question's role noun only other modifiers ("the *principal* keeper" for "the *first* keeper") states
     another role (``copular.states_another_role``)."""
     from core.answers.copular import states_another_role
 
+    from core.answers.grounding import states_verb_noun
+    from core.answers.question import stem
+
     stems = pick.sentence.stems
-    if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
+    if claim.verb_lemma and states_verb_noun(pick.sentence.text, claim.verb_lemma):
+        stems = stems | {stem(claim.verb_lemma)} | ({claim.verb} if claim.verb else set())  # "invasion": "invade"
+    if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms) \
+            and len(claim.main_terms & (stems | _title(pick))) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
         return NOTE_RELATION
     if claim.verb and claim.verb not in stems:
         return NOTE_RELATION
@@ -194,13 +213,13 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
 def _strong(pick: Pick, frame: QuestionFrame, graph: Any, claim: QuestionClaim, cache: Any) -> Optional[Pick]:
     """``pick`` bolded with the span its parse shows in the asked-for side of the question's relation
     about the question's named subject (``support.parse_verified``), or None."""
-    from core.answers.copular import copular_verified, kind_verified
+    from core.answers.copular import copular_verified, kind_verified, nominal_verified
     from core.answers.support import parse_verified
 
     if reason(pick, frame, claim, cache):
         return None
     verified = (parse_verified(pick, frame, graph, cache) or copular_verified(pick, frame, graph, cache)
-                or kind_verified(pick, frame, cache))
+                or kind_verified(pick, frame, cache) or nominal_verified(pick, frame, graph, cache))
     return replace(pick, typed=verified) if verified else None
 
 

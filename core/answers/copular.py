@@ -22,7 +22,12 @@ own name carries that kind ("the **Anglican Church of Canada**", "**Wilmington I
 "on the **Fulda River**"): the name says what it is (``kind_verified``). A kind of person ("which
 explorer") or of a number or date is never in a name; a plural ("Hilton *Hotels*") names a chain, not one.
 
-``copular_verified`` and ``kind_verified`` only ever find a bold; ``claim.claimed`` decides whether to show it.
+A question's verb may be stated by its noun: "When did … *invade* Manchuria?" by "the Soviet *invasion of
+Manchuria* on **8 August 1945**" (``nominal_verified``): the noun of the verb (``grounding.verb_nouns``)
+with the question's named object in its "of" phrase and the span of the asked-for type hanging on the noun.
+
+``copular_verified``, ``kind_verified`` and ``nominal_verified`` only ever find a bold; ``claim.claimed``
+decides whether to show it.
 """
 from __future__ import annotations
 
@@ -56,6 +61,7 @@ class RoleQuestion:
 _WATER = frozenset("river lake sea ocean bay gulf strait canal creek sound lagoon reservoir".split())
 _LIGHT = frozenset({"name", "kind", "type", "sort"})  # "the *name* of the airport": the kind is the airport
 _NOT_IN_NAMES = frozenset({"PERSON", "DATE", "CARDINAL", "QUANTITY", "MONEY", "PERCENT", "LANGUAGE", "NORP"})
+_NEXT_TO = re.compile(r"\s+(?:on|in|at|during|from)\s+", re.IGNORECASE)
 _NAME_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -215,3 +221,48 @@ def kind_verified(pick: Pick, frame: QuestionFrame, cache: Any = None) -> list[s
         if any(w[:1].isupper() and w.lower() in kinds for w in _NAME_WORD.findall(surface)):
             found[surface] = None
     return list(found) if len(found) == 1 else []
+
+
+def _verb_object(question: str) -> tuple[str, frozenset[str]]:
+    """(lemma of the question's main verb, name stems of its object): ("invade", {manchuria}) for "When did
+    the country of Izgoy's performer invade Manchuria?"; ("", ∅) without a verb and a named object."""
+    from core.answers.support import _np
+
+    doc = _parse(question) if (question or "").strip() else []
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ != "VERB":
+        return "", frozenset()
+    objects = [c for c in root.children if c.dep_ == "dobj"]
+    names = frozenset(stem(t.lower_) for o in objects for t in _np(o) if t.pos_ == "PROPN")
+    return (root.lemma_.lower(), names) if names else ("", frozenset())
+
+
+def nominal_verified(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any = None) -> list[str]:
+    """The wanted-type mention hanging on the noun of the question's verb whose "of" phrase names the
+    question's object ("the Soviet *invasion of Manchuria* on **8 August 1945**"); ``[]`` otherwise."""
+    from core.answers.grounding import verb_nouns
+    from core.answers.support import _inside, _replacements
+
+    lemma, names = parsed_once(cache, "verb_object", frame.text, _verb_object)
+    nouns = verb_nouns(lemma)
+    if not nouns or not any(n in pick.sentence.text.lower() for n in nouns):
+        return []
+    wanted = list(dict.fromkeys(list(pick.typed) + _replacements(pick, frame, graph)))
+    text = pick.sentence.text
+    for noun in _parse(text):
+        word = noun.lower_
+        if noun.pos_ != "NOUN" or not (word in nouns or (word.endswith("s") and word[:-1] in nouns)):
+            continue
+        of = [o for p in noun.children if p.dep_ == "prep" and p.lower_ == "of" for o in p.children if o.dep_ == "pobj"]
+        if not of or not names <= frozenset(stem(t.lower_) for o in of for t in o.subtree if t.pos_ == "PROPN"):
+            continue
+        named = {t.i for o in of for t in o.subtree if t.pos_ == "PROPN"}  # the object's name is not the answer
+        spans = [(t.idx, t.idx + len(t.text)) for t in noun.subtree if t.i not in named and t.i != noun.i]
+        inside = [s for s in wanted if _inside(text, s, spans)]
+        if inside:
+            return inside[:1]
+        right = noun.right_edge.idx + len(noun.right_edge.text)  # "… of Manchuria *on* 8 August 1945": the parse
+        after = _NEXT_TO.match(text, right)                      # may hang the date on the clause's verb
+        if after and any(text.startswith(s, after.end()) for s in wanted):
+            return [next(s for s in wanted if text.startswith(s, after.end()))]
+    return []
