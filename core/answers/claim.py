@@ -61,17 +61,85 @@ class QuestionClaim:
 
     main_terms: frozenset[str]
     verb: str
+    owners: tuple[frozenset[str], ...] = ()  # names the bridge is reached from (``hop_owners``)
+    verb_lemma: str = ""  # the main verb's lemma: a noun of it states it too (``grounding.verb_nouns``)
+
+
+def _of_phrase(token: Any) -> list[Any]:
+    """The nouns of ``token``'s "of" phrases ("body *of water*", "the birthplace *of Meehan Bonnar*")."""
+    return [obj for prep in token.children if prep.dep_ == "prep" and prep.lower_ == "of"
+            for obj in prep.children if obj.dep_ == "pobj"]
+
+
+def _owned_by_a_name(token: Any) -> bool:
+    """Is ``token`` a relation noun whose owner is named: a possessor or "of" phrase holding a proper
+    name ("Gisvi's *city of birth*", "the *birthplace* of Meehan Bonnar", "the *country* of Izgoy's
+    performer")?"""
+    from core.answers.support import _np
+
+    owners = [c for c in token.children if c.dep_ == "poss"] + _of_phrase(token)
+    return any(t.pos_ == "PROPN" for owner in owners for t in _np(owner))
+
+
+def _nested(token: Any) -> bool:
+    """Is the noun inside another noun phrase ("the Diocese of *the birthplace* …", "*Gisvi's city*") or the
+    subject of the question's verb ("*the country* of Izgoy's performer invade …"), outside a describing
+    clause?"""
+    if any(t.dep_ in ("relcl", "acl", "ccomp", "advcl") for t in token.ancestors):
+        return False  # a describing clause: the bridge rules (``bridge``, ``support``) read it
+    return (token.dep_ == "pobj" and token.head.head.pos_ in ("NOUN", "PROPN")) or token.dep_ == "poss" \
+        or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT")
+
+
+def _first_hop_words(doc: Any) -> set[str]:
+    """Stems of the noun phrases that name the bridge of a question through a relation noun owned by a
+    name, nested in the main clause ("the Diocese of *the birthplace of Meehan Bonnar*", "the most popular
+    hotel in *Gisvi's city of birth*", "*the country of Izgoy's performer* invade …"): the answer's sentence
+    speaks of the bridge itself and does not repeat how it was reached."""
+    from core.answers.question import stem
+
+    out: set[str] = set()
+    for token in doc:
+        if token.pos_ != "NOUN" or not _owned_by_a_name(token):
+            continue
+        if _nested(token):
+            out |= {stem(t.lower_) for t in token.subtree if t.is_alpha and t.pos_ != "PROPN"}
+    return out
+
+
+def hop_owners(question: str) -> tuple[frozenset[str], ...]:
+    """Name stems of the owners of the relation nouns ``_first_hop_words`` leaves out ("Meehan Bonnar" of
+    "the birthplace of Meehan Bonnar"): the bold's sentence must reach the bridge from them
+    (``grounding.reaches_owner``)."""
+    from core.answers.question import sentence_stems
+    from core.answers.support import _np, _parse
+
+    out: list[frozenset[str]] = []
+    for token in _parse(question):
+        if token.pos_ != "NOUN" or not _owned_by_a_name(token) or not _nested(token):
+            continue
+        owners = [c for c in token.children if c.dep_ == "poss"] + _of_phrase(token)
+        for owner in owners:
+            name = " ".join(t.text for t in _np(owner) if t.pos_ == "PROPN")
+            if sentence_stems(name):
+                out.append(sentence_stems(name))
+    return tuple(out)
 
 
 def claim_terms(question: str) -> frozenset[str]:
     """The main clause's own words (``support.main_clause_terms``) without the noun a wh-word
-    determines: "what *year*", "which *company*" name the answer's type, not what it states."""
+    determines ("what *year*", "which *company*", "what *body of water*" name the
+    answer's type, not what it states), nor the words naming a bridge through a relation noun owned by
+    a name (``_first_hop_words``: "the *birthplace of* Meehan Bonnar")."""
     from core.answers.question import stem
     from core.answers.support import _parse, main_clause_terms
 
-    typed = {stem(t.lower_) for t in _parse(question)
-             if any(c.dep_ == "det" and c.lower_ in ("what", "which", "whose") for c in t.children)}
-    return main_clause_terms(question) - typed
+    doc = _parse(question)
+    typed: set[str] = set()
+    for t in doc:
+        if any(c.dep_ == "det" and c.lower_ in ("what", "which", "whose") for c in t.children):
+            typed |= {stem(t.lower_)} | ({stem(o.lower_) for o in _of_phrase(t)} if t.lower_ == "body" else set())
+    return main_clause_terms(question) - typed - _first_hop_words(doc)
 
 
 def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
@@ -79,19 +147,28 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     from core.answers.support import question_relation
 
     def parse(question: str) -> QuestionClaim:
+        from core.answers.support import _parse
+
         relation = question_relation(question)
-        return QuestionClaim(claim_terms(question), relation.verb if relation else "")
+        root = next((t for t in _parse(question) if t.dep_ == "ROOT"), None)
+        lemma = root.lemma_.lower() if root is not None and root.pos_ == "VERB" else ""
+        return QuestionClaim(claim_terms(question), relation.verb if relation else "", hop_owners(question), lemma)
 
     return parsed_once(cache, "claim", frame.text, parse)
 
 
 def _candidates(pick: Pick, frame: QuestionFrame) -> int:
-    """Mentions of the asked-for type in the sentence that the question does not name: the first label
-    of the first wanted group (who → PERSON: the organisation a sentence also names is no rival name)."""
-    wanted = frame.groups[0][:1] if frame.groups else ()
-    seen = {surface.lower() for label, surface, _ in pick.sentence.mentions
-            if label in wanted and not frame.names_in_question(surface)}
-    return len(seen)
+    """Mentions of the asked-for type in the sentence that the question does not name (nor links): the
+    first label of the first wanted group (who → PERSON: the organisation a sentence also names is no rival
+    name), and the bold's own label ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals), the most
+    of either."""
+    wanted = set(frame.groups[0][:1] if frame.groups else ())
+    wanted |= {label for label, surface, _ in pick.sentence.mentions if pick.typed and surface == pick.typed[0]}
+    counts: dict[str, set[str]] = {}
+    for label, surface, key in pick.sentence.mentions:
+        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys):
+            counts.setdefault(label, set()).add(surface.lower())
+    return max((len(found) for found in counts.values()), default=0)
 
 
 def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
@@ -101,14 +178,28 @@ def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
     return pick.score - max(others) if others else float("inf")
 
 
+def _title(pick: Pick) -> frozenset[str]:
+    """Stems of the sentence's document title: it names the passage's subject ("It is located within the county
+    of Cumbria" in *Lake District* states where the district is)."""
+    from core.answers.question import sentence_stems
+
+    return sentence_stems((pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]).replace("_", " "))
+
+
 def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
     """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can); a sentence that gives the
     question's role noun only other modifiers ("the *principal* keeper" for "the *first* keeper") states
     another role (``copular.states_another_role``)."""
     from core.answers.copular import states_another_role
 
+    from core.answers.grounding import states_verb_noun
+    from core.answers.question import stem
+
     stems = pick.sentence.stems
-    if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
+    if claim.verb_lemma and states_verb_noun(pick.sentence.text, claim.verb_lemma):
+        stems = stems | {stem(claim.verb_lemma)} | ({claim.verb} if claim.verb else set())  # "invasion": "invade"
+    if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms) \
+            and len(claim.main_terms & (stems | _title(pick))) < MAIN_CLAUSE_SHARE * len(claim.main_terms):
         return NOTE_RELATION
     if claim.verb and claim.verb not in stems:
         return NOTE_RELATION
@@ -122,12 +213,13 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
 def _strong(pick: Pick, frame: QuestionFrame, graph: Any, claim: QuestionClaim, cache: Any) -> Optional[Pick]:
     """``pick`` bolded with the span its parse shows in the asked-for side of the question's relation
     about the question's named subject (``support.parse_verified``), or None."""
-    from core.answers.copular import copular_verified
+    from core.answers.copular import copular_verified, kind_verified, nominal_verified
     from core.answers.support import parse_verified
 
     if reason(pick, frame, claim, cache):
         return None
-    verified = parse_verified(pick, frame, graph, cache) or copular_verified(pick, frame, graph, cache)
+    verified = (parse_verified(pick, frame, graph, cache) or copular_verified(pick, frame, graph, cache)
+                or kind_verified(pick, frame, cache) or nominal_verified(pick, frame, graph, cache))
     return replace(pick, typed=verified) if verified else None
 
 
@@ -146,9 +238,16 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
         seen.add(pick.sentence.text)
         tries += 1
         strong = _strong(pick, frame, graph, claim, cache)
-        if strong is not None:
-            return strong
+        if strong is not None and not _refused(strong, candidates, frame, graph, claim, cache):
+            return strong  # a sentence the last gates would strip of its bold is not lifted over the best
     return None
+
+
+def _refused(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, claim: QuestionClaim,
+             cache: Any) -> str:
+    from core.answers.grounding import stand_behind
+
+    return stand_behind(pick, candidates, frame, graph, claim.main_terms, cache, claim.owners)
 
 
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
@@ -172,11 +271,9 @@ def _stood_behind(pick: Optional[Pick], candidates: Sequence[Pick], frame: Quest
                   note: str) -> tuple[Optional[Pick], str]:
     """The last gates (``grounding.stand_behind``): a bold whose sentence is not about the question,
     does not state the asked verb, or counts something else is dropped, with the note saying why."""
-    from core.answers.grounding import stand_behind
-
     if pick is None or not pick.typed:
         return pick, note
-    refused = stand_behind(pick, candidates, frame, graph, question_claim(frame, cache).main_terms, cache)
+    refused = _refused(pick, candidates, frame, graph, question_claim(frame, cache), cache)
     return (replace(pick, typed=[]), refused) if refused else (pick, note)
 
 

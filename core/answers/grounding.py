@@ -116,10 +116,44 @@ def _asks_time_or_place(token: Any) -> bool:
     return bool(kinds and "DATE" in kinds)
 
 
-def asked_verb(question: str) -> Optional[tuple[str, str]]:
-    """(stem of the word, stem of its lemma) of the verb the question's interrogative *when/where/what
-    year* hangs on ("… that was *started* when?", "When did the university *receive* its charter?");
-    None for other wh-words, a light verb (be, have, do) or no verb above it in the parse."""
+_IRREGULAR_NOUNS = {"die": ("death",), "bear": ("birth",), "marry": ("marriage",), "sell": ("sale",),
+                    "choose": ("choice",), "fly": ("flight",), "lose": ("loss",), "grow": ("growth",)}
+_ENDING_SWAPS = (("ade", "asion"), ("ide", "ision"), ("ude", "usion"), ("ize", "ization"), ("ise", "isation"),
+                 ("y", "ication"), ("y", "iage"), ("y", "ation"), ("e", "ion"), ("e", "ation"), ("e", "ance"),
+                 ("e", "ence"))
+_NOUN_ENDINGS = ("ment", "ion", "ation", "al", "ance", "ence", "ing", "age")
+
+
+def verb_nouns(lemma: str) -> frozenset[str]:
+    """The nouns a verb is stated by ("invade" → invasion, "found" → foundation, "establish" →
+    establishment, "die" → death), as whole lower-case words: "the Soviet *invasion* of Manchuria on **8 August
+    1945**" states when the Soviet Union invaded. Built by regular English endings, no stem guessing, so
+    "start" never meets "starvation"."""
+    lemma = (lemma or "").lower()
+    if len(lemma) < 3 or not lemma.isalpha() or lemma in _LIGHT_VERBS:
+        return frozenset()
+    if lemma in _IRREGULAR_NOUNS:
+        return frozenset(_IRREGULAR_NOUNS[lemma])
+    out: set[str] = set()
+    for ending, noun in _ENDING_SWAPS:
+        if lemma.endswith(ending):
+            out.add(lemma[: -len(ending)] + noun)
+    if not lemma.endswith("e"):
+        out |= {lemma + ending for ending in _NOUN_ENDINGS}
+        if len(lemma) > 3 and lemma[-1] not in "aeiouwxy" and lemma[-2] in "aeiou" and lemma[-3] not in "aeiou":
+            out.add(lemma + lemma[-1] + "ing")  # "begin" → "beginning"
+    return frozenset(out)
+
+
+def states_verb_noun(text: str, lemma: str) -> bool:
+    """Does the sentence hold a noun of the verb ``lemma`` (``verb_nouns``; a plural too)?"""
+    nouns = verb_nouns(lemma)
+    words = {w.lower() for w in re.findall(r"[^\W\d_]+", text or "")}
+    return bool(nouns) and any(w in nouns or (w.endswith("s") and w[:-1] in nouns) for w in words)
+
+
+def _asked_head(question: str) -> Any:
+    """The verb token the question's interrogative *when/where/what year* hangs on (None: see ``asked_verb``)."""
     from core.answers.question import _interrogative
     from core.extraction.query_terms import parse_question
 
@@ -138,14 +172,30 @@ def asked_verb(question: str) -> Optional[tuple[str, str]]:
             head = head.head
         if head.pos_ != "VERB" or head.lemma_.lower() in _LIGHT_VERBS:
             return None
-        return stem(head.lower_), stem(head.lemma_.lower())
+        return head
     return None
 
 
+def asked_verb(question: str) -> Optional[tuple[str, str]]:
+    """(stem of the word, stem of its lemma) of the verb the question's interrogative *when/where/what
+    year* hangs on ("… that was *started* when?", "When did the university *receive* its charter?");
+    None for other wh-words, a light verb (be, have, do) or no verb above it in the parse."""
+    head = _asked_head(question)
+    return None if head is None else (stem(head.lower_), stem(head.lemma_.lower()))
+
+
+def _asked_lemma(question: str) -> str:
+    head = _asked_head(question)
+    return "" if head is None else head.lemma_.lower()
+
+
 def states_asked_verb(pick: Pick, frame: QuestionFrame, cache: Any = None) -> bool:
-    """Does the sentence hold the verb the question's wh-word asks about (True when there is none)?"""
+    """Does the sentence hold the verb the question's wh-word asks about, or a noun of it ("the Soviet
+    *invasion* of Manchuria" for "When did … invade Manchuria?")? True when there is none."""
     verb: Optional[tuple[str, str]] = parsed_once(cache, "asked_verb", frame.text, asked_verb)
-    return verb is None or bool(set(verb) & pick.sentence.stems)
+    if verb is None or set(verb) & pick.sentence.stems:
+        return True
+    return states_verb_noun(pick.sentence.text, parsed_once(cache, "asked_lemma", frame.text, _asked_lemma))
 
 
 def counts_another_thing(pick: Pick, frame: QuestionFrame, main_terms: frozenset[str]) -> bool:
@@ -215,13 +265,37 @@ def about_inner_entity(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     return bool(subject) and any(subject <= name or name <= subject for name in inner)
 
 
+def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[frozenset[str]], graph: Any) -> bool:
+    """Does the sentence (or its title) name an owner of the question's relation noun ("Meehan Bonnar" of
+    "the birthplace of Meehan Bonnar") or an entity the mode's evidence links to one within ``HOPS``
+    (Fredericton, named with him)? The question does not repeat that relation in the answer's sentence
+    (``claim.hop_owners``), so a sentence about another diocese must not pass on the word "Diocese"."""
+    if not owners:
+        return True
+    said = pick.sentence.stems | _title_stems(pick)
+    if any(owner <= said for owner in owners):
+        return True
+    reached: set[str] = set()
+    for other in candidates:
+        if any(owner <= other.sentence.stems | _title_stems(other) for owner in owners):
+            reached |= other.sentence.keys
+    for _ in range(HOPS - 1):
+        reached |= _next_hop(candidates, reached)
+    if pick.sentence.keys & reached:
+        return True
+    graph = as_graph_view(graph)
+    title = _title_stems(pick)
+    return any(name and name <= title for name in
+               (sentence_stems(graph.name(key) if key in graph else key) for key in reached))
+
+
 def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
-                 main_terms: frozenset[str], cache: Any = None) -> str:
-    """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the three gates of the
-    module docstring, in order."""
+                 main_terms: frozenset[str], cache: Any = None, owners: Sequence[frozenset[str]] = ()) -> str:
+    """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the gates of the module
+    docstring, in order."""
     if not pick.typed:
         return ""
-    if not grounded(pick, candidates, frame, graph, cache):
+    if not grounded(pick, candidates, frame, graph, cache) or not reaches_owner(pick, candidates, owners, graph):
         return NOTE_UNGROUNDED
     if not states_asked_verb(pick, frame, cache):
         return NOTE_VERB
