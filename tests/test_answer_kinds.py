@@ -192,3 +192,34 @@ def test_the_documents_title_holds_the_questions_words_for_the_subject(monkeypat
     assert claim.reason(cumbria, frame, claim.question_claim(frame)) == ""
     monkeypatch.setattr(claim, "_title", lambda pick: frozenset())
     assert claim.reason(cumbria, frame, claim.question_claim(frame)) == claim.NOTE_RELATION
+
+
+# --- the person a "name of" phrase asks for ---------------------------------------------------------------
+
+SISTER = "What was the name of Scrooge's little sister who came to bring him home from school?"
+
+
+def _sister_picks() -> tuple[Pick, Pick]:
+    nephew = _pick("Bob told them of the extraordinary kindness of Mr. Scrooge's nephew, whom he had scarcely seen "
+                   "but once, and who, meeting him in the street, saw that he looked a little down.",
+                   [("PERSON", "Bob", "bob"), ("PERSON", "Scrooge", "scrooge")], ["Bob"], 4.0)
+    sister = _pick("Scrooge's little sister Fan came to bring him home from school.",
+                   [("PERSON", "Scrooge", "scrooge"), ("PERSON", "Fan", "fan")], ["Fan"], 3.0)
+    return nephew, sister
+
+
+def test_the_name_of_a_named_persons_relative_asks_the_relation_noun():
+    assert claim.named_role(SISTER) == "siste"
+    assert claim.named_role("What was the name of the wife of Ada Lovelace?") == "wife"
+    assert claim.named_role(AIRPORT) == ""  # a kind, no owner: the kind rule reads it
+    frame = make_frame(SISTER)
+    nephew, sister = _sister_picks()
+    assert claim.reason(nephew, frame, claim.question_claim(frame)) == claim.NOTE_RELATION
+    assert claim.reason(sister, frame, claim.question_claim(frame)) == ""
+
+
+def test_without_the_role_noun_a_sentence_sharing_only_its_modifier_states_the_claim(monkeypatch):
+    monkeypatch.setattr(claim, "named_role", lambda question: "")
+    frame = make_frame(SISTER)
+    nephew, _ = _sister_picks()
+    assert claim.reason(nephew, frame, claim.question_claim(frame)) == ""  # "a little" stood for "little sister"

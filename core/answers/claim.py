@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
 from core.answers.cache import parsed_once
-from core.answers.question import QuestionFrame
+from core.answers.question import OF_NOUNS, QuestionFrame
 from core.answers.scoring import Pick
 
 MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its answer
@@ -63,6 +63,7 @@ class QuestionClaim:
     verb: str
     owners: tuple[frozenset[str], ...] = ()  # names the bridge is reached from (``hop_owners``)
     verb_lemma: str = ""  # the main verb's lemma: a noun of it states it too (``grounding.verb_nouns``)
+    role: str = ""  # "the name of Scrooge's little *sister*": the answer's own relation noun (``named_role``)
 
 
 def _of_phrase(token: Any) -> list[Any]:
@@ -87,6 +88,8 @@ def _nested(token: Any) -> bool:
     clause?"""
     if any(t.dep_ in ("relcl", "acl", "ccomp", "advcl") for t in token.ancestors):
         return False  # a describing clause: the bridge rules (``bridge``, ``support``) read it
+    if token.dep_ == "pobj" and token.head.head.lower_ in OF_NOUNS:
+        return False  # "the name of Scrooge's sister": the relation noun names the answer itself, not a bridge
     return (token.dep_ == "pobj" and token.head.head.pos_ in ("NOUN", "PROPN")) or token.dep_ == "poss" \
         or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT")
 
@@ -105,6 +108,21 @@ def _first_hop_words(doc: Any) -> set[str]:
         if _nested(token):
             out |= {stem(t.lower_) for t in token.subtree if t.is_alpha and t.pos_ != "PROPN"}
     return out
+
+
+def named_role(question: str) -> str:
+    """The stem of the relation noun a "name of" phrase asks for when a name owns it ("the name of Scrooge's
+    little *sister*", "the name of the *wife* of Ada Lovelace"): the answer is that person, so its sentence
+    must say the noun; its modifiers alone ("a *little*") do not state it. "" for any other question. Only a
+    person's role is asked of the sentence (``reason``): "Gisvi's *city* of birth" is stated by "born in"."""
+    from core.answers.question import stem
+    from core.answers.support import _parse
+
+    for token in _parse(question):
+        if token.pos_ == "NOUN" and token.dep_ == "pobj" and token.head.lower_ == "of" \
+                and token.head.head.lower_ in OF_NOUNS and _owned_by_a_name(token):
+            return stem(token.lower_)
+    return ""
 
 
 def hop_owners(question: str) -> tuple[frozenset[str], ...]:
@@ -152,7 +170,8 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
         relation = question_relation(question)
         root = next((t for t in _parse(question) if t.dep_ == "ROOT"), None)
         lemma = root.lemma_.lower() if root is not None and root.pos_ == "VERB" else ""
-        return QuestionClaim(claim_terms(question), relation.verb if relation else "", hop_owners(question), lemma)
+        return QuestionClaim(claim_terms(question), relation.verb if relation else "", hop_owners(question), lemma,
+                             named_role(question))
 
     return parsed_once(cache, "claim", frame.text, parse)
 
@@ -203,6 +222,8 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
         return NOTE_RELATION
     if claim.verb and claim.verb not in stems:
         return NOTE_RELATION
+    if claim.role and frame.groups[:1] == [("PERSON",)] and claim.role not in stems | _title(pick):
+        return NOTE_RELATION  # "Bob told them of … Scrooge's nephew" does not name Scrooge's sister
     if _candidates(pick, frame) > MAX_CANDIDATES:
         return NOTE_LIST
     if states_another_role(pick, frame, cache):

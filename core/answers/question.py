@@ -59,7 +59,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _PREPOSITIONS = frozenset("in of to for from at by with on into during since until about".split())
 _COPULA = frozenset("is was are were has have had can could will would".split())
 _DO = frozenset("did does do".split())
-_OF_NOUNS = frozenset("name kind type sort part group amount number".split())  # "the name of the airport"
+OF_NOUNS = frozenset("name kind type sort part group amount number".split())  # "the name of the airport"
 _WH = frozenset("who whom whose what which when where how".split())
 STOP = frozenset(
     "the a an of in on at to for and or is was were be been being by with as from that which who whom whose what "
@@ -134,7 +134,7 @@ def _types_at(words: list[str], i: int) -> Optional[tuple[str, ...]]:
     found: Optional[tuple[str, ...]] = None
     for k in range(j, min(len(words), j + 8)):
         w = words[k]
-        if w == "of" and k > j and words[k - 1] in _OF_NOUNS:
+        if w == "of" and k > j and words[k - 1] in OF_NOUNS:
             continue
         if w in _WH or w in _PREPOSITIONS or w in _COPULA or w in _DO:
             break
