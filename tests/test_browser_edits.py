@@ -14,6 +14,9 @@ Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser
 """
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import pytest
 
 from browser_harness import ARTIFACTS, idle, open_page
@@ -73,6 +76,17 @@ def _refused_for_the_viewer(data) -> set[str]:
 
 
 @pytest.mark.timeout(3600)
+def _text_once_holding(panel: Any, needles: tuple[str, ...], seconds: float = 90.0) -> str:
+    """The panel's DOM text once it holds every needle, or as it is after ``seconds``: a table's cells reach
+    the grid's DOM text a moment after the page goes idle, later on a loaded machine."""
+    deadline = time.monotonic() + seconds
+    while True:
+        text = panel.evaluate("e => e.textContent")  # the tables' cells are in the grid's DOM text
+        if all(needle in text for needle in needles) or time.monotonic() > deadline:
+            return text
+        time.sleep(1.0)
+
+
 def test_merge_in_the_browser_compare_shows_it_a_viewer_cannot_edit_undo_restores(app, browser) -> None:  # noqa: F811
     editor_context, editor = new_tab(browser)
     viewer_context, viewer = new_tab(browser)
@@ -102,7 +116,7 @@ def test_merge_in_the_browser_compare_shows_it_a_viewer_cannot_edit_undo_restore
         editor.get_by_text("Before = edit(s) #1 undone").wait_for(timeout=600_000)
         idle(editor)
         panel = editor.locator("[data-testid=stExpander]").filter(has_text="graph edits changed")
-        text = panel.evaluate("e => e.textContent")  # the tables' cells are in the grid's DOM text
+        text = _text_once_holding(panel, ("Port Sallow Quay", "left", "answer changed"))
         assert "Port Sallow Quay" in text and "left" in text and "answer changed" in text
         panel.scroll_into_view_if_needed()
         editor.screenshot(path=str(ARTIFACTS / "edits_compare_before_after.png"))
