@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -187,6 +187,18 @@ def sample_ws_copy(sample_workspace_dir, tmp_path):
     ws = Workspace(target)
     yield ws
     ws.close()
+
+
+def pages_data_dir(sample_workspace_dir: Path, tmp_path: Path, monkeypatch: Any, name: str = "sample") -> Path:
+    """A data folder holding a copy of the sample workspace as ``name``, set as ``RAGSCOPE_DATA_DIR`` for a
+    page test (AppTest), with no workspace or LLM picked by the environment."""
+    folder = tmp_path / "workspaces"
+    folder.mkdir()
+    shutil.copytree(sample_workspace_dir, folder / name)
+    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
+    for variable in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    return folder
 
 
 # --- the local LLM server -----------------------------------------------------------------

@@ -55,15 +55,12 @@ def oidc(tmp_path_factory):
         yield issuer
 
 
-@pytest.fixture(scope="module")
-def app(oidc, tmp_path_factory, sample_workspace_dir):
-    """The app with sign-in on (secrets in a temporary file) and the sample corpus as workspace 'default'."""
-    require_browser()
-    data = tmp_path_factory.mktemp("auth_data")
-    shutil.copytree(sample_workspace_dir, data / "default")
-    port = free_port()
-    secrets_file = tmp_path_factory.mktemp("auth_secrets") / "secrets.toml"
-    secrets_file.write_text(f"""
+def write_secrets(folder: Path, port: int, oidc: str, users: dict[str, str]) -> Path:
+    """``folder/secrets.toml`` for an app on ``port`` signing in through the provider ``oidc``, with each
+    user's role (anyone else: none)."""
+    roles = "\n".join(f'"{who}" = "{role}"' for who, role in users.items())
+    path = folder / "secrets.toml"
+    path.write_text(f"""
 [auth]
 redirect_uri = "http://127.0.0.1:{port}/oauth2callback"
 cookie_secret = "{secrets.token_hex(16)}"
@@ -74,9 +71,20 @@ server_metadata_url = "{oidc}/.well-known/openid-configuration"
 [ragscope.roles]
 default = "none"
 [ragscope.roles.users]
-"viewer@example.com" = "viewer"
-"editor@example.com" = "editor"
+{roles}
 """, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def app(oidc, tmp_path_factory, sample_workspace_dir):
+    """The app with sign-in on (secrets in a temporary file) and the sample corpus as workspace 'default'."""
+    require_browser()
+    data = tmp_path_factory.mktemp("auth_data")
+    shutil.copytree(sample_workspace_dir, data / "default")
+    port = free_port()
+    secrets_file = write_secrets(tmp_path_factory.mktemp("auth_secrets"), port, oidc,
+                                 {"viewer@example.com": "viewer", "editor@example.com": "editor"})
     # batches of ~1,500 tokens: the Cancel test's short documents are indexed one batch each, before the long one
     with streamlit_app(data, tmp_path_factory.mktemp("auth_log"), args=["--secrets.files", str(secrets_file)],
                        port=port, env={"RAGSCOPE_BATCH_TOKENS": "1500"}) as url:

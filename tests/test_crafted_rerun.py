@@ -22,7 +22,6 @@ Fails instead of skipping when ``RAGSCOPE_REQUIRE`` names ``oidc`` (or ``browser
 """
 from __future__ import annotations
 
-import secrets
 import shutil
 import sqlite3
 import time
@@ -33,7 +32,7 @@ import pytest
 
 from browser_harness import chromium, free_port, require_browser, streamlit_app
 from streamlit_ws import connect, run_page
-from test_browser_auth import oidc, sign_in  # noqa: F401 - the provider fixture, shared
+from test_browser_auth import oidc, sign_in, write_secrets  # noqa: F401 - the provider fixture, shared
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -58,21 +57,7 @@ def app(oidc, tmp_path_factory, sample_workspace_dir):  # noqa: F811 - oidc is t
     finally:
         ws.close()
     port = free_port()
-    secrets_file = tmp_path_factory.mktemp("crafted_secrets") / "secrets.toml"
-    users = "\n".join(f'"{who}" = "{role}"' for who, role in USERS.items())
-    secrets_file.write_text(f"""
-[auth]
-redirect_uri = "http://127.0.0.1:{port}/oauth2callback"
-cookie_secret = "{secrets.token_hex(16)}"
-client_id = "ragscope-test"
-client_secret = "{secrets.token_hex(8)}"
-server_metadata_url = "{oidc}/.well-known/openid-configuration"
-
-[ragscope.roles]
-default = "none"
-[ragscope.roles.users]
-{users}
-""", encoding="utf-8")
+    secrets_file = write_secrets(tmp_path_factory.mktemp("crafted_secrets"), port, oidc, USERS)
     with streamlit_app(data, tmp_path_factory.mktemp("crafted_log"), args=["--secrets.files", str(secrets_file)],
                        port=port) as url:
         yield {"url": url, "data": data}

@@ -2,10 +2,10 @@
 answer columns read "—" with a note), and the pooled evidence-loss view labelled as pooled."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
+from conftest import pages_data_dir
 from streamlit.testing.v1 import AppTest
 
 from core.evaluation.runner import EvalReport
@@ -48,13 +48,7 @@ def test_counted_over_names_questions_and_pooled_gold_documents():
 
 @pytest.fixture()
 def data_dir(tmp_path, monkeypatch, sample_workspace_dir) -> Path:
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "sample")
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
-    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    return folder
+    return pages_data_dir(sample_workspace_dir, tmp_path, monkeypatch)
 
 
 @pytest.mark.slow

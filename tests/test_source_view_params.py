@@ -10,11 +10,10 @@
 """
 from __future__ import annotations
 
-import shutil
 
 import pytest
 
-from conftest import HashEmbedder, ROOT
+from conftest import ROOT, HashEmbedder, pages_data_dir
 
 READER_TEXT = (b"# Notes\n\nThe <script>alert(1)</script> tag & friends stay text here. "
                b"Greta Holm wrote these notes in Malmo last winter.\n")
@@ -105,12 +104,7 @@ def test_the_page_takes_a_huge_quote_from_the_url_without_an_error(sample_worksp
 
     from core.source_view import MAX_QUOTE_CHARS
 
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "sample")
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
-    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL"):
-        monkeypatch.delenv(name, raising=False)
+    pages_data_dir(sample_workspace_dir, tmp_path, monkeypatch)
     at = AppTest.from_file(str(ROOT / "pages" / "source.py"), default_timeout=300)
     at.session_state["workspace_name"] = "sample"
     at.query_params["doc"] = "05-kestrel-point-lighthouse.md"
