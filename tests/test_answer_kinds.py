@@ -223,3 +223,25 @@ def test_without_the_role_noun_a_sentence_sharing_only_its_modifier_states_the_c
     frame = make_frame(SISTER)
     nephew, _ = _sister_picks()
     assert claim.reason(nephew, frame, claim.question_claim(frame)) == ""  # "a little" stood for "little sister"
+
+
+APPRENTICE = "Who was Scrooge's fellow apprentice at Fezziwig's warehouse?"
+
+
+def test_the_role_a_named_persons_copular_question_asks_must_be_said():
+    assert claim.named_role(APPRENTICE) == "appre"
+    frame = make_frame(APPRENTICE)
+    fred = _pick("'He's a comical old fellow,' said Scrooge's nephew, 'that's the truth.'",
+                 [("PERSON", "Scrooge", "scrooge")], ["Fred"], 4.0)
+    dick = _pick("Dick Wilkins, a fellow apprentice of Scrooge's.",
+                 [("PERSON", "Dick Wilkins", "dick wilkins"), ("PERSON", "Scrooge", "scrooge")], ["Dick Wilkins"], 4.0)
+    assert claim.reason(fred, frame, claim.question_claim(frame)) == claim.NOTE_RELATION  # "fellow" alone
+    assert claim.reason(dick, frame, claim.question_claim(frame)) == ""
+
+
+def test_a_book_label_title_does_not_say_the_passages_subject():
+    label = _pick("Scrooge lay in this state until the chime had gone three-quarters more.", [], [],
+                  doc="A Christmas Carol - Stave Two: The First of the Three Spirits")
+    subject = _pick("It is located within the county of Cumbria.", [], [], doc="Lake District")
+    assert claim._title(label) == frozenset()
+    assert claim._title(subject) == sentence_stems("Lake District")

@@ -287,7 +287,8 @@ def test_an_editor_cancels_a_run_what_was_done_stays_and_resume_finishes_it(app,
             [str(f) for f in files])
         tab.wait_for_function("() => [...document.querySelectorAll('button')].some(b => "
                               "b.innerText.includes('Index uploaded files') && !b.disabled)", timeout=60_000)
-        tab.get_by_role("button", name="Index uploaded files").click()
+        # the enabled one: while the page re-runs after the upload, the stale disabled button can still be drawn
+        tab.locator("button:not([disabled])", has_text="Index uploaded files").first.click()
         _wait_for_short_ones(app["data"], timeout_s=600)  # the two short ones are done, the long one is not
         tab.get_by_role("button", name="Cancel", exact=True).click()
         tab.get_by_text("Indexing cancelled after").first.wait_for(timeout=120_000)

@@ -122,6 +122,9 @@ def named_role(question: str) -> str:
         if token.pos_ == "NOUN" and token.dep_ == "pobj" and token.head.lower_ == "of" \
                 and token.head.head.lower_ in OF_NOUNS and _owned_by_a_name(token):
             return stem(token.lower_)
+        if token.pos_ == "NOUN" and token.dep_ == "attr" and token.head.dep_ == "ROOT" \
+                and token.head.lemma_ == "be" and any(c.dep_ == "poss" and c.pos_ == "PROPN" for c in token.children):
+            return stem(token.lower_)  # "Who was Scrooge's fellow *apprentice* …": the answer's own role
     return ""
 
 
@@ -201,8 +204,12 @@ def _title(pick: Pick) -> frozenset[str]:
     """Stems of the sentence's document title: it names the passage's subject ("It is located within the county
     of Cumbria" in *Lake District* states where the district is)."""
     from core.answers.question import sentence_stems
+    from core.parsing.titles import work_name
 
-    return sentence_stems((pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]).replace("_", " "))
+    title = pick.sentence.doc or pick.sentence.cite.rsplit(", ", 1)[0]
+    if work_name(title) is not None:
+        return frozenset()  # "A Christmas Carol - Stave Two: The First of the Three Spirits" says where, not who
+    return sentence_stems(title.replace("_", " "))
 
 
 def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
@@ -222,7 +229,7 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
         return NOTE_RELATION
     if claim.verb and claim.verb not in stems:
         return NOTE_RELATION
-    if claim.role and frame.groups[:1] == [("PERSON",)] and claim.role not in stems | _title(pick):
+    if claim.role and frame.groups and frame.groups[0][0] == "PERSON" and claim.role not in stems | _title(pick):
         return NOTE_RELATION  # "Bob told them of … Scrooge's nephew" does not name Scrooge's sister
     if _candidates(pick, frame) > MAX_CANDIDATES:
         return NOTE_LIST
