@@ -245,3 +245,10 @@ def test_a_book_label_title_does_not_say_the_passages_subject():
     subject = _pick("It is located within the county of Cumbria.", [], [], doc="Lake District")
     assert claim._title(label) == frozenset()
     assert claim._title(subject) == sentence_stems("Lake District")
+
+
+def test_a_named_place_that_sets_the_scene_is_no_hop():
+    # "at Fezziwig's warehouse" says where Scrooge was an apprentice: its words stay in the claim and
+    # Fezziwig is no owner the bold's sentence must reach; "in Gisvi's city of birth" is still a hop
+    assert "wareh" in claim_terms(APPRENTICE) and hop_owners(APPRENTICE) == ()
+    assert hop_owners("What is the most popular hotel in Gisvi's city of birth?") == (sentence_stems("Gisvi"),)

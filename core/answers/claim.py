@@ -90,6 +90,8 @@ def _nested(token: Any) -> bool:
         return False  # a describing clause: the bridge rules (``bridge``, ``support``) read it
     if token.dep_ == "pobj" and token.head.head.lower_ in OF_NOUNS:
         return False  # "the name of Scrooge's sister": the relation noun names the answer itself, not a bridge
+    if token.dep_ == "pobj" and token.head.lower_ != "of" and not _of_phrase(token):
+        return False  # "apprentice *at Fezziwig's warehouse*" sets the scene; "in Gisvi's city *of birth*" is a hop
     return (token.dep_ == "pobj" and token.head.head.pos_ in ("NOUN", "PROPN")) or token.dep_ == "poss" \
         or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT")
 
