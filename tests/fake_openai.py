@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 
 class JsonHandler(BaseHTTPRequestHandler):
@@ -166,3 +166,18 @@ class FakeOpenAI:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def fresh_fake_openai() -> Iterator[FakeOpenAI]:
+    """A ``FakeOpenAI`` with the provider registry and the LLM client's learned context windows reset
+    before and after (the body of the ``fake`` fixture of the LLM tests)."""
+    from core import providers
+    from core.llm import client
+
+    providers.reset()
+    client._WINDOWS.clear()
+    client._LEARNED.clear()
+    server = FakeOpenAI()
+    yield server
+    server.close()
+    providers.reset()

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai import FakeOpenAI  # noqa: E402
+from fake_openai import FakeOpenAI, fresh_fake_openai  # noqa: E402
 
 from core.llm.answer_check import NOT_CITED, NOT_STATED, short_answers, support_note  # noqa: E402
 from core.types import ChunkHit, RetrievalResult  # noqa: E402
@@ -30,16 +30,7 @@ def _result() -> RetrievalResult:
 
 @pytest.fixture()
 def fake():
-    from core import providers
-    from core.llm import client
-
-    providers.reset()
-    client._WINDOWS.clear()
-    client._LEARNED.clear()
-    server = FakeOpenAI()
-    yield server
-    server.close()
-    providers.reset()
+    yield from fresh_fake_openai()
 
 
 def _chat(fake: FakeOpenAI):

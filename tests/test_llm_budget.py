@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_openai import FakeOpenAI  # noqa: E402
+from fake_openai import FakeOpenAI, fresh_fake_openai  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PING = [{"role": "user", "content": "Say hello."}]
@@ -26,16 +26,7 @@ PING = [{"role": "user", "content": "Say hello."}]
 
 @pytest.fixture()
 def fake():
-    from core import providers
-    from core.llm import client
-
-    providers.reset()
-    client._WINDOWS.clear()
-    client._LEARNED.clear()
-    server = FakeOpenAI()
-    yield server
-    server.close()
-    providers.reset()
+    yield from fresh_fake_openai()
 
 
 def chat(fake: FakeOpenAI, **options):

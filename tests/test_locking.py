@@ -16,20 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False",
-           PYTHONUNBUFFERED="1")
-
-# Holds the write lock of the workspace argv[1] until a line arrives on stdin (or stdin closes).
-HOLDER = textwrap.dedent("""
-    import sys
-    from core.workspace import Workspace
-    ws = Workspace(sys.argv[1])
-    with ws.writer():
-        print("locked", flush=True)
-        sys.stdin.readline()
-    print("released", flush=True)
-""")
+from lock_holder import ENV, start_holder
 
 # Runs the real CLI, but the first vector upsert (inside the batch's SQLite write transaction)
 # announces itself in argv[1] and then waits until the file argv[2] exists.
@@ -55,14 +42,6 @@ PAUSING_CLI = textwrap.dedent("""
 def cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, env=ENV, capture_output=True,
                           text=True, timeout=timeout)
-
-
-def start_holder(workspace: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(workspace)], cwd=ROOT, env=ENV, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = proc.stdout.readline().strip()
-    assert line == "locked", proc.stderr.read()
-    return proc
 
 
 def stop(proc: subprocess.Popen) -> None:

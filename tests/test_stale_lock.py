@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -19,26 +18,7 @@ import pytest
 from core.errors import WorkspaceBusyError
 from core.storage.locking import LOCK_INFO, marker_is_stale
 from core.workspace import Workspace
-
-ROOT = Path(__file__).resolve().parent.parent
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False",
-           PYTHONUNBUFFERED="1")
-HOLDER = textwrap.dedent("""
-    import sys
-    from core.workspace import Workspace
-    ws = Workspace(sys.argv[1])
-    with ws.writer():
-        print("locked", flush=True)
-        sys.stdin.readline()
-""")
-
-
-def start_holder(folder: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], cwd=ROOT, env=ENV, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    line = proc.stdout.readline()
-    assert line.strip() == "locked", proc.stderr.read()
-    return proc
+from lock_holder import ENV, start_holder
 
 
 def test_a_sigkilled_writers_marker_is_cleared_on_the_next_open(tmp_path):
