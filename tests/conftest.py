@@ -324,6 +324,30 @@ def blank_pdf() -> bytes:
     return buffer.getvalue()
 
 
+def text_pdf(pages: list[list[str]], font_size: int = 10, leading: int = 14) -> bytes:
+    """A PDF whose pages hold the given lines in a Helvetica text layer, one ``Tj`` per line (letter size)."""
+    import io
+
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    writer = PdfWriter()
+    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
+                                                NameObject("/Subtype"): NameObject("/Type1"),
+                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    for lines in pages:
+        page = writer.add_blank_page(612, 792)
+        shown = " ".join(f"({line}) Tj T*" for line in lines)
+        stream = DecodedStreamObject()
+        stream.set_data(f"BT /F1 {font_size} Tf 40 760 Td {leading} TL {shown} ET".encode())
+        page[NameObject("/Contents")] = writer._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject(
+            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    return buffer.getvalue()
+
+
 class HashEmbedder:
     """Deterministic 16-d vectors from a text hash: stands in for MiniLM where only the pipeline's
     bookkeeping is under test."""

@@ -3,11 +3,11 @@ is loaded and indexed; every chunk's stored span is its place in the document te
 is the pages its sentences are on, and ``query --json`` chunks carry ``page_start``/``page_end``."""
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
 
+from conftest import text_pdf
 from core.citations import format_citation, page_of, page_range, pages_label
 
 N_PAGES = 6
@@ -21,26 +21,9 @@ def sentence(page: int, line: int) -> str:
 def make_pdf(pages: list[list[str]] | None = None) -> bytes:
     """A PDF of ``N_PAGES`` pages, each with ``LINES_PER_PAGE`` known sentences (Helvetica text layer),
     or of the given pages' lines."""
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
-                                                NameObject("/Subtype"): NameObject("/Type1"),
-                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
     if pages is None:
         pages = [[sentence(p, n) for n in range(1, LINES_PER_PAGE + 1)] for p in range(1, N_PAGES + 1)]
-    for lines in pages:
-        page = writer.add_blank_page(612, 792)
-        shown = " ".join(f"({line}) Tj T*" for line in lines)
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 9 Tf 40 760 Td 12 TL {shown} ET".encode())
-        page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
+    return text_pdf(pages, font_size=9, leading=12)
 
 
 def true_page(text: str, offset: int) -> int:

@@ -2,8 +2,7 @@
 each page before the pages are joined, never glued into a sentence or a name, page offsets still exact."""
 from __future__ import annotations
 
-import io
-
+from conftest import text_pdf
 from core.parsing.furniture import is_page_number, strip_furniture
 
 HEADER = "THE SALT ROAD: A HISTORY OF THE COAST"
@@ -21,24 +20,7 @@ def _page_texts() -> list[str]:
 
 def _make_pdf() -> bytes:
     """A PDF of ``PAGES`` (a Helvetica text layer): each page a running header, its lines, its page number."""
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
-                                                NameObject("/Subtype"): NameObject("/Type1"),
-                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
-    for text in _page_texts():
-        page = writer.add_blank_page(612, 792)
-        shown = " ".join(f"({line}) Tj T*" for line in text.split("\n"))
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 10 Tf 40 760 Td 14 TL {shown} ET".encode())
-        page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
+    return text_pdf([text.split("\n") for text in _page_texts()])
 
 
 def test_page_numbers_are_recognised():
