@@ -5,21 +5,14 @@ transaction, no cancel check). The bound is on the time from the signal to the e
 after registration is seen running, with a wide margin for a loaded machine (a batch takes ~0.1 s)."""
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
-import threading
-import time
 
 import pytest
 
-from conftest import ROOT
-
+from cli_signal import index_until_signalled
 from core.storage.sqlite_backend import DB_FILE
 
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
 LINES = 150_000
 SIGNAL_TO_EXIT_S = 20.0  # generous: the stop itself takes one batch; CI machines can be very busy
 
@@ -30,33 +23,8 @@ def test_the_cli_index_stops_registration_on_a_signal_and_leaves_it_resumable(tm
     corpus = tmp_path / "many.jsonl"
     corpus.write_bytes(b"".join(b'{"doc_id": "d%d", "text": "word%d"}\n' % (i, i) for i in range(LINES)))
     ws = tmp_path / "ws"
-    proc = subprocess.Popen([sys.executable, "-m", "core", "index", "--workspace", str(ws), "--offline", str(corpus)],
-                            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = threading.Event()
-    err: list[bytes] = []
-
-    def read() -> None:
-        assert proc.stderr is not None
-        for chunk in iter(lambda: proc.stderr.read1(4096), b""):
-            err.append(chunk)
-            if b"register" in b"".join(err[-2:]):
-                seen.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert seen.wait(300), b"".join(err)[-2000:]
-        sent = time.perf_counter()
-        proc.send_signal(sig)
-        proc.wait(timeout=120)
-        waited = time.perf_counter() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(10)
-    stderr = b"".join(err).decode("utf-8", "replace")
-    assert proc.returncode == 130, stderr[-2000:]
+    returncode, waited, stderr = index_until_signalled(corpus, ws, b"register", sig)
+    assert returncode == 130, stderr[-2000:]
     assert waited < SIGNAL_TO_EXIT_S, waited
     assert "run index again to resume" in stderr
     db = sqlite3.connect(ws / DB_FILE)

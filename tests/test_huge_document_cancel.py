@@ -14,10 +14,7 @@ document is being chunked and needs a clean, resumable exit within seconds.
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 
@@ -25,7 +22,7 @@ import numpy as np
 import pytest
 
 import hostile_files as H
-from conftest import ROOT
+from cli_signal import index_until_signalled
 
 from core import chunking, tokens
 from core.embeddings import EMBED_SLICE, LARGE_EMBED_CALL, embed_chunk_windows
@@ -241,7 +238,6 @@ def test_a_cancel_is_honoured_while_waiting_for_a_busy_worker():
     assert len(outcome) == 1 and isinstance(outcome[0], Cancelled), outcome
 
 
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
 SIGNAL_TO_EXIT_S = 60.0  # 20.4 s measured at a load average of 17 on 2 cores; without the check points: minutes
 
 
@@ -250,34 +246,11 @@ def test_the_cli_stops_chunking_a_19_mb_single_word_on_sigterm_and_leaves_it_res
     huge = tmp_path / "huge.txt"
     huge.write_bytes(b"a" * (19 * 2**20))
     ws = tmp_path / "ws"
-    proc = subprocess.Popen([sys.executable, "-m", "core", "index", "--workspace", str(ws), "--offline", str(huge)],
-                            cwd=ROOT, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    seen = threading.Event()
-    err: list[bytes] = []
-
-    def read() -> None:
-        assert proc.stderr is not None
-        for chunk in iter(lambda: proc.stderr.read1(4096), b""):
-            err.append(chunk)
-            if b"/1 docs" in b"".join(err[-2:]):  # the run's bar is up: registered, the batch is being chunked
-                seen.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert seen.wait(900), b"".join(err)[-2000:]
-        time.sleep(5)  # well inside chunking: a 19 MB word takes minutes to chunk
-        sent = time.perf_counter()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=300)
-        waited = time.perf_counter() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(10)
-    stderr = b"".join(err).decode("utf-8", "replace")
-    assert proc.returncode == 130, stderr[-2000:]
+    # the run's bar is up ("/1 docs": registered, the batch is being chunked); 5 s later it is well inside
+    # chunking (a 19 MB word takes minutes to chunk)
+    returncode, waited, stderr = index_until_signalled(huge, ws, b"/1 docs", seen_within_s=900, delay_s=5,
+                                                       exit_within_s=300)
+    assert returncode == 130, stderr[-2000:]
     assert waited < SIGNAL_TO_EXIT_S, (waited, stderr[-2000:])
     assert "run index again to resume" in stderr
     from core.storage.sqlite_backend import DB_FILE
