@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 WHO = ("PERSON", "ORG", "NORP")
 WHERE = ("GPE", "LOC", "FAC")
@@ -339,3 +339,23 @@ def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Cal
     return QuestionFrame(question, answer_types(question), terms, frozenset(focus_terms(question)),
                          names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)),
                          hop, rank_pairs(hop or question), frozenset(terms) | names)
+
+
+SETTING_MARKS = frozenset("when whenever while after before because since until once".split())  # scene-setting clauses
+
+
+def setting_words(doc: Any, clauses: bool = True) -> set[int]:
+    """Token positions of the words that only set the scene of the asked relation: the measure word of a
+    "how" phrase ("how *long*", "how *old*"), which asks the answer's kind, not its relation, and (with
+    ``clauses``) an adverbial clause opened by a time or reason word ("How long had Marley been dead
+    *when the gentlemen came collecting for the poor*?", "… *because he had a cold*"). The answering
+    sentence rarely repeats them."""
+    out: set[int] = set()
+    for t in doc:
+        if clauses and t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in SETTING_MARKS
+                                                 and c.i < t.i for c in t.children):
+            out |= {w.i for w in t.subtree}
+        if t.lower_ == "how" and t.dep_ == "advmod" and t.head.pos_ in ("ADJ", "ADV"):
+            out.add(t.head.i)
+    return out
+
