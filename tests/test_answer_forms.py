@@ -114,3 +114,37 @@ def test_a_lower_case_word_or_a_short_name_does_not_ground_a_sentence():
     assert grounding.spells_one("Dunmoria 1 August 1973", {"dunmoria"}, graph)
     assert not grounding.spells_one("They want more than Ann's grove.", {"want", "ann"}, graph)
     assert not grounding.spells_one("The dunmoria rows", {"dunmoria"}, graph)
+
+
+# --- a verb the crude stem misses, a span the tagger cut --------------------------------------------------
+
+RAN = "Where did Tom Pike run home to after sliding on Cornmarket?"
+CLERK = _pick("Tom Pike went down a slide on Cornmarket twenty times, and then ran home to Brenton Town to play.",
+              [("PERSON", "Tom Pike", "tom pike"), ("GPE", "Cornmarket", "cornmarket"), ("CARDINAL", "twenty", ""),
+               ("GPE", "Brenton", "brenton")],
+              ["Brenton"], 4.0)
+
+
+def test_an_irregular_past_states_its_verb_and_the_place_word_completes_the_span():
+    from core.answers.question import said_stems
+
+    assert {"run", "slid"} <= said_stems(CLERK.sentence.text, CLERK.sentence.stems)
+    other = _pick("The miller counted the sacks in the loft.", [], [], 1.0)
+    pick, note = claimed(CLERK, [CLERK, other], make_frame(RAN, {"tom pike", "cornmarket"}), nx.Graph())
+    assert pick is not None and pick.typed == ["Brenton Town"] and note == ""
+
+
+def test_without_the_irregular_verb_the_sentence_does_not_state_the_question(monkeypatch):
+    from core.answers import question
+
+    monkeypatch.setattr(question, "_IRREGULAR", {})
+    other = _pick("The miller counted the sacks in the loft.", [], [], 1.0)
+    pick, note = claimed(CLERK, [CLERK, other], make_frame(RAN + " ", {"tom pike", "cornmarket"}), nx.Graph())
+    assert pick is not None and pick.typed == [] and note
+
+
+def test_without_completing_the_place_the_cut_span_is_bolded(monkeypatch):
+    monkeypatch.setattr(bridge, "_PLACE_AFTER", __import__("re").compile(r"(?!)"))
+    other = _pick("The miller counted the sacks in the loft.", [], [], 1.0)
+    pick, _ = claimed(CLERK, [CLERK, other], make_frame(RAN + "  ", {"tom pike", "cornmarket"}), nx.Graph())
+    assert pick is not None and pick.typed == ["Brenton"]

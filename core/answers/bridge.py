@@ -131,6 +131,29 @@ def _wanted(frame: QuestionFrame, graph: Any, label: str, key: str) -> bool:
     return label in group or _kind(graph, key) in group
 
 
+_PLACE_WORDS = ("Town|City|Village|County|Street|Road|Square|Park|Hill|Bridge|Lane|Island|Islands|River|Lake|Bay|"
+                "Harbour|Harbor|Abbey|Castle|Hall|Church|Cathedral")
+_PLACE_AFTER = re.compile(rf" (?:{_PLACE_WORDS})(?!\w)")
+
+
+def completed(pick: Pick) -> Pick:
+    """The bold's spans completed where the tagger cut them: a place with the capitalised place word right
+    after it ("**Camden** Town" → "Camden Town"), a date with its year or its day and month (``whole_date``)."""
+    text = pick.sentence.text
+    labels = {surface: label for label, surface, _ in pick.sentence.mentions}
+    spans = []
+    for surface in pick.typed:
+        at = text.find(surface)
+        label = labels.get(surface, "")
+        if at >= 0 and label == "DATE":
+            surface = whole_date(text, at, surface)
+        elif at >= 0 and label in ("GPE", "LOC", "FAC"):
+            after = _PLACE_AFTER.match(text, at + len(surface))
+            surface = text[at:after.end()] if after else surface
+        spans.append(surface)
+    return replace(pick, typed=spans) if spans != pick.typed else pick
+
+
 def unmerged(placed: list[Any], start: int, end: int, bridges: set[str]) -> list[Any]:
     """``placed`` (mentions as (start, end, label, surface, key)) without a mention that opens with the
     bridge's name spelled at ``start``..``end`` and runs on into the row ("Guyana 1 August" in "Guyana 1 August

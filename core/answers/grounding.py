@@ -33,7 +33,7 @@ import re
 from typing import Any, Optional, Sequence
 
 from core.answers.cache import parsed_once
-from core.answers.question import STOP, QuestionFrame, noun_types, sentence_stems, stem
+from core.answers.question import STOP, QuestionFrame, noun_types, said_stems, sentence_stems, stem
 from core.answers.scoring import Pick
 from core.storage.graph_view import as_graph_view
 
@@ -204,7 +204,7 @@ def states_asked_verb(pick: Pick, frame: QuestionFrame, cache: Any = None) -> bo
     """Does the sentence hold the verb the question's wh-word asks about, or a noun of it ("the Soviet
     *invasion* of Manchuria" for "When did … invade Manchuria?")? True when there is none."""
     verb: Optional[tuple[str, str]] = parsed_once(cache, "asked_verb", frame.text, asked_verb)
-    if verb is None or set(verb) & pick.sentence.stems:
+    if verb is None or set(verb) & said_stems(pick.sentence.text, pick.sentence.stems):
         return True
     return states_verb_noun(pick.sentence.text, parsed_once(cache, "asked_lemma", frame.text, _asked_lemma))
 

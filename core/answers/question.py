@@ -300,6 +300,23 @@ def sentence_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _words(text))
 
 
+_IRREGULAR = dict(pair.split(":") for pair in (
+    "ran:run went:go gone:go came:come gave:give given:give took:take taken:take made:make wrote:write "
+    "written:write began:begin begun:begin became:become brought:bring bought:buy built:build caught:catch "
+    "chose:choose chosen:choose drove:drive driven:drive fought:fight flew:fly grew:grow grown:grow held:hold "
+    "kept:keep knew:know known:know led:lead lost:lose met:meet paid:pay rode:ride sang:sing sung:sing sat:sit "
+    "seen:see sent:send sold:sell stood:stand taught:teach thought:think told:tell threw:throw thrown:throw "
+    "won:win wore:wear worn:wear spent:spend sought:seek slid:slide hid:hide drew:draw drawn:draw ate:eat "
+    "eaten:eat fled:flee felt:feel dealt:deal spoke:speak spoken:speak struck:strike swam:swim").split())
+
+
+def said_stems(text: str, stems: frozenset[str]) -> frozenset[str]:
+    """``stems`` (the sentence's) with what the crude stem misses of a verb it states: the base of an
+    irregular past ("*ran* home" states "run"), and a stem without its final e ("slide" meets "sliding")."""
+    bases = {stem(_IRREGULAR[w]) for w in _words(text) if w in _IRREGULAR}
+    return stems | bases | {s[:-1] for s in stems if s.endswith("e") and len(s) >= 4}
+
+
 @dataclass
 class QuestionFrame:
     """Everything the answer builders need to know about the question."""
