@@ -131,6 +131,36 @@ def _wanted(frame: QuestionFrame, graph: Any, label: str, key: str) -> bool:
     return label in group or _kind(graph, key) in group
 
 
+_PLACE_WORDS = ("Town|City|Village|County|Street|Road|Square|Park|Hill|Bridge|Lane|Island|Islands|River|Lake|Bay|"
+                "Harbour|Harbor|Abbey|Castle|Hall|Church|Cathedral")
+_PLACE_AFTER = re.compile(rf" (?:{_PLACE_WORDS})(?!\w)")
+
+
+def completed(pick: Pick) -> Pick:
+    """The bold's spans completed where the tagger cut them: a place with the capitalised place word right
+    after it ("**Camden** Town" → "Camden Town"), a date with its year or its day and month (``whole_date``)."""
+    text = pick.sentence.text
+    labels = {surface: label for label, surface, _ in pick.sentence.mentions}
+    spans = []
+    for surface in pick.typed:
+        at = text.find(surface)
+        label = labels.get(surface, "")
+        if at >= 0 and label == "DATE":
+            surface = whole_date(text, at, surface)
+        elif at >= 0 and label in ("GPE", "LOC", "FAC"):
+            after = _PLACE_AFTER.match(text, at + len(surface))
+            surface = text[at:after.end()] if after else surface
+        spans.append(surface)
+    return replace(pick, typed=spans) if spans != pick.typed else pick
+
+
+def unmerged(placed: list[Any], start: int, end: int, bridges: set[str]) -> list[Any]:
+    """``placed`` (mentions as (start, end, label, surface, key)) without a mention that opens with the
+    bridge's name spelled at ``start``..``end`` and runs on into the row ("Guyana 1 August" in "Guyana 1 August
+    1973"): the tagger merged the two, and the bridge ends where its name ends."""
+    return [p for p in placed if not (p[0] == start and p[1] > end and p[4] not in bridges)]
+
+
 def keyed_span(pick: Pick, bridges: set[str], frame: QuestionFrame, graph: Any) -> list[str]:
     """The mention of the asked-for type right after the one bridge the sentence names with one
     (``[]`` when none, or when two bridges key two spans)."""
@@ -145,6 +175,7 @@ def keyed_span(pick: Pick, bridges: set[str], frame: QuestionFrame, graph: Any) 
     for key in bridges:  # a bridge the sentence spells without its mention (a table row the tagger missed)
         name = graph.name(key) if key in graph else key
         for match in re.finditer(rf"(?<!\w){re.escape(name.lower())}(?!\w)", lowered) if name else ():
+            placed = unmerged(placed, match.start(), match.end(), bridges)
             if not any(a < match.end() and match.start() < b for a, b, *_ in placed):
                 placed.append((match.start(), match.end(), _kind(graph, key), name, key))
     placed.sort()
@@ -161,8 +192,28 @@ def keyed_span(pick: Pick, bridges: set[str], frame: QuestionFrame, graph: Any) 
         if label == bridge_label or (other and _kind(graph, other) == _kind(graph, key)):
             continue  # "Montana, United States": an address, the place the bridge lies in, not a keyed value
         if _wanted(frame, graph, label, other) and not frame.names_in_question(surface):
-            spans.add(surface)
+            spans.add(whole_date(text, at, surface) if label == "DATE" else surface)
     return sorted(spans) if len(spans) == 1 else []
+
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+          r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_DAY_MONTH_BEFORE = re.compile(rf"(?:\d{{1,2}} {_MONTH}|{_MONTH} \d{{1,2}},?) $")
+_YEAR_AFTER = re.compile(r"[ ,]+(\d{3,4})(?!\d)")
+
+
+def whole_date(text: str, at: int, surface: str) -> str:
+    """A date span completed with what the tagger left of it in a neighbouring mention: the day and month
+    just before a bare year ("Guyana 1 August **1973**" → "1 August 1973"), the year just after a day and
+    month ("**1 August** 1973"); the span itself otherwise."""
+    start, end = at, at + len(surface)
+    if re.fullmatch(r"\d{3,4}", surface):
+        before = _DAY_MONTH_BEFORE.search(text, 0, at)
+        start = before.start() if before else start
+    elif not re.search(r"\d{3,4}", surface):
+        year = _YEAR_AFTER.match(text, end)
+        end = year.end() if year else end
+    return text[start:end]
 
 
 def keyed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None,

@@ -221,9 +221,9 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
     from core.answers.copular import states_another_role
 
     from core.answers.grounding import states_verb_noun
-    from core.answers.question import stem
+    from core.answers.question import said_stems, stem
 
-    stems = pick.sentence.stems
+    stems = said_stems(pick.sentence.text, pick.sentence.stems)  # "ran" states "run"
     if claim.verb_lemma and states_verb_noun(pick.sentence.text, claim.verb_lemma):
         stems = stems | {stem(claim.verb_lemma)} | ({claim.verb} if claim.verb else set())  # "invasion": "invade"
     if claim.main_terms and len(claim.main_terms & stems) < MAIN_CLAUSE_SHARE * len(claim.main_terms) \
@@ -303,8 +303,10 @@ def _stood_behind(pick: Optional[Pick], candidates: Sequence[Pick], frame: Quest
     does not state the asked verb, or counts something else is dropped, with the note saying why."""
     if pick is None or not pick.typed:
         return pick, note
+    from core.answers.bridge import completed
+
     refused = _refused(pick, candidates, frame, graph, question_claim(frame, cache), cache)
-    return (replace(pick, typed=[]), refused) if refused else (pick, note)
+    return (replace(pick, typed=[]), refused) if refused else (completed(pick), note)
 
 
 def _next_hop_claim(hop: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any

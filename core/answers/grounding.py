@@ -33,7 +33,7 @@ import re
 from typing import Any, Optional, Sequence
 
 from core.answers.cache import parsed_once
-from core.answers.question import STOP, QuestionFrame, noun_types, sentence_stems, stem
+from core.answers.question import STOP, QuestionFrame, noun_types, said_stems, sentence_stems, stem
 from core.answers.scoring import Pick
 from core.storage.graph_view import as_graph_view
 
@@ -46,7 +46,7 @@ NOTE_INNER = ("No short answer is bolded: the quoted sentence says this of an en
 
 HOPS = 2  # how far out from the question's entities, through the mode's evidence sentences, a grounding entity may lie
 _WH = frozenset("who whom whose what which when where how".split())
-_LIGHT_VERBS = frozenset({"be", "have", "do"})
+_LIGHT_VERBS = frozenset({"be", "have", "do", "become"})  # "become": its complement ("a member") is the relation
 _AFTER = re.compile(r"\s+([^\W\d_]+)", re.UNICODE)
 
 
@@ -104,6 +104,17 @@ def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     for key in neighbours:
         name = sentence_stems(graph.name(key) if key in graph else key)
         if name and name <= title:
+            return True
+    return spells_one(pick.sentence.text, neighbours, graph)
+
+
+def spells_one(text: str, keys: set[str], graph: Any) -> bool:
+    """Does the sentence spell one of ``keys``' names as a capitalised whole word (at least four letters),
+    where the tagger merged it into a longer mention ("Guyana 1 August" in a table row)?"""
+    graph = as_graph_view(graph)
+    for key in keys:
+        name = graph.name(key) if key in graph else key
+        if len(name) >= 4 and name[:1].isupper() and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
             return True
     return False
 
@@ -193,7 +204,7 @@ def states_asked_verb(pick: Pick, frame: QuestionFrame, cache: Any = None) -> bo
     """Does the sentence hold the verb the question's wh-word asks about, or a noun of it ("the Soviet
     *invasion* of Manchuria" for "When did … invade Manchuria?")? True when there is none."""
     verb: Optional[tuple[str, str]] = parsed_once(cache, "asked_verb", frame.text, asked_verb)
-    if verb is None or set(verb) & pick.sentence.stems:
+    if verb is None or set(verb) & said_stems(pick.sentence.text, pick.sentence.stems):
         return True
     return states_verb_noun(pick.sentence.text, parsed_once(cache, "asked_lemma", frame.text, _asked_lemma))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 WHO = ("PERSON", "ORG", "NORP")
 WHERE = ("GPE", "LOC", "FAC")
@@ -300,6 +300,23 @@ def sentence_stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in _words(text))
 
 
+_IRREGULAR = dict(pair.split(":") for pair in (
+    "ran:run went:go gone:go came:come gave:give given:give took:take taken:take made:make wrote:write "
+    "written:write began:begin begun:begin became:become brought:bring bought:buy built:build caught:catch "
+    "chose:choose chosen:choose drove:drive driven:drive fought:fight flew:fly grew:grow grown:grow held:hold "
+    "kept:keep knew:know known:know led:lead lost:lose met:meet paid:pay rode:ride sang:sing sung:sing sat:sit "
+    "seen:see sent:send sold:sell stood:stand taught:teach thought:think told:tell threw:throw thrown:throw "
+    "won:win wore:wear worn:wear spent:spend sought:seek slid:slide hid:hide drew:draw drawn:draw ate:eat "
+    "eaten:eat fled:flee felt:feel dealt:deal spoke:speak spoken:speak struck:strike swam:swim").split())
+
+
+def said_stems(text: str, stems: frozenset[str]) -> frozenset[str]:
+    """``stems`` (the sentence's) with what the crude stem misses of a verb it states: the base of an
+    irregular past ("*ran* home" states "run"), and a stem without its final e ("slide" meets "sliding")."""
+    bases = {stem(_IRREGULAR[w]) for w in _words(text) if w in _IRREGULAR}
+    return stems | bases | {s[:-1] for s in stems if s.endswith("e") and len(s) >= 4}
+
+
 @dataclass
 class QuestionFrame:
     """Everything the answer builders need to know about the question."""
@@ -339,3 +356,23 @@ def make_frame(question: str, entity_keys: Iterable[str] = (), idf: Optional[Cal
     return QuestionFrame(question, answer_types(question), terms, frozenset(focus_terms(question)),
                          names, is_multi_hop(question), frozenset(entity_keys), plain, bool(connection_words(question)),
                          hop, rank_pairs(hop or question), frozenset(terms) | names)
+
+
+SETTING_MARKS = frozenset("when whenever while after before because since until once".split())  # scene-setting clauses
+
+
+def setting_words(doc: Any, clauses: bool = True) -> set[int]:
+    """Token positions of the words that only set the scene of the asked relation: the measure word of a
+    "how" phrase ("how *long*", "how *old*"), which asks the answer's kind, not its relation, and (with
+    ``clauses``) an adverbial clause opened by a time or reason word ("How long had Marley been dead
+    *when the gentlemen came collecting for the poor*?", "… *because he had a cold*"). The answering
+    sentence rarely repeats them."""
+    out: set[int] = set()
+    for t in doc:
+        if clauses and t.dep_ == "advcl" and any(c.dep_ in ("mark", "advmod") and c.lower_ in SETTING_MARKS
+                                                 and c.i < t.i for c in t.children):
+            out |= {w.i for w in t.subtree}
+        if t.lower_ == "how" and t.dep_ == "advmod" and t.head.pos_ in ("ADJ", "ADV"):
+            out.add(t.head.i)
+    return out
+

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from core.answers.cache import answer_cache, parsed_once
-from core.answers.question import QuestionFrame, noun_types, sentence_stems, stem
+from core.answers.question import QuestionFrame, noun_types, sentence_stems, setting_words, stem
 from core.answers.scoring import Pick
 from core.retrieval.query import QuestionState
 from core.storage.graph_view import as_graph_view
@@ -157,11 +157,16 @@ def may_be_the_bridge(frame: QuestionFrame, kinds: Optional[frozenset[str]]) -> 
 def main_clause_terms(question: str) -> frozenset[str]:
     """Stems of the question's own words for its answer: common words (not names, not numbers) outside
     the clauses that describe the bridge ("How many *turbines* make up the power station developed by
-    …": turbines, make, power, station)."""
+    …": turbines, make, power, station) and outside the clauses that set the scene (``question.setting_words``)."""
     doc = _parse(question)
-    inside = {t.i for c in doc if c.dep_ in ("relcl", "acl") for t in c.subtree}
-    return frozenset(stem(t.lower_) for t in doc if t.i not in inside and t.is_alpha and not t.is_stop
-                     and t.pos_ not in ("PROPN", "NUM") and t.lower_ not in _WH)
+    describing = {t.i for c in doc if c.dep_ in ("relcl", "acl") for t in c.subtree}
+
+    def words(inside: set[int]) -> frozenset[str]:
+        return frozenset(stem(t.lower_) for t in doc if t.i not in inside and t.is_alpha and not t.is_stop
+                         and t.pos_ not in ("PROPN", "NUM") and t.lower_ not in _WH)
+
+    # a main clause left with no word of its own ("How old was Tom *when he died*?") is asked by its clause
+    return words(describing | setting_words(doc)) or words(describing | setting_words(doc, clauses=False))
 
 
 def _clause_of(doc: Any, text: str, surface: str) -> Any:
