@@ -17,7 +17,7 @@ from core.answers.scoring import Pick, best
 from core.answers.sentences import MIN_WORDS, Sentence
 from core.types import RetrievalResult, SummaryHit
 
-NAIVE_CHUNKS = 5  # naive: chunks whose sentences are candidates
+NAIVE_CHUNKS = 8  # naive (and ppr, auto): chunks whose sentences are candidates (5 until issue 31: see docs/offline-answers.md)
 TREE_SUMMARIES = 3  # tree: summaries read, in rank order
 SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences
 SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stored records

@@ -8,6 +8,9 @@ load time every mention key is resolved to its knowledge-graph entity (merged al
 entity it most likely refers to: the entity an earlier sentence of the chunk (at most ``LOOKBACK``
 back) is about, of a fitting type (a person for he/she, an ORG for "the company", a place for "the
 town", anything for it/they).
+A sentence the parse split after a title abbreviation ("… is Hon." | "Winnie Kiiza of …") is joined on
+read (``core.extraction.title_splits``; its vector is the mean of its parts' vectors), so workspaces indexed
+before the indexing rule quote it whole without a re-index.
 Workspaces indexed before sentence records existed fall back to the chunk text split into sentences
 (``core.indexing.summarize.unparsed_sentences``), without mentions.
 """
@@ -22,6 +25,7 @@ import numpy as np
 
 from core.answers.question import _NOUN_TYPES, sentence_stems
 from core.citations import citation_body, quote_where
+from core.extraction.title_splits import join_title_rows
 from core.sentence_vectors import decode_vector, sentence_spans
 from core.storage.graph_view import as_graph_view
 
@@ -118,6 +122,8 @@ class SentenceBank:
         self.aliases = self.graph.aliases()
         self.by_chunk: dict[str, list[Sentence]] = {}
         self.vectors_by_chunk: dict[str, dict[tuple[int, int], np.ndarray]] = {}
+        # chunk -> span of a sentence joined on read (``join_title_rows``) -> the stored spans it is made of
+        self.joined: dict[str, dict[tuple[int, int], list[tuple[int, int]]]] = {}
         self.lock = threading.Lock()
 
     def get(self, chunk_ids: Iterable[str]) -> dict[str, list[Sentence]]:
@@ -141,7 +147,12 @@ class SentenceBank:
             with self.lock:
                 rows = self.ws.records.sentence_vectors(missing)
             for chunk_id in missing:
-                self.vectors_by_chunk[chunk_id] = {(a, b): decode_vector(data) for a, b, data in rows.get(chunk_id, [])}
+                vectors = {(a, b): decode_vector(data) for a, b, data in rows.get(chunk_id, [])}
+                for span, pieces in self.joined.get(chunk_id, {}).items():
+                    if span not in vectors and pieces and all(p in vectors for p in pieces):
+                        pooled = np.mean([vectors[p] for p in pieces], axis=0)  # its stored parts' mean
+                        vectors[span] = pooled / (np.linalg.norm(pooled) or 1.0)
+                self.vectors_by_chunk[chunk_id] = vectors
         return {c: self.vectors_by_chunk[c] for c in ids}
 
     def _load(self, chunk_ids: list[str]) -> None:
@@ -162,9 +173,14 @@ class SentenceBank:
                 from core.indexing.summarize import unparsed_sentences
 
                 stored = [(s, []) for s in unparsed_sentences(chunk.text)]
+            original = sentence_spans(chunk.text, [text for text, _ in stored])  # as the vectors were keyed
+            stored, parts = join_title_rows(stored)  # a sentence split at "Hon." (indexed before the rule)
+            spans = [_joined_span([original[i] for i in group]) for group in parts]
+            for span, group in zip(spans, parts):
+                if len(group) > 1 and span is not None:
+                    self.joined.setdefault(chunk_id, {})[span] = [part for part in (original[i] for i in group) if part]
             built = build_sentences(chunk_id, citation_body(doc, None, None, int(chunk.order)), stored,
                                     self.graph, self.aliases)
-            spans = sentence_spans(chunk.text, [text for text, _ in stored])  # as the vectors were keyed
             for sentence in built:
                 sentence.doc = doc
                 sentence.span = spans[sentence.ord] if sentence.ord < len(spans) else None
@@ -173,6 +189,14 @@ class SentenceBank:
                     sentence.cite = citation_body(doc, where.page_start, where.page_end, None, where.section,
                                                   where.line_start, where.line_end)
             self.by_chunk[chunk_id] = built
+
+
+def _joined_span(spans: list[Optional[tuple[int, int]]]) -> Optional[tuple[int, int]]:
+    """The span from the first stored sentence's start to the last one's end (None when one is not found)."""
+    first, last = (spans[0], spans[-1]) if spans else (None, None)
+    if first is None or last is None or any(span is None for span in spans):
+        return None
+    return first[0], last[1]
 
 
 def sentence_bank(ws: Workspace) -> SentenceBank:

@@ -33,6 +33,7 @@ from spacy.attrs import HEAD, IS_STOP, LEMMA, POS
 from spacy.symbols import ADJ, AUX, NOUN, PROPN, VERB
 
 from core.extraction.markup import plain_text
+from core.extraction.title_splits import join_title_spans
 from core.types import ChunkExtraction, EntityRecord, MentionRecord, RelationRecord, SentenceRecord
 
 TERM_POS = frozenset({"NOUN", "PROPN"})
@@ -271,7 +272,7 @@ def _cap_join(sentences: list[str]) -> str:
 
 def extract_doc(doc: Any, entity_types: Iterable[str], dropped: Optional[list[str]] = None) -> ChunkExtraction:
     """Build the mention record, entities and relations of one parsed chunk."""
-    sents = list(doc.sents)
+    sents = join_title_spans(doc, list(doc.sents))  # no sentence ends at "Hon." before a name
     doc_text = doc.text  # Doc.text re-joins every token on each access: read it once
     table = TokenTable(doc)
     per_sentence = sentence_occurrences(doc, entity_types, table, sents)
