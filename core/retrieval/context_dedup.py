@@ -14,11 +14,11 @@ it drops the last chunks, then relation rows, then entity rows, the order of the
 """
 from __future__ import annotations
 
-import dataclasses
+import copy
 import re
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.lightrag_context import Budgeted, render_context
@@ -84,11 +84,22 @@ def compact_rows(entities: Sequence[EntityHit], relations: Sequence[RelationHit]
     """Copies of the rows with compact descriptions (the records themselves are not changed), and how
     many pieces were replaced by a pointer."""
     seen = TextOnce(chunks)
-    out_e = [dataclasses.replace(e, description=seen.compact(e.description, f"entity {i}"))
-             for i, e in enumerate(entities, 1)]
-    out_r = [dataclasses.replace(r, description=seen.compact(r.description, f"relationship {i}"))
-             for i, r in enumerate(relations, 1)]
+    out_e = [_described(e, seen.compact(e.description, f"entity {i}")) for i, e in enumerate(entities, 1)]
+    out_r = [_described(r, seen.compact(r.description, f"relationship {i}")) for i, r in enumerate(relations, 1)]
     return out_e, out_r, seen.hits
+
+
+Described = TypeVar("Described", EntityHit, RelationHit)
+
+
+def _described(record: Described, description: str) -> Described:
+    """``record`` itself when its description is unchanged (it is only read to render), else a shallow
+    copy with the new description (the record itself is never changed)."""
+    if description is record.description:
+        return record
+    out = copy.copy(record)
+    out.description = description
+    return out
 
 
 def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
