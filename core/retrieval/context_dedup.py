@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -35,7 +36,13 @@ def normalise(text: str) -> str:
 
 def pieces(description: str) -> list[str]:
     """A description cut into sentences (and "; " clauses), whitespace-normalised, empty ones dropped."""
-    return [p for p in (normalise(s) for s in _SENTENCE_END.split(str(description or ""))) if p]
+    return list(_pieces(str(description or "")))
+
+
+@lru_cache(maxsize=1 << 15)
+def _pieces(description: str) -> tuple[str, ...]:
+    """``pieces`` memoised: the descriptions are the index's, cut again by every LightRAG mode."""
+    return tuple(p for p in (normalise(s) for s in _SENTENCE_END.split(description)) if p)
 
 
 class TextOnce:
@@ -64,7 +71,7 @@ class TextOnce:
         """The description without the pieces shown elsewhere, then a pointer to where they are."""
         kept: list[str] = []
         pointers: list[str] = []
-        for piece in pieces(description):
+        for piece in _pieces(str(description or "")):
             place = self.where(piece)
             if place is None:
                 kept.append(piece)
