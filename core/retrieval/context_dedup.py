@@ -14,7 +14,6 @@ it drops the last chunks, then relation rows, then entity rows, the order of the
 """
 from __future__ import annotations
 
-import copy
 import re
 from bisect import bisect_right
 from functools import lru_cache
@@ -104,7 +103,8 @@ def _described(record: Described, description: str) -> Described:
     copy with the new description (the record itself is never changed)."""
     if description is record.description:
         return record
-    out = copy.copy(record)
+    out = object.__new__(type(record))  # a shallow copy (copy.copy's reduce protocol costs several times more)
+    out.__dict__.update(record.__dict__)
     out.description = description
     return out
 
