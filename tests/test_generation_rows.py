@@ -63,6 +63,8 @@ def test_a_warmed_compare_after_other_questions_equals_one_read_afresh(sample_wo
     finally:
         fresh.close()
     assert any(e["cited"] for e in cached[QUESTIONS[0]]["local"]["entities"])
+    # the sample index stores sentence vectors: the answers' meaning ranking (the bank's vectors) is covered
+    assert any(cached[q][m]["answer"]["ranking"] == "meaning" for q in QUESTIONS for m in MODES)
 
 
 @pytest.mark.parametrize("question", QUESTIONS[:2])
