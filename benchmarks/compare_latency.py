@@ -1,6 +1,6 @@
 """End-to-end latency of a Compare run: ``core.api.run_modes`` with all modes (answers included)
-on every question of a file, warm (models, graph views and vector matrices loaded once before
-timing), each question asked for the first time (the per-process memos of question parses and
+on every question of a file, warm (models, graph views, vector matrices and whatever else the app's
+warm-up, ``core.warmup``, loads, before timing), each question asked for the first time (the per-process memos of question parses and
 rendered rows are cleared before each). Prints the median and p95 of the whole run per question, and per mode the median and
 p95 of its total and of each stage (the answer stage included), and its process-CPU median (retrieval and answer; hybrid
 and mix replay the gathers local and global made for the same question, so their CPU is what a Compare adds for them).
@@ -39,6 +39,10 @@ def main() -> None:
     if args.limit:
         questions = questions[: args.limit]
     modes = parse_modes(args.modes)
+    from core.warmup import warm_models, warm_workspace
+
+    warm_models()
+    warm_workspace(ws)  # what the app's warm-up loads before the first question (core.warmup)
     run_modes(LOCAL_ADMIN, ws, "Who founded the company mentioned here, and when?", modes)  # warm-up: models, graphs, caches
     totals: list[float] = []
     cpu: list[float] = []  # process CPU ms of each run (less sensitive to a loaded machine)

@@ -57,7 +57,7 @@ def warm_models(embedder_too: bool = True) -> None:
 
 def warm_workspace(ws: "Workspace") -> None:
     """Load one workspace's read views for its current generation (the graph, the mention graph and
-    index, chunk order, document names, tree, every vector matrix and the LightRAG row costs) and
+    index, chunk order, document names, tree, every vector matrix, the LightRAG row costs and the sentence bank) and
     embed one question with the local embedder. Reads only."""
     views = ws.views
     graph = views.graph
@@ -79,8 +79,28 @@ def warm_workspace(ws: "Workspace") -> None:
     views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
 
     context_counter(ws)  # the exact context counts' segment table, once per generation
+    warm_sentences(ws)
     if ws.settings.embedder != "openai":  # a remote server is not called just to warm up
         ws.embedder.embed([WARM_QUESTION])
+
+
+# ~17 MB per 1,000 chunks on dev_musique_full; a larger workspace loads them as questions reach them
+PRELOAD_SENTENCE_CHUNKS = 5_000
+
+
+def warm_sentences(ws: "Workspace") -> int:
+    """Every chunk's stored sentences and sentence vectors in the generation's sentence bank (the offline
+    answers' candidates), read in a few batched queries instead of a few chunks per mode per question;
+    skipped above ``PRELOAD_SENTENCE_CHUNKS`` chunks. Returns the number of chunks loaded."""
+    from core.answers.sentences import sentence_bank
+
+    chunk_ids = ws.records.all_chunk_ids()
+    if len(chunk_ids) > PRELOAD_SENTENCE_CHUNKS:
+        return 0
+    bank = sentence_bank(ws)
+    bank.get(chunk_ids)
+    bank.vectors(chunk_ids)
+    return len(chunk_ids)
 
 
 HOUSEKEEPING_S = 20.0

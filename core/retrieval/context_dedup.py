@@ -14,11 +14,11 @@ it drops the last chunks, then relation rows, then entity rows, the order of the
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from bisect import bisect_right
+from functools import lru_cache
 from itertools import accumulate
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.lightrag_context import Budgeted, render_context
@@ -35,7 +35,13 @@ def normalise(text: str) -> str:
 
 def pieces(description: str) -> list[str]:
     """A description cut into sentences (and "; " clauses), whitespace-normalised, empty ones dropped."""
-    return [p for p in (normalise(s) for s in _SENTENCE_END.split(str(description or ""))) if p]
+    return list(_pieces(str(description or "")))
+
+
+@lru_cache(maxsize=1 << 15)
+def _pieces(description: str) -> tuple[str, ...]:
+    """``pieces`` memoised: the descriptions are the index's, cut again by every LightRAG mode."""
+    return tuple(p for p in (normalise(s) for s in _SENTENCE_END.split(description)) if p)
 
 
 class TextOnce:
@@ -64,7 +70,7 @@ class TextOnce:
         """The description without the pieces shown elsewhere, then a pointer to where they are."""
         kept: list[str] = []
         pointers: list[str] = []
-        for piece in pieces(description):
+        for piece in _pieces(str(description or "")):
             place = self.where(piece)
             if place is None:
                 kept.append(piece)
@@ -84,11 +90,23 @@ def compact_rows(entities: Sequence[EntityHit], relations: Sequence[RelationHit]
     """Copies of the rows with compact descriptions (the records themselves are not changed), and how
     many pieces were replaced by a pointer."""
     seen = TextOnce(chunks)
-    out_e = [dataclasses.replace(e, description=seen.compact(e.description, f"entity {i}"))
-             for i, e in enumerate(entities, 1)]
-    out_r = [dataclasses.replace(r, description=seen.compact(r.description, f"relationship {i}"))
-             for i, r in enumerate(relations, 1)]
+    out_e = [_described(e, seen.compact(e.description, f"entity {i}")) for i, e in enumerate(entities, 1)]
+    out_r = [_described(r, seen.compact(r.description, f"relationship {i}")) for i, r in enumerate(relations, 1)]
     return out_e, out_r, seen.hits
+
+
+Described = TypeVar("Described", EntityHit, RelationHit)
+
+
+def _described(record: Described, description: str) -> Described:
+    """``record`` itself when its description is unchanged (it is only read to render), else a shallow
+    copy with the new description (the record itself is never changed)."""
+    if description is record.description:
+        return record
+    out = object.__new__(type(record))  # a shallow copy (copy.copy's reduce protocol costs several times more)
+    out.__dict__.update(record.__dict__)
+    out.description = description
+    return out
 
 
 def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHit],

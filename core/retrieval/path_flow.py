@@ -179,12 +179,22 @@ def _search(graph: GraphLike, start: str, targets: set[str], flow: _Flow,
             children[u] = got
         return got
 
+    last_hop: dict[str, list[str]] = {}
+
+    def target_kids(u: str) -> list[str]:
+        """``kids(u)`` that are targets, in the same order: all a path at ``max_hops`` edges can take
+        (the others would each be looked at and skipped)."""
+        got = last_hop.get(u)
+        if got is None:
+            got = last_hop[u] = [v for v in kids(u) if v in targets]
+        return got
+
     paths: list[ScoredPath] = []
     expansions = 0
     capped = False
     path: list[str] = [start]
     on_path: set[str] = {start}
-    stack = [iter(kids(start))]
+    stack = [iter(kids(start) if max_hops > 1 else target_kids(start))]
     while stack:
         nxt = next(stack[-1], None)
         if nxt is None:
@@ -207,7 +217,7 @@ def _search(graph: GraphLike, start: str, targets: set[str], flow: _Flow,
         if can_continue:
             path.append(nxt)
             on_path.add(nxt)
-            stack.append(iter(kids(nxt)))
+            stack.append(iter(kids(nxt) if len(path) < max_hops else target_kids(nxt)))
     return paths, expansions, capped
 
 

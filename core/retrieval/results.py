@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable, Iterable, Optional, Sequence
 
-from core.citations import chunk_sources, sources_label, where_of
+from core.citations import where_of
+from core.retrieval.generation_rows import chunk_rows, source_labels
 from core.tokens import count_tokens
 from core.types import ChunkHit, RetrievalResult, SummaryHit, _GraphHit
 
@@ -22,10 +23,12 @@ def new_result(ctx: QueryContext, mode: str, param_names: Sequence[str]) -> Retr
 
 
 def fill_chunk_texts(ws: Workspace, records: list[ChunkHit]) -> list[ChunkHit]:
-    """Fill doc ids, names, places (pages, section, lines) and texts of chunk records in one query; drop vanished chunks."""
-    chunks = ws.records.chunks_by_id(r.chunk_id for r in records)
+    """Fill doc ids, names, places (pages, section, lines) and texts of chunk records (the generation's
+    chunk rows, ``core.retrieval.generation_rows``: one query for the chunks not read yet); drop vanished chunks."""
+    rows = chunk_rows(ws)  # read from the store once per generation
+    chunks = rows.chunks(r.chunk_id for r in records)
     names = ws.doc_names()
-    positions = ws.records.positions({c.doc_id for c in chunks.values()})
+    positions = rows.doc_positions({c.doc_id for c in chunks.values()})
     out = []
     for record in records:
         chunk = chunks.get(record.chunk_id)
@@ -66,10 +69,9 @@ def cite_sources(ws: Workspace, result: RetrievalResult) -> RetrievalResult:
     ids = {c for group in wanted for c in group} | {c for path in hops for hop in path for c in hop}
     if not ids:
         return result
-    places = chunk_sources(ws.records, ws.doc_names(), ids)
-
-    def label(chunk_ids: list[str]) -> list[str]:
-        return sources_label([places[c] for c in chunk_ids if c in places])
+    labels = source_labels(ws)  # places and labels kept for the generation: the same lists recur
+    labels.load(ids)
+    label = labels.label
 
     for target, group in zip(hits, wanted):
         if group:
