@@ -54,7 +54,8 @@ def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
     gains = dict(route.get("gains") or {})
     hops = gains.pop("predicted_hops", None)  # the hop router's prediction, not a gain
     ranked = sorted(((str(m), float(g)) for m, g in gains.items()), key=lambda mg: (-mg[1], mg[0]))[:top]
-    rows = [("chosen mode", str(route.get("chosen", ""))), ("default mode", str(route.get("default", ""))),
+    default = "fallback mode (when a candidate is missing)" if hops is not None else "default mode"
+    rows = [("chosen mode", str(route.get("chosen", ""))), (default, str(route.get("default", ""))),
             ("model", str(route.get("model", ""))), ("reason", str(route.get("reason", "")))]
     if hops is not None:
         rows.append(("predicted hops (gold passages)", f"{float(hops):.2f}"))

@@ -93,12 +93,13 @@ class AutoRetriever:
 
 
 def chosen_mode(result: RetrievalResult) -> str:
-    """The mode whose answer builder reads an auto result: the chosen mode; for a fused candidate
-    ``mix`` when the result carries entity or relation rows (a LightRAG context), else ``naive`` (a
-    chunk list); naive for a result without a routing decision."""
+    """The mode whose answer builders read an auto result: the chosen mode; naive's for a fused candidate
+    (its offline answer is built from the interleaved chunks: measured on both MuSiQue dev sets, mix's
+    builder on the fused rows answered fewer questions, docs/auto-mode.md; the LLM's message is the
+    context, mix's rows included) and for a result without a routing decision."""
     chosen = str(result.route.get("chosen", "")) if result.route else ""
     if is_fused(chosen):
-        return "mix" if (result.entities or result.relations) and find_spec("mix") is not None else "naive"
+        return "naive"
     return chosen if chosen and chosen != NAME and find_spec(chosen) is not None else "naive"
 
 

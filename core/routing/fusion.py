@@ -7,8 +7,8 @@ no question feature told ppr's wins from mix's, and the interleaving beat each p
 A fused result holds the interleaved chunks (at most ``naive_top_k`` per part) and, when a part is a
 LightRAG mode (``mix``, ``hybrid``), that part's entity and relation rows, as mix carries them: the rows
 under ``max_entity_tokens`` / ``max_relation_tokens``, the chunks in what is left of
-``max_total_tokens``, rendered as a LightRAG context, so its answer (mix's builder) reads the relations
-as mix's does. Without such a part it is a chunk list, answered by naive's builder. Each chunk's reason
+``max_total_tokens``, rendered as a LightRAG context, so an LLM reads the relations as it does mix's.
+Without such a part it is a chunk list. Its offline answer is naive's builder on the chunks either way. Each chunk's reason
 gives its rank in every part that found it; the trace holds every part's trace and a ``fusion`` line,
 so Inspect's ppr panel reads the walk."""
 from __future__ import annotations
