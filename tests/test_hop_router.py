@@ -80,3 +80,12 @@ def test_the_default_model_routes_a_two_hop_and_a_four_hop_question_apart():
     assert short.mode == model.hops["short"] and long.mode == model.hops["long"] and short.mode != long.mode
     assert short.gains["predicted_hops"] < model.hops["threshold"] <= long.gains["predicted_hops"]
     assert "fewer than" in short.reason and "or more" in long.reason and "words" in long.reason
+
+
+def test_a_missing_candidate_falls_back_to_the_one_available():
+    model = routing_eval.fit_by_hops(_rows())
+    long_question = _rows()[-1]["features"]
+    assert model.choose(long_question, ["ppr+mix"]).mode == "ppr+mix"  # the long candidate is not registered
+    assert "not available" in model.choose(long_question, ["ppr+mix"]).reason
+    with pytest.raises(ValueError):
+        model.choose(long_question, ["naive"])  # none of its candidates: refused, as for a gain model

@@ -77,6 +77,11 @@ class RouterModel:
         allowed = set(available) if available is not None else set(self.modes)
         if self.hops and {self.hops["short"], self.hops["long"]} <= allowed:
             return self._by_hops(values, z)
+        ends = [str(self.hops[k]) for k in ("short", "long") if self.hops and self.hops[k] in allowed]
+        if ends:
+            missing = ", ".join(str(self.hops[k]) for k in ("short", "long") if self.hops[k] not in allowed)
+            return Choice(ends[0], {}, f"{ends[0]}: the hop router's other candidate ({missing}) is not available",
+                          {f: round(float(values.get(f, 0.0)), 4) for f in self.features})
         gains = {m: float(g["bias"] + np.dot(g["weights"], z)) for m, g in self.gains.items() if m in allowed}
         feats = {f: round(float(values.get(f, 0.0)), 4) for f in self.features}
         best = max(gains, key=lambda m: (gains[m], -self.modes.index(m)), default=None)
