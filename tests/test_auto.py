@@ -18,7 +18,7 @@ import pytest
 
 from core.evaluation.regret import auto_summary, regret_table
 from core.routing.features import FEATURES, form_features
-from core.routing.fusion import FUSED, interleave
+from core.routing.fusion import FUSED, FUSIONS, interleave
 from core.routing.model import RouterModel, RouterModelError, default_model, model_from_dict
 
 WHO = "Who founded the Tidewater Shipping Cooperative in Port Sallow?"
@@ -210,7 +210,7 @@ def test_eval_reports_auto_choices_and_regret(sample_ws):
     report = evaluate(sample_ws, questions, ["naive", "mix", "ppr", "auto"], (2, 5), include_bm25=False)
     auto = report.modes["auto"]
     assert sum(auto["chosen"].values()) == auto["questions"] == len(questions)
-    assert set(auto["chosen"]) <= {"naive", "mix", "ppr", "local", "global", "hybrid", "tree", "path", FUSED}
+    assert set(auto["chosen"]) <= {"naive", "mix", "ppr", "local", "global", "hybrid", "tree", "path", *FUSIONS}
     # against the fixed modes' oracle; below 0 when the fused pair finds more than any one mode of a question
     assert auto["regret"]["5"] == pytest.approx(auto["oracle"]["5"] - auto["auto"]["5"])
     rows = [r for r in report.rows if r["mode"] == "auto"]
@@ -249,7 +249,7 @@ def test_auto_embeds_nothing_its_chosen_mode_does_not(sample_ws, monkeypatch):
                 calls.append(tuple(texts))
                 return _original(texts)
             monkeypatch.setattr(embedder, method, counted)
-    assert set(auto_mode.candidates()) == {*auto_mode.ROUTED, FUSED}
+    assert set(auto_mode.candidates()) == {*auto_mode.ROUTED, *FUSIONS}
     for mode in auto_mode.candidates():
         zeros = [0.0] * len(FEATURES)
         only = RouterModel(default=mode, features=list(FEATURES), mean=zeros, scale=[1.0] * len(FEATURES), gains={})
@@ -298,6 +298,6 @@ def test_auto_choosing_the_fused_pair_interleaves_ppr_and_mix(sample_ws, monkeyp
         assert result.events("fusion") and result.events("ppr_seeds")  # both parts' traces kept
 
     check(WHO)
-    monkeypatch.setattr(auto_mode, "fused_result", lambda ctx: auto_mode.registry()["mix"].retrieve(ctx))
+    monkeypatch.setattr(auto_mode, "fused_result", lambda ctx, candidate=FUSED: auto_mode.registry()["mix"].retrieve(ctx))
     with pytest.raises(AssertionError):
         check(WHO)

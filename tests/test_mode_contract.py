@@ -147,19 +147,19 @@ def _ppr(ws: Workspace, result: RetrievalResult) -> None:
 def _auto(ws: Workspace, result: RetrievalResult) -> None:
     from core.routing.auto_mode import candidates, model_for, run_candidate
     from core.routing.features import question_features
-    from core.routing.fusion import FUSED, PARTS, interleave
+    from core.routing.fusion import interleave, is_fused, parts_of
 
     chosen = result.route.get("chosen")
-    assert (chosen in ALL_MODES or chosen == FUSED) and chosen != "auto", f"auto reports no chosen mode: {result.route}"
+    assert (chosen in ALL_MODES or is_fused(chosen)) and chosen != "auto", f"auto reports no chosen mode: {result.route}"
     assert result.route.get("reason") and result.events("route"), "auto does not say why it chose"
     ctx = query_context(ws, result.query)
     assert chosen == model_for(ws)[0].choose(question_features(ctx), candidates()).mode, "not the model's choice"
     alone = run_candidate(ctx, chosen)
     assert result.evidence_chunk_ids == alone.evidence_chunk_ids, "auto's evidence is not its chosen mode's"
-    if chosen != FUSED:
+    if not is_fused(chosen):
         PROMISES[chosen](ws, result)
         return
-    parts = [retrieve(query_context(ws, result.query), part).evidence_chunk_ids for part in PARTS]
+    parts = [retrieve(query_context(ws, result.query), part).evidence_chunk_ids for part in parts_of(chosen)]
     fused = interleave(parts)
     assert result.evidence_chunk_ids and result.evidence_chunk_ids == fused[:len(result.evidence_chunk_ids)], \
         "the fused candidate's evidence is not its parts' chunks interleaved"

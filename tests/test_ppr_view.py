@@ -101,3 +101,31 @@ def test_inspect_shows_the_ppr_panel_only_for_ppr(data_dir):
     columns = {tuple(d.value.columns) for d in at.dataframe}
     assert tuple(seeds_frame(result).columns) not in columns and not any("Why each chunk ranked" in c.value
                                                                          for c in at.caption)
+
+
+def test_an_auto_result_that_fused_ppr_shows_the_walk_and_each_parts_rank():
+    """A fused auto candidate holding ppr carries ppr's trace: the panel shows it, and its chunk table gives
+    the rank each part gave the chunk (no PageRank mass: the fused order is by rank, not mass)."""
+    result = _hand_result()
+    result.mode = "auto"
+    result.route = {"chosen": "ppr+mix+global+path"}
+    result.chunks = [ChunkHit.make("c1", 0.0, "ppr+mix+global+path: rank 1 in ppr, rank 3 in mix")]
+    assert is_ppr_walk(result)
+    chunks = chunk_reasons_frame(result)
+    assert "PageRank mass" not in chunks.columns and chunks["why it ranked here"][0].endswith("rank 3 in mix")
+    other = RetrievalResult(mode="auto", query="q")
+    other.route = {"chosen": "mix"}
+    assert not is_ppr_walk(other)
+
+
+def test_the_route_table_shows_the_hop_routers_prediction_and_deciding_features():
+    from ui.results_view import route_frame
+
+    result = RetrievalResult(mode="auto", query="q")
+    result.route = {"chosen": "ppr+mix+global+path", "default": "ppr+mix", "model": "default",
+                    "reason": "predicted 3.10 hops (gold passages), a question of 2.5 hops or more",
+                    "gains": {"predicted_hops": 3.1}, "features": {"words": 2.4, "clauses": 3.0, "possessives": 1.0}}
+    frame = dict(zip(route_frame(result)["field"], route_frame(result)["value"]))
+    assert frame["chosen mode"] == "ppr+mix+global+path" and frame["predicted hops (gold passages)"] == "3.10"
+    assert frame["question feature: words"] == "2.4" and frame["question feature: clauses"] == "3"
+    assert not any(k.startswith("predicted gain") for k in frame)

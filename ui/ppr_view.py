@@ -13,6 +13,13 @@ import streamlit as st
 
 from core.types import RetrievalResult
 
+FUSED_JOIN = "+"  # a fused auto candidate is named by its parts joined with "+" (core.routing.fusion)
+
+
+def _parts(chosen: str) -> list[str]:
+    """The modes an auto result's chosen candidate ran: several for a fused candidate, else one."""
+    return [p for p in chosen.split(FUSED_JOIN) if p]
+
 
 def _event(result: RetrievalResult, name: str) -> dict[str, Any]:
     found = result.events(name)
@@ -38,7 +45,12 @@ def top_entities_frame(result: RetrievalResult) -> pd.DataFrame:
 
 
 def chunk_reasons_frame(result: RetrievalResult) -> pd.DataFrame:
-    """The chunks in rank order with their mass and the reason the walk gave for their place."""
+    """The chunks in rank order with their mass and the reason the walk gave for their place (for an auto
+    result that fused ppr with other modes: the rank each part gave the chunk, no mass)."""
+    if result.mode != "ppr" and len(_parts(str((result.route or {}).get("chosen", "")))) > 1:
+        return pd.DataFrame([{"rank": i, "document": c.doc_name or c.doc_id, "chunk": c.chunk_id,
+                              "why it ranked here": c.reason} for i, c in enumerate(result.chunks, start=1)],
+                            columns=["rank", "document", "chunk", "why it ranked here"])
     return pd.DataFrame([{"rank": i, "document": c.doc_name or c.doc_id, "chunk": c.chunk_id, "PageRank mass": c.score,
                           "why it ranked here": c.reason} for i, c in enumerate(result.chunks, start=1)],
                         columns=["rank", "document", "chunk", "PageRank mass", "why it ranked here"])
@@ -52,8 +64,9 @@ def fact_filter_text(result: RetrievalResult) -> str:
 
 
 def is_ppr_walk(result: RetrievalResult) -> bool:
-    """A ppr result, or an auto result that ran ppr (it carries the same trace)."""
-    return result.mode == "ppr" or (bool(result.route) and result.route.get("chosen") == "ppr")
+    """A ppr result, or an auto result that ran ppr alone or in a fused candidate (it carries ppr's trace)."""
+    chosen = str((result.route or {}).get("chosen", ""))
+    return result.mode == "ppr" or "ppr" in _parts(chosen)
 
 
 def render_ppr(result: RetrievalResult, key_prefix: str) -> None:

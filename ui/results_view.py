@@ -42,16 +42,25 @@ def shown_mode(result: RetrievalResult) -> str:
     return str(chosen) if chosen else result.mode
 
 
+QUESTION_FORM = ("words", "clauses", "possessives")  # the hop router's deciding features shown with its choice
+
+
 def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
     """The routing decision of an ``auto`` result as a table (empty for other modes): chosen mode, the
     default, the reason, and the ``top`` predicted recall@5 gains over the default, largest first."""
     route = result.route or {}
     if not route:
         return pd.DataFrame(columns=["field", "value"])
-    gains = route.get("gains") or {}
+    gains = dict(route.get("gains") or {})
+    hops = gains.pop("predicted_hops", None)  # the hop router's prediction, not a gain
     ranked = sorted(((str(m), float(g)) for m, g in gains.items()), key=lambda mg: (-mg[1], mg[0]))[:top]
-    rows = [("chosen mode", str(route.get("chosen", ""))), ("default mode", str(route.get("default", ""))),
+    default = "fallback mode (when a candidate is missing)" if hops is not None else "default mode"
+    rows = [("chosen mode", str(route.get("chosen", ""))), (default, str(route.get("default", ""))),
             ("model", str(route.get("model", ""))), ("reason", str(route.get("reason", "")))]
+    if hops is not None:
+        rows.append(("predicted hops (gold passages)", f"{float(hops):.2f}"))
+        features = route.get("features") or {}
+        rows += [(f"question feature: {f}", f"{float(features[f]):g}") for f in QUESTION_FORM if f in features]
     rows += [(f"predicted gain: {m}", f"{g:+.3f}") for m, g in ranked]
     return pd.DataFrame(rows, columns=["field", "value"])
 

@@ -5,8 +5,13 @@
 * ``regret_table``: what a choice per question is worth against the best fixed mode and the
   per-question oracle (regret = oracle recall − chosen mode's recall, averaged).
 * ``cross_validate``: grouped k-fold by question id (a question asked on two workspaces is held out
-  of both), the ridge and margin picked by an inner grouped k-fold on the training folds only, so no
-  reported figure is a train-set figure. ``train`` fits the final model on every row the same way.
+  of both), every choice the recipe makes (the hop recipe's short and long candidates; the gain recipe's
+  ridge and margin, by an inner grouped k-fold) made on the training folds only, so no reported figure is a
+  train-set figure. ``train`` fits the final model on every row the same way.
+* Recipes: ``hops`` (the default when every row carries its number of gold passages, ``hops``): predict
+  the hops, the best training candidate for questions under ``HOP_THRESHOLD`` hops and for the others
+  (``core.routing.model.fit_hops``, ridge ``HOP_RIDGE``); ``gains`` (the first recipe, for rows without
+  hops): per-mode recall gains over a default.
 Everything is deterministic: folds by a hash of the question id, closed-form fits."""
 from __future__ import annotations
 
@@ -20,15 +25,20 @@ from core.evaluation.regret import regret_table
 from core.retrieval.registry import query_context
 from core.evaluation.metrics import ranked_documents, recall_at_k
 from core.routing.auto_mode import candidates, run_candidate
-from core.routing.fusion import FUSED
-from core.routing.features import FEATURES, question_features
-from core.routing.model import RouterModel, fit
+from core.routing.fusion import is_fused
+from core.routing.features import FEATURES, form_features, question_features
+from core.routing.model import RouterModel, fit, fit_hops
 from core.settings import Settings
 from core.workspace import Workspace
 
 RIDGES = (1.0, 3.0, 10.0, 30.0, 100.0)
 MARGINS = (0.0, 0.05, 0.1, 0.2, 0.3)
 FOLDS = 5
+HOP_RIDGE = 10.0  # the middle of RIDGES; 1 gave the same held-out choices, 100 fewer long ones
+HOP_THRESHOLD = 2.5  # halfway between a two-hop and a three-hop question: not fitted
+# The hop predictor reads the question's text only (wh-word, length, clauses, possessives): how many hops a
+# question needs is a property of the question, not of the corpus it is asked of (its link and dense scores).
+HOP_FEATURES = tuple(form_features("What is it?"))
 
 
 def router_rows(ws: Workspace, questions: list[Question], label: str, k: int = 5,
@@ -41,7 +51,7 @@ def router_rows(ws: Workspace, questions: list[Question], label: str, k: int = 5
 
     questions = [q for q in resolve_gold(questions, ws.doc_names()) if q.gold_doc_ids]
     modes = candidates()
-    registered = [m for m in modes if m != FUSED]
+    registered = [m for m in modes if not is_fused(m)]
     if eval_rows is None:
         eval_rows = evaluate(ws, questions, registered, (k,), settings=settings, include_bm25=False,
                              keywords=keywords).rows
@@ -55,10 +65,11 @@ def router_rows(ws: Workspace, questions: list[Question], label: str, k: int = 5
             continue  # a question some mode was not measured on
         ctx = query_context(ws, q.question, settings=settings, keywords=keywords)
         features = question_features(ctx)
-        if FUSED in modes:  # not an eval mode: run on the question's context
-            docs = ranked_documents(run_candidate(ctx, FUSED).evidence_chunk_ids, chunk_doc)
-            found[FUSED] = float(recall_at_k(docs, q.gold_doc_ids, k) or 0.0)
-        out.append({"qid": q.qid, "set": label, "features": features, "recall": found})
+        for fused in (m for m in modes if is_fused(m)):  # not an eval mode: run on the question's context
+            docs = ranked_documents(run_candidate(ctx, fused).evidence_chunk_ids, chunk_doc)
+            found[fused] = float(recall_at_k(docs, q.gold_doc_ids, k) or 0.0)
+        out.append({"qid": q.qid, "set": label, "features": features, "recall": found,
+                    "hops": len(q.gold_doc_ids)})
     return out
 
 
@@ -105,13 +116,33 @@ def _mean_chosen(rows: Sequence[Mapping[str, Any]], chosen: Sequence[str]) -> fl
     return float(np.mean([r["recall"][m] for r, m in zip(rows, chosen) if m])) if rows else 0.0
 
 
+def recipe_of(rows: Sequence[Mapping[str, Any]]) -> str:
+    """``hops`` when every row says how many gold passages its question has, else ``gains``."""
+    return "hops" if rows and all(r.get("hops") for r in rows) else "gains"
+
+
+def fit_by_hops(rows: Sequence[Mapping[str, Any]], target: str = "recall@5") -> RouterModel:
+    """The hop router fitted on ``rows`` (``core.routing.model.fit_hops``; nothing is selected by an inner
+    cross-validation: the ridge and the threshold are the fixed ``HOP_RIDGE`` and ``HOP_THRESHOLD``). Its
+    short and long candidates are fused ones when the rows have any: a fusion holds its parts' top
+    evidence, and on 51 questions a single mode's lead over it in one kind of question is one question's
+    noise (docs/auto-mode.md)."""
+    modes = [m for m in _modes(rows) if is_fused(m)] or _modes(rows)
+    recalls = {m: np.array([float(r["recall"][m]) for r in rows]) for m in modes}
+    return fit_hops(_matrix(rows, FEATURES), [float(r["hops"]) for r in rows], recalls, FEATURES, ridge=HOP_RIDGE,
+                    threshold=HOP_THRESHOLD, target=target, modes=modes, use=HOP_FEATURES)
+
+
 def select_and_fit(rows: Sequence[Mapping[str, Any]], target: str = "recall@5",
                    folds: int = FOLDS) -> RouterModel:
-    """The model fitted on ``rows`` with the ridge and margin picked by an inner grouped k-fold and the
+    """The model of the rows' recipe (``recipe_of``): the hop router, or the gain router fitted on ``rows``
+    with the ridge and margin picked by an inner grouped k-fold and the
     one-standard-error rule: of the settings whose inner held-out recall is within one standard error of
     the best one's, the largest margin (the router that leaves its default mode least), then the larger
     ridge (the smoother fit). With a few dozen questions the best inner score is mostly noise; the rule
     keeps the default mode unless leaving it wins clearly."""
+    if recipe_of(rows) == "hops":
+        return fit_by_hops(rows, target)
     scored: list[tuple[float, float, float, float]] = []  # (score, standard error, ridge, margin)
     for ridge in RIDGES:
         for margin in MARGINS:
@@ -146,7 +177,7 @@ def train(rows: Sequence[Mapping[str, Any]], target: str = "recall@5", folds: in
     model = select_and_fit(rows, target, folds)
     cv = cross_validate(rows, target, folds) if with_cv else {}
     in_sample = regret_table(rows, _choices(model, rows))
-    model.trained_on = {"sets": sorted({str(r["set"]) for r in rows}), "rows": len(rows),
+    model.trained_on = {"sets": sorted({str(r["set"]) for r in rows}), "rows": len(rows), "recipe": recipe_of(rows),
                         "questions": len({str(r["qid"]) for r in rows}), "cv": cv,
                         "qids": sorted({str(r["qid"]) for r in rows}),
                         "train_set_figures_not_a_result": in_sample}

@@ -131,7 +131,9 @@ TEXTS: dict[str, Template] = {
     # auto (core.routing)
     "route": "auto chose {chosen} ({reason}); router {route_ms:.1f} ms, then only {chosen} ran",
     "fusion": lambda d: (f"{' and '.join(d['parts'])} interleaved rank by rank: {d['chunks']} chunks, "
-                         f"{d['both']} found by both"),
+                         f"{d['both']} found by every part"
+                         + (f"; {d['entities']} entity and {d['relations']} relation rows kept"
+                            if d.get('entities') or d.get('relations') else "")),
 }
 
 register_texts(TEXTS)

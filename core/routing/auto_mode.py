@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from core.retrieval.query import QueryContext
 from core.retrieval.registry import find_spec, modes, registry, specs
 from core.routing.features import question_features
-from core.routing.fusion import FUSED, fused_result
+from core.routing.fusion import FUSIONS, fused_result, is_fused
 from core.routing.fusion import available as fusion_available
 from core.routing.model import RouterModel, default_model, load_model
 from core.trace import TraceEvent
@@ -56,13 +56,13 @@ ROUTED = ("global", "hybrid", "mix", "path", "ppr")
 
 def candidates() -> list[str]:
     """What the router may choose: the registered ``ROUTED`` modes (registry order), then the fused
-    ``ppr+mix`` candidate (``core.routing.fusion``) when both its modes are registered."""
-    return [m for m in modes() if m in ROUTED] + ([FUSED] if fusion_available() else [])
+    candidates (``core.routing.fusion.FUSIONS``) whose parts are all registered."""
+    return [m for m in modes() if m in ROUTED] + [f for f in FUSIONS if fusion_available(f)]
 
 
 def run_candidate(ctx: QueryContext, mode: str) -> RetrievalResult:
-    """The result of one candidate on ``ctx``: a registered mode, or the fused pair."""
-    return fused_result(ctx) if mode == FUSED else registry()[mode].retrieve(ctx)
+    """The result of one candidate on ``ctx``: a registered mode, or a fused candidate."""
+    return fused_result(ctx, mode) if is_fused(mode) else registry()[mode].retrieve(ctx)
 
 
 class AutoRetriever:
@@ -93,8 +93,13 @@ class AutoRetriever:
 
 
 def chosen_mode(result: RetrievalResult) -> str:
-    """The mode an auto result came from (naive for a result without a routing decision)."""
+    """The mode whose answer builders read an auto result: the chosen mode; naive's for a fused candidate
+    (its offline answer is built from the interleaved chunks: measured on both MuSiQue dev sets, mix's
+    builder on the fused rows answered fewer questions, docs/auto-mode.md; the LLM's message is the
+    context, mix's rows included) and for a result without a routing decision."""
     chosen = str(result.route.get("chosen", "")) if result.route else ""
+    if is_fused(chosen):
+        return "naive"
     return chosen if chosen and chosen != NAME and find_spec(chosen) is not None else "naive"
 
 
