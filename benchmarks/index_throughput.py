@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="texts per request (default: the setting)")
     parser.add_argument("--concurrency", type=int, default=0, help="requests in flight (default: the setting)")
     parser.add_argument("--no-overlap", action="store_true", help="no extraction of the next batch meanwhile")
+    parser.add_argument("--limit-docs", type=int, default=0, help="index only the corpus's first N documents")
     parser.add_argument("--embedder", default="", choices=["", "local-minilm", "local-minilm-int8"],
                         help="local model (default: the settings' default, int8)")
     parser.add_argument("--count-wordpieces", action="store_true",
@@ -103,6 +104,8 @@ def main() -> None:
         settings = settings.with_overrides(options)
     load_nlp()
     sources, failures = load_paths(corpus_paths(args.corpus))
+    if args.limit_docs:
+        sources = sources[: args.limit_docs]
     counting: dict = {}
     if args.count_wordpieces:
         if args.embedding_base_url:
@@ -179,7 +182,7 @@ def main() -> None:
         shutil.rmtree(folder, ignore_errors=True)
     stages = sorted({s for r in runs for s in r["stages"]})
     summary = {
-        "corpus": args.corpus, "runs": len(runs), "tokens": runs[0]["tokens"],
+        "corpus": args.corpus, "limit_docs": args.limit_docs, "runs": len(runs), "tokens": runs[0]["tokens"],
         "embeddings": args.embedding_base_url or settings.embedder, "overlap": not args.no_overlap,
         "embedding_batch_size": settings.embedding_batch_size, "embedding_concurrency": settings.embedding_concurrency,
         "median_tokens_per_s": median([r["tokens_per_s"] for r in runs]),

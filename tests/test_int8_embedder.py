@@ -213,8 +213,11 @@ def test_reembed_moves_a_workspace_to_int8_and_queries_use_it(int8, tmp_path):
     (tmp_path / "notes.txt").write_text("Tobias Wren inspected the breakwater at Port Sallow. The Tidewater "
                                         "Shipping Cooperative was founded by Mara Quill in Port Sallow.",
                                         encoding="utf-8")
-    indexed = cli("index", "--quiet", "--workspace", str(path), str(tmp_path / "notes.txt"))
+    indexed = cli("index", "--quiet", "--embedder", "local-minilm", "--workspace", str(path),
+                  str(tmp_path / "notes.txt"))  # a workspace the torch model built (main's default before int8)
     assert indexed.returncode == 0, indexed.stderr[-2000:]
+    kept = cli("query", "--mode", "naive", "--json", "--workspace", str(path), "Who founded the cooperative?")
+    assert kept.returncode == 0 and json.loads(kept.stdout)["chunks"], kept.stderr[-2000:]  # no flag: its own model
     moved = cli("repair", "--reembed", "--embedder", "local-minilm-int8", "--workspace", str(path))
     assert moved.returncode == 0, moved.stderr[-2000:]
     done = json.loads(moved.stdout)["reembedded"]
