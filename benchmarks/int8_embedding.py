@@ -4,7 +4,8 @@ Prints medians and ratios measured in one run, interleaved (torch, int8, torch, 
 machine slows both alike; the load average is printed with them:
 
 - query embedding: one question alone (``embed_queries([q])``) and a graph mode's packed call (the question
-  and three short strings), median ms per call over the dev questions x ``--rounds``, and int8/torch;
+  and three short strings), median ms per call over the dev questions x ``--rounds``, and int8/torch; for
+  the question alone also the process CPU ms per call (all threads) and its int8/torch ratio;
 - batch embedding (indexing): passages per second over ``--passages`` dev passages in the settings' batch
   size, and int8/torch;
 - agreement: cosine of the two vectors of each of ``--texts`` texts (dev questions, then sentences of the
@@ -62,13 +63,20 @@ def show(key: str, value: object) -> None:
     print(f"{key:34s} {value}", flush=True)
 
 
-def time_calls(fn, inputs: list, rounds: int) -> list[float]:
+CPU_MS: dict[str, list[float]] = {}  # process CPU ms per call (every thread), by embedder, of time_calls
+
+
+def time_calls(fn, inputs: list, rounds: int, cpu_key: str = "") -> list[float]:
+    """Wall ms per call; with ``cpu_key`` the process CPU ms of each call is kept in ``CPU_MS[cpu_key]``
+    (on a busy machine the CPU time is the figure that does not wait for a core)."""
     out = []
     for _ in range(rounds):
         for item in inputs:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             fn(item)
             out.append((time.perf_counter() - start) * 1000)
+            if cpu_key:
+                CPU_MS.setdefault(cpu_key, []).append((time.process_time() - cpu) * 1000)
     return out
 
 
@@ -93,10 +101,12 @@ def main() -> None:
     packed_ms: dict[str, list[float]] = {k: [] for k in embedders}
     for _ in range(args.rounds):  # interleaved: the load hits both
         for name, e in embedders.items():
-            query_ms[name] += time_calls(lambda q: e.embed_queries([q]), questions, 1)
+            query_ms[name] += time_calls(lambda q: e.embed_queries([q]), questions, 1, cpu_key=name)
             packed_ms[name] += time_calls(e.embed_queries, packed, 1)
     show("query_ms_median", {k: round(median(v), 2) for k, v in query_ms.items()})
     show("query_ratio_int8_over_torch", round(median(query_ms["int8"]) / median(query_ms["torch"]), 3))
+    show("query_cpu_ms_median", {k: round(median(v), 2) for k, v in CPU_MS.items()})
+    show("query_cpu_ratio_int8_over_torch", round(median(CPU_MS["int8"]) / median(CPU_MS["torch"]), 3))
     show("packed_ratio_int8_over_torch", round(median(packed_ms["int8"]) / median(packed_ms["torch"]), 3))
     batch = passages[: args.passages]
     per_s: dict[str, list[float]] = {k: [] for k in embedders}
@@ -114,6 +124,8 @@ def main() -> None:
         "load_average_after": load_average(),
         "query_ms_median": {k: round(median(v), 2) for k, v in query_ms.items()},
         "query_ratio_int8_over_torch": round(median(query_ms["int8"]) / median(query_ms["torch"]), 3),
+        "query_cpu_ms_median": {k: round(median(v), 2) for k, v in CPU_MS.items()},
+        "query_cpu_ratio_int8_over_torch": round(median(CPU_MS["int8"]) / median(CPU_MS["torch"]), 3),
         "packed_query_ms_median": {k: round(median(v), 2) for k, v in packed_ms.items()},
         "packed_ratio_int8_over_torch": round(median(packed_ms["int8"]) / median(packed_ms["torch"]), 3),
         "batch_passages_per_s_median": {k: round(median(v), 2) for k, v in per_s.items()},

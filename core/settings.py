@@ -49,10 +49,11 @@ class Settings(BaseModel):
     llm_concurrency: int = Field(4, ge=1, le=32, description="Concurrent LLM calls while indexing.")
     llm_context_tokens: int = Field(0, ge=0, le=2_000_000, description="The model's context window in tokens; every prompt is fitted to it (evidence trimmed with a marker). 0 = what the server reports (vLLM, llama.cpp server), else what a refusal names.")
     embedder: Literal["local-minilm", "local-minilm-int8", "openai"] = Field(
-        "local-minilm",
-        description="'local-minilm' = all-MiniLM-L6-v2 shipped on disk (384-d, torch); 'local-minilm-int8' = the same "
-        "model quantised to int8 on onnxruntime (made at install time by scripts/install-minilm-int8.sh; a workspace "
-        "built by one refuses the other); 'openai' = an OpenAI-compatible embeddings endpoint.",
+        "local-minilm-int8",
+        description="'local-minilm-int8' (default for new workspaces) = all-MiniLM-L6-v2 quantised to int8 on "
+        "onnxruntime (made at install time by scripts/install-minilm-int8.sh); 'local-minilm' = the same model on torch "
+        "(384-d). A workspace keeps the local model it was built with unless another is chosen explicitly (then it "
+        "refuses; `repair --reembed` converts it); 'openai' = an OpenAI-compatible embeddings endpoint.",
     )
     embedding_base_url: str = Field("", description="Base URL of the OpenAI-compatible embeddings server (embedder = openai), e.g. http://127.0.0.1:7997 for Infinity or http://HOST:8000/v1 for vLLM; empty = the OpenAI API.")
     embedding_model: str = Field("", description="Embedding model name sent to the server (embedder = openai); the workspace records it and refuses another.")
@@ -180,7 +181,15 @@ class Settings(BaseModel):
         if unknown:
             raise ValueError(f"unknown setting(s): {', '.join(unknown)}")
         data.update(overrides)
-        return validate_settings(data)
+        return keep_fields_set(validate_settings(data), self.model_fields_set | set(overrides))
+
+
+def keep_fields_set(settings: Settings, chosen: "set[str]") -> Settings:
+    """``settings`` with ``chosen`` as the fields set explicitly (pydantic's ``model_fields_set``): a copy or
+    an override keeps knowing which values were chosen and which are defaults (a workspace follows its
+    recorded local embedder unless ``embedder`` was chosen, ``core.workspace``)."""
+    object.__setattr__(settings, "__pydantic_fields_set__", set(chosen))
+    return settings
 
 
 class InvalidSettingsError(SettingsError):
@@ -273,7 +282,8 @@ def validate_settings(values: "dict[str, object] | Settings") -> Settings:
     ``InvalidSettingsError`` naming every problem by the field's label."""
     data = values.model_dump() if isinstance(values, Settings) else dict(values)
     try:
-        return Settings.model_validate(data)
+        checked = Settings.model_validate(data)
+        return keep_fields_set(checked, values.model_fields_set) if isinstance(values, Settings) else checked
     except ValidationError as exc:
         problems: dict[str, str] = {}
         for error in exc.errors():

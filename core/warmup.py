@@ -40,17 +40,19 @@ COLLECTIONS = ("chunks", "entities", "relations", "tree")
 
 
 def warm_models(embedder_too: bool = True) -> None:
-    """Load spaCy, the cl100k encoding and (unless ``embedder_too`` is False) the local MiniLM,
+    """Load spaCy, the cl100k encoding and (unless ``embedder_too`` is False) the default local MiniLM,
     each with one tiny call so their lazy parts are loaded too."""
     from core.extraction.query_terms import offline_keywords
     from core.tokens import count_tokens
 
     count_tokens("warm-up")
     offline_keywords(WARM_QUESTION)
-    if embedder_too:
+    if embedder_too:  # the default local model (new workspaces'); a workspace of the other one loads its own
         from core.embeddings import local_embedder
+        from core.onnx_embeddings import int8_embedder
+        from core.settings import Settings
 
-        embedder = local_embedder()
+        embedder = int8_embedder() if Settings().embedder == "local-minilm-int8" else local_embedder()
         embedder.embed([WARM_QUESTION])
         embedder.embed_queries([WARM_QUESTION, "Warm", "warm, up"])  # the packed query path of the graph modes
 

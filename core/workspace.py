@@ -53,6 +53,16 @@ def local_kind(name: str) -> str:
     return {"all-MiniLM-L6-v2": "local-minilm", INT8_NAME: "local-minilm-int8"}.get(name, "")
 
 
+def follows_recorded(settings: Settings, recorded: str) -> bool:
+    """Does a workspace that recorded the local model ``recorded`` use it instead of the settings' embedder?
+    Yes when both are local models and ``embedder`` was not chosen (the default, or a settings file without
+    it): a workspace built by the torch model before int8 became the default keeps it, with no refusal and
+    no silent switch. A chosen one (a flag, the Settings page, a file naming it) is checked, and refused when
+    it differs (``python -m core repair --reembed`` converts)."""
+    return (bool(local_kind(recorded)) and settings.embedder != "openai"
+            and "embedder" not in settings.model_fields_set)
+
+
 def mismatch_message(name: str, recorded: str, wanted: str) -> str:
     """Why a workspace refuses an embedder, how to select its own again, and how to re-embed it."""
     if recorded.startswith("openai:"):
@@ -135,6 +145,8 @@ class Workspace:
 
     def _check_embedder_name(self) -> None:
         recorded = self.records.get_meta("embedder_name")
+        if recorded and self._embedder is None and follows_recorded(self.settings, recorded):
+            self.settings = self.settings.with_overrides({"embedder": local_kind(recorded)})
         wanted = self._embedder.name if self._embedder is not None else embedder_identity(self.settings)
         if recorded and recorded != wanted:
             raise EmbedderMismatchError(mismatch_message(self.name, recorded, wanted))

@@ -167,6 +167,36 @@ def sample_workspace_dir(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def sample_torch_workspace_dir(tmp_path_factory) -> Path:
+    """The sample corpus indexed with the torch MiniLM (``local-minilm``, the default before int8): the
+    reference of tests that compare with vectors the torch model makes (an embeddings server serving it)."""
+    from core.indexing.pipeline import process_pending, register_documents
+    from core.settings import Settings
+    from core.workspace import Workspace
+
+    path = tmp_path_factory.mktemp("sample_torch_ws") / "ws"
+    ws = Workspace(path, settings=Settings(embedder="local-minilm"))
+    sources, failures = sample_sources()
+    with ws.writer():
+        register_documents(ws, sources, failures)
+        report = process_pending(ws)
+    assert report.processed == len(sources) and not report.failed
+    ws.close()
+    return path
+
+
+@pytest.fixture()
+def sample_torch_ws(sample_torch_workspace_dir):
+    """A fresh handle on the torch-built sample workspace (read-only use; it keeps its recorded model)."""
+    from core.workspace import Workspace
+
+    ws = Workspace(sample_torch_workspace_dir)
+    assert ws.status()["embedder"]["kind"] == "local-minilm"
+    yield ws
+    ws.close()
+
+
 @pytest.fixture()
 def sample_ws(sample_workspace_dir):
     """A fresh handle on the shared sample workspace (read-only use)."""

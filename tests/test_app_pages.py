@@ -229,6 +229,28 @@ def test_settings_embedder_change_on_indexed_workspace_is_refused(sample_data_di
     assert not settings_file.exists() or json.loads(settings_file.read_text())["embedder"] == "local-minilm"
 
 
+def test_settings_page_shows_a_torch_built_workspace_keeps_its_embedder(data_dir):
+    """New workspaces default to int8; one the torch MiniLM built (no settings file) opens with no refusal,
+    the Settings page shows its recorded model, and Save keeps it (no silent switch)."""
+    from core.workspace import Workspace
+
+    class Named:  # records the torch model's name without loading it
+        name, dim = "all-MiniLM-L6-v2", 384
+
+    ws = Workspace(data_dir / "old", embedder=Named())
+    ws.record_embedder()
+    ws.close()
+    at = open_page(app("old"), "pages/settings.py")
+    assert at.selectbox(key="set::old::embedder").value == "local-minilm"
+    at.number_input(key="set::old::chunk_tokens").set_value(900)
+    at.button(key="settings_save").click().run()
+    assert_clean(at)
+    saved = json.loads((data_dir / "old" / "settings.json").read_text())
+    assert saved["embedder"] == "local-minilm" and saved["chunk_tokens"] == 900
+    fresh = open_page(app(), "pages/settings.py")  # the default workspace, new: int8
+    assert fresh.selectbox(key="set::default::embedder").value == "local-minilm-int8"
+
+
 def test_settings_test_connection_offline(data_dir):
     at = open_page(app(), "pages/settings.py")
     at.button(key="settings_test").click().run()

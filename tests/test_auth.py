@@ -28,7 +28,7 @@ API_ROLES = {
     "chunks_of": Role.viewer, "chunks_by_id": Role.viewer, "all_chunk_ids": Role.viewer, "doc_roots": Role.viewer,
     "chat_model": Role.viewer, "annotation_for": Role.viewer, "annotation_list": Role.viewer,
     "export_annotations": Role.viewer, "open_workspace": Role.viewer, "session_workspace": Role.viewer,
-    "generation": Role.viewer, "doc_names": Role.viewer, "tree_index": Role.viewer, "readable_summary": Role.viewer,
+    "generation": Role.viewer, "embedder_setting": Role.viewer, "doc_names": Role.viewer, "tree_index": Role.viewer, "readable_summary": Role.viewer,
     "mention_index": Role.viewer,
     "knowledge_graph": Role.viewer, "mention_graph": Role.viewer, "documents_table": Role.viewer,
     "dropped_records": Role.viewer, "graph_provenance": Role.viewer, "writer_active": Role.viewer,

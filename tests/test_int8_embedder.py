@@ -132,7 +132,10 @@ def test_the_install_step_fails_loudly_and_test_sh_runs_it(tmp_path):
     assert "install bash scripts/install-minilm-int8.sh" in test_sh
 
 
-def test_a_workspace_of_one_local_embedder_refuses_the_other(tmp_path):
+def test_a_workspace_keeps_its_recorded_local_embedder_and_refuses_a_chosen_other(tmp_path):
+    """int8 is the default of new workspaces; a workspace the torch model built keeps it when no embedder is
+    chosen (no refusal, no silent switch), and a chosen other one is refused with the re-embed command."""
+    from core.config import Flags, resolve_settings
     from core.errors import EmbedderMismatchError
     from core.onnx_embeddings import INT8_NAME
     from core.settings import Settings
@@ -144,6 +147,10 @@ def test_a_workspace_of_one_local_embedder_refuses_the_other(tmp_path):
         def __init__(self, name: str) -> None:
             self.name = name
 
+    assert Settings().embedder == "local-minilm-int8"
+    fresh = Workspace(tmp_path / "new")
+    assert fresh.status()["embedder"]["kind"] == "local-minilm-int8"  # what a new workspace will record
+    fresh.close()
     path = tmp_path / "ws"
     ws = Workspace(path, settings=Settings(embedder="local-minilm-int8"), embedder=Named(INT8_NAME))
     ws.record_embedder()
@@ -155,11 +162,44 @@ def test_a_workspace_of_one_local_embedder_refuses_the_other(tmp_path):
     assert INT8_NAME in message and "--embedder local-minilm-int8" in message and "repair --reembed" in message
     Workspace(path, settings=Settings(embedder="local-minilm-int8")).close()  # its own embedder opens it
     other = tmp_path / "torch_ws"
-    ws = Workspace(other, settings=Settings(), embedder=Named("all-MiniLM-L6-v2"))
+    ws = Workspace(other, settings=Settings(embedder="local-minilm"), embedder=Named("all-MiniLM-L6-v2"))
     ws.record_embedder()
     ws.close()
-    with pytest.raises(EmbedderMismatchError, match="--embedder local-minilm\\b"):
-        Workspace(other, settings=Settings(embedder="local-minilm-int8"))
+    for unchosen in (Settings(), resolve_settings(other, Flags()), Settings().with_overrides({"chunk_tokens": 600})):
+        opened = Workspace(other, settings=unchosen)  # the default (int8) is not a choice: the recorded model wins
+        assert opened.settings.embedder == "local-minilm" and opened.status()["embedder"]["kind"] == "local-minilm"
+        opened.close()
+    for chosen in (Settings(embedder="local-minilm-int8"), resolve_settings(other, Flags(embedder="local-minilm-int8"))):
+        with pytest.raises(EmbedderMismatchError, match="--embedder local-minilm\\b"):
+            Workspace(other, settings=chosen)
+
+
+def test_settings_remember_which_fields_were_chosen(tmp_path):
+    """The distinction the rule above needs survives overrides, validation, the settings file and the JSON
+    the app's workspace cache is keyed by (only chosen fields)."""
+    from core.settings import Settings, read_settings, save_settings, validate_settings
+
+    assert "embedder" not in Settings().with_overrides({"chunk_tokens": 600}).model_fields_set
+    assert "embedder" in Settings().with_overrides({"embedder": "local-minilm"}).model_fields_set
+    assert "embedder" not in validate_settings(Settings(chunk_tokens=600)).model_fields_set
+    assert "embedder" not in read_settings(tmp_path).model_fields_set  # no file: defaults
+    (tmp_path / "settings.json").write_text(json.dumps({"chunk_tokens": 600}), encoding="utf-8")
+    assert "embedder" not in read_settings(tmp_path).model_fields_set
+    save_settings(tmp_path, Settings(embedder="local-minilm"))
+    assert read_settings(tmp_path).embedder == "local-minilm" and "embedder" in read_settings(tmp_path).model_fields_set
+    shared = Settings.model_validate_json(Settings(chunk_tokens=600).model_dump_json(exclude_unset=True))
+    assert shared.chunk_tokens == 600 and "embedder" not in shared.model_fields_set
+
+
+def test_a_new_workspace_without_the_int8_model_fails_naming_the_install(tmp_path):
+    """No silent fallback to torch: the default embedder's missing model is an error naming the install."""
+    (tmp_path / "notes.txt").write_text("Mara Quill founded the cooperative in Port Sallow.", encoding="utf-8")
+    env = dict(ENV, RAGSCOPE_MINILM_INT8_DIR=str(tmp_path / "missing"))
+    proc = subprocess.run([sys.executable, "-m", "core", "index", "--quiet", "--workspace", str(tmp_path / "ws"),
+                           str(tmp_path / "notes.txt")], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "bash scripts/install-minilm-int8.sh" in proc.stderr and "not installed" in proc.stderr
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -173,8 +213,11 @@ def test_reembed_moves_a_workspace_to_int8_and_queries_use_it(int8, tmp_path):
     (tmp_path / "notes.txt").write_text("Tobias Wren inspected the breakwater at Port Sallow. The Tidewater "
                                         "Shipping Cooperative was founded by Mara Quill in Port Sallow.",
                                         encoding="utf-8")
-    indexed = cli("index", "--quiet", "--workspace", str(path), str(tmp_path / "notes.txt"))
+    indexed = cli("index", "--quiet", "--embedder", "local-minilm", "--workspace", str(path),
+                  str(tmp_path / "notes.txt"))  # a workspace the torch model built (main's default before int8)
     assert indexed.returncode == 0, indexed.stderr[-2000:]
+    kept = cli("query", "--mode", "naive", "--json", "--workspace", str(path), "Who founded the cooperative?")
+    assert kept.returncode == 0 and json.loads(kept.stdout)["chunks"], kept.stderr[-2000:]  # no flag: its own model
     moved = cli("repair", "--reembed", "--embedder", "local-minilm-int8", "--workspace", str(path))
     assert moved.returncode == 0, moved.stderr[-2000:]
     done = json.loads(moved.stdout)["reembedded"]

@@ -30,12 +30,12 @@ def test_query_path_keeps_text_order() -> None:
     assert float(forward[0] @ forward[1]) < 0.9  # three different vectors, not one repeated
 
 
-def test_warm_models_loads_the_embedder() -> None:
-    from core.embeddings import local_embedder_loaded
+def test_warm_models_loads_the_default_embedder() -> None:
+    from core.onnx_embeddings import int8_embedder_loaded
     from core.warmup import start_warmup, warm_models
 
     warm_models()
-    assert local_embedder_loaded()
+    assert int8_embedder_loaded()  # the default of new workspaces (int8), not the torch model
     first = start_warmup()
     assert start_warmup() is None  # once per process
     if first is not None:

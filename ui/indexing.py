@@ -172,15 +172,13 @@ class IndexJob:
         """Load the spaCy pipeline and the local embedding model (once per process) as a step of its own,
         before the first document: on a busy machine that takes tens of seconds, which the page showed
         as counters stuck at 0 with no step named."""
-        from core.embeddings import local_embedder_loaded
         from core.extraction.nlp import load_nlp, nlp_loaded
 
         settings = getattr(self.ws, "settings", None)
         if settings is None:  # not a workspace (a test double): nothing to load
             return
-        local = getattr(settings, "embedder", "local-minilm") == "local-minilm"
         todo = [what for what, needed in (("language", not nlp_loaded()),
-                                          ("embedding", local and not local_embedder_loaded())) if needed]
+                                          ("embedding", local_model_pending(settings))) if needed]
         for done, what in enumerate(todo):
             self.progress(ProgressEvent("load", done, len(todo), f"loading the {what} model…"))
             if what == "language":
@@ -291,11 +289,19 @@ def overall_text(fraction: float, latest: Optional[ProgressEvent]) -> str:
 def models_to_load(ws: Workspace) -> bool:
     """Will this job still have to load the spaCy pipeline or the local embedding model (once per server
     process)? Then the page says so; once they are loaded it does not."""
-    from core.embeddings import local_embedder_loaded
     from core.extraction.nlp import nlp_loaded
 
-    local = getattr(getattr(ws, "settings", None), "embedder", "local-minilm") == "local-minilm"
-    return not nlp_loaded() or (local and not local_embedder_loaded())
+    return not nlp_loaded() or local_model_pending(getattr(ws, "settings", None))
+
+
+def local_model_pending(settings: object) -> bool:
+    """Is the settings' embedder a local model (torch or int8 MiniLM) this process has not loaded yet?"""
+    from core import embeddings, onnx_embeddings
+
+    kind = getattr(settings, "embedder", "local-minilm")
+    if kind == "local-minilm":
+        return not embeddings.local_embedder_loaded()
+    return kind == "local-minilm-int8" and not onnx_embeddings.int8_embedder_loaded()
 
 
 def growth_figure(points: list[dict[str, int]]) -> go.Figure:

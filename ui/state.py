@@ -211,7 +211,11 @@ def workspace() -> Workspace:
     name = current_workspace_name()
     settings = session_settings(name)
     who = principal()
-    ws = api.session_workspace(who, _open(str(workspace_path(name)), settings.model_dump_json(), who), api_key())
+    shared = _open(str(workspace_path(name)), settings.model_dump_json(exclude_unset=True), who)  # chosen fields only
+    ws = api.session_workspace(who, shared, api_key())
+    used = api.embedder_setting(who, ws)
+    if used != settings.embedder and "embedder" not in settings.model_fields_set:
+        store_session_settings(settings.with_overrides({"embedder": used}), name)  # its recorded model, shown
     follow_generation(ws)
     return ws
 
@@ -292,7 +296,7 @@ def delete_workspace(name: str) -> None:
                                      "finish or cancel it, then delete")
     ws = None
     try:
-        ws = _open(str(path), session_settings(name).model_dump_json(), principal())
+        ws = _open(str(path), session_settings(name).model_dump_json(exclude_unset=True), principal())
     except Exception:  # noqa: BLE001 - a workspace that cannot be opened can still be deleted
         ws = None
     api.delete_workspace(principal(), name, ws)

@@ -57,7 +57,7 @@ from core.api.indexing import (cancel_indexing, delete, index_pending, index_sou
                                resume, retry, sample_paths)
 from core.api.models import chat_model, check_llm_connection, warm_up
 from core.api.querying import mode_help, mode_names, mode_params, run_modes, stream_answer
-from core.api.workspaces import (create_workspace, delete_workspace, generation, open_workspace, refresh_vectors,
+from core.api.workspaces import (create_workspace, delete_workspace, embedder_setting, generation, open_workspace, refresh_vectors,
                                  save_workspace_settings, session_workspace, status, store_description,
                                  workspace_names, workspace_path, writer_active)
 from core.indexing.pipeline import IndexReport
@@ -120,7 +120,7 @@ FUNCTIONS = [
     # workspaces
     "workspace_names", "workspace_path", "open_workspace", "session_workspace", "create_workspace",
     "delete_workspace", "save_workspace_settings", "store_description", "status", "generation", "writer_active",
-    "refresh_vectors",
+    "refresh_vectors", "embedder_setting",
     # corpus
     "documents", "doc_names", "documents_table", "dropped_records", "position_gaps", "source_view", "chunk_count", "chunks_of", "chunks_by_id",
     "all_chunk_ids", "doc_roots", "tree_index", "readable_summary",

@@ -136,6 +136,13 @@ def generation(principal: Principal, ws: Workspace) -> int:
 
 
 @requires(Role.viewer)
+def embedder_setting(principal: Principal, ws: Workspace) -> str:
+    """The ``embedder`` setting the open workspace uses: the chosen one, or (none chosen) the local model it
+    recorded — a workspace the torch MiniLM built keeps it although new workspaces default to int8."""
+    return ws.settings.embedder
+
+
+@requires(Role.viewer)
 def writer_active(principal: Principal, ws: Workspace) -> bool:
     """True while a live process holds the workspace's write lock."""
     return ws.writer_active()

@@ -53,7 +53,8 @@ def add_embedding_flags(parser: argparse.ArgumentParser) -> None:
                         help="embedding model name on that server (env RAGSCOPE_EMBEDDING_MODEL)")
     parser.add_argument("--embedder", default=None, choices=["local-minilm", "local-minilm-int8"],
                         help="the local embedder: all-MiniLM-L6-v2 on torch, or the same model in int8 on "
-                             "onnxruntime (bash scripts/install-minilm-int8.sh makes it); default: the settings'")
+                             "onnxruntime (bash scripts/install-minilm-int8.sh makes it); default: the settings' "
+                             "choice, else the model the workspace recorded, else int8 for a new workspace")
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:

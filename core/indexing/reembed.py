@@ -57,9 +57,11 @@ def reembed(path: Path | str, settings: Settings, wait: bool = False, api_key: O
                 store.delete_meta("reembed_namespace", "reembed_embedder")
                 store.log("reembedded", {"from": old_name, "to": embedder.name, "vectors": counts})
                 ws.bump_generation()
-            if settings.embedder != "openai" and read_settings(ws.path).embedder != settings.embedder:
-                # a local model is chosen by the settings file alone: keep it with the vectors it built
-                ws.save_settings(read_settings(ws.path).with_overrides({"embedder": settings.embedder}))
+            saved = read_settings(ws.path)
+            if settings.embedder != "openai" and (saved.embedder != settings.embedder
+                                                  or "embedder" not in saved.model_fields_set):
+                # a local model is chosen by the settings file alone: name it there, with the vectors it built
+                ws.save_settings(saved.with_overrides({"embedder": settings.embedder}))
             if old_namespace and old_namespace != target:
                 ws.backend.open_vectors(old_namespace).drop_all()
         return {"from": old_name or None, "to": embedder.name, "dimension": embedder.dim, "vectors": counts}
