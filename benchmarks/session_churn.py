@@ -43,6 +43,10 @@ from streamlit_ws import PAGES, open_session, rss_mb, serve_app  # noqa: E402
 QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
 
 
+SETTLE_POLL_S = 10
+STEADY_MB = 2.0
+
+
 def configured_ttl() -> int:
     """``server.disconnectedSessionTTL`` of the app's ``.streamlit/config.toml`` (120: Streamlit's default)."""
     import tomllib
@@ -86,12 +90,30 @@ def half_medians(rows: list[dict[str, Any]]) -> tuple[float, float]:
             round(statistics.median(r["rss_mb"] for r in second), 1))
 
 
+def settled_rss(url: str, pid: int, last: float, churn_end: float, extra_s: float) -> tuple[float, float]:
+    """The server's RSS once it has stopped falling: every ``SETTLE_POLL_S`` a session comes and goes
+    (Streamlit drops expired sessions when one leaves; the housekeeping collects every 20 s) until two
+    readings in a row differ by less than ``STEADY_MB``, or ``extra_s`` have passed. On a busy machine
+    the closed sessions' last script runs (a Compare of every mode) finish long after their sockets closed,
+    so the memory comes back later than ``settle_s``. Returns (RSS, seconds after the churn)."""
+    deadline = time.perf_counter() + extra_s
+    while time.perf_counter() < deadline:
+        time.sleep(SETTLE_POLL_S)
+        open_session(url, "")
+        now = rss_mb(pid)
+        if abs(now - last) < STEADY_MB:
+            return now, time.perf_counter() - churn_end
+        last = now
+    return last, time.perf_counter() - churn_end
+
+
 def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, settle_s: float = 40,
             batch: int = 25, log_dir: Optional[Path] = None, echo: bool = True,
-            port: Optional[int] = None) -> dict[str, Any]:
+            port: Optional[int] = None, extra_s: float = 180) -> dict[str, Any]:
     """Serve a copy of ``workspace``, warm it, churn ``sessions`` sessions and return the RSS figures
     (MB): ``start`` after the warm-up, ``peak`` during the churn, ``after`` ``settle_s`` seconds after
-    the churn (``growth`` = after - start), ``expired`` once the TTL has passed too."""
+    the churn (``growth`` = after - start), ``expired`` once the TTL has passed too, ``back`` once the
+    RSS has stopped falling (``settled_rss``, at most ``extra_s`` later; ``back_growth`` = back - start)."""
     ttl = configured_ttl() if ttl is None else ttl
     asked = questions()
     with tempfile.TemporaryDirectory(prefix="churn-") as tmp:
@@ -127,9 +149,11 @@ def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, set
                 time.sleep(ttl + 2 - settle_s)
                 open_session(url, "")
                 expired = rss_mb(pid)
+            back, back_s = settled_rss(url, pid, max(after, expired), began + churn_s, extra_s)
     return {"sessions": sessions, "ttl_s": ttl, "settle_s": settle_s, "warm_s": round(warm_s, 1),
             "churn_s": round(churn_s, 1), "start_mb": round(start, 1), "peak_mb": round(peak, 1),
             "after_mb": round(after, 1), "expired_mb": round(expired, 1), "growth_mb": round(after - start, 1),
+            "back_mb": round(back, 1), "back_s": round(back_s, 1), "back_growth_mb": round(back - start, 1),
             "peak_growth_mb": round(peak - start, 1), "expired_growth_mb": round(expired - start, 1),
             "slope_mb_per_100": slope_mb_per_100(rows), "half_medians_mb": half_medians(rows), "rows": rows}
 
@@ -142,13 +166,16 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=40, help="seconds after the churn before the RSS is read")
     parser.add_argument("--batch", type=int, default=25, help="sessions between two RSS readings")
     parser.add_argument("--port", type=int, default=None, help="the server's port (default: a free one)")
+    parser.add_argument("--extra", type=float, default=180, help="at most this many more seconds for the RSS to settle")
     args = parser.parse_args()
-    r = measure(args.workspace, args.sessions, args.ttl, args.settle, batch=args.batch, port=args.port)
+    r = measure(args.workspace, args.sessions, args.ttl, args.settle, batch=args.batch, port=args.port,
+                extra_s=args.extra)
     print(f"\n{r['sessions']} sessions, TTL {r['ttl_s']} s: start {r['start_mb']} MB, peak {r['peak_mb']} MB "
           f"({r['peak_growth_mb']:+}), {r['settle_s']:g} s after the churn {r['after_mb']} MB "
           f"(growth {r['growth_mb']:+} MB), after the TTL {r['expired_mb']} MB ({r['expired_growth_mb']:+}); "
           f"churn {r['churn_s']} s; slope {r['slope_mb_per_100']:+} MB per 100 sessions, median RSS of the first / "
-          f"second half of the readings {r['half_medians_mb'][0]} / {r['half_medians_mb'][1]} MB")
+          f"second half of the readings {r['half_medians_mb'][0]} / {r['half_medians_mb'][1]} MB; settled "
+          f"{r['back_s']} s after the churn at {r['back_mb']} MB ({r['back_growth_mb']:+})")
     name = "session_churn" if args.ttl is None else f"session_churn_ttl{args.ttl}"
     write_result(name, r)
 

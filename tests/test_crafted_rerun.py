@@ -209,3 +209,49 @@ def test_a_viewers_crafted_indexing_registers_nothing(app, cookies) -> None:
     said: list[str] = []
     _crafted(app, cookies["editor@example.com"], "", states("crafted-by-editor", False), said)  # an editor's is indexed
     assert _wait_until(lambda: ("crafted-by-editor.txt",) in documents(), 120), said
+
+
+def _chunk_ids(data: Path) -> list[tuple]:
+    return _read(data, "SELECT chunk_id FROM chunks ORDER BY chunk_id")
+
+
+def _settled(data: Path) -> bool:
+    """No document of the workspace waits or is being indexed."""
+    return _read(data, "SELECT count(*) FROM documents WHERE status IN ('pending', 'processing')") == [(0,)]
+
+
+def test_a_viewers_crafted_reindex_changes_nothing(app, cookies) -> None:
+    """The re-index offer (Settings, after a save changed the chunk size; ``core.api.reindex``, editor and
+    up). An admin's session draws it after saving a new chunk size; the viewer sends that session's chunk
+    size, Save and Re-index presses in one rerun and nothing changes (settings file, chunks). Then the
+    admin's own press of the drawn button re-cuts every document. Last in this file: it re-indexes."""
+    from ui.settings_labels import label_for
+
+    admin = cookies["admin@example.com"]
+    first = _widgets(app, admin, "settings")
+    chunk_box, save = first[label_for("chunk_tokens")], first["Save"]
+    data = app["data"]
+    settings_before, chunks_before = _settings_bytes(data), _chunk_ids(data)
+    new_size = lambda: _state(chunk_box, double_value=300)  # noqa: E731 - a number input's value is a double
+
+    conn = connect(app["url"], admin)  # the admin saves a new chunk size: the offer is drawn
+    try:
+        run_page(conn, "settings", states=[new_size(), _state(save, trigger_value=True)])
+        assert _wait_until(lambda: _settings_bytes(data) != settings_before, 30)
+        offered = run_page(conn, "settings", states=[new_size()])
+        button = next((w for label, w in offered.items() if label.startswith("Re-index ")), None)
+        assert button is not None, sorted(offered)
+        saved = _settings_bytes(data)
+
+        drawn = _crafted(app, cookies["viewer@example.com"], "settings",
+                         lambda: [_state(chunk_box, double_value=200), _state(save, trigger_value=True),
+                                  _state(button, trigger_value=True)])
+        assert not [label for label in drawn if label.startswith("Re-index ") or label == "Save"], sorted(drawn)
+        time.sleep(3)
+        assert _settings_bytes(data) == saved and _chunk_ids(data) == chunks_before  # refused: nothing changed
+
+        said: list[str] = []
+        run_page(conn, "settings", states=[new_size(), _state(button, trigger_value=True)], alerts=said)
+    finally:
+        conn.close()
+    assert _wait_until(lambda: _chunk_ids(data) != chunks_before and _settled(data), 900), said  # re-cut

@@ -1,15 +1,18 @@
 """A payload corpus in a real browser (issue 20): markup from documents never becomes markup in the app.
 
-Every untrusted string carries Markdown and HTML payloads — document titles (JSONL), a file name,
-entity names, types and descriptions, relation keywords and descriptions (from a scripted LLM
-extraction), the LLM model name, and the fields of an uploaded judge report. The workspace is
-indexed in this process, then ``streamlit run app.py`` serves it; headless Chromium (Playwright,
-/usr/bin/chromium) opens all seven pages by URL, clicks a graph node (the sandboxed iframe's click
-reaches the Details panel by ``postMessage``), runs Inspect, views the judge report, and asserts,
-in the page and inside every graph iframe, that no ``<img>``, ``<a>`` or ``<script>`` element was
-born of a payload, that no payload handler ran, and that the graph iframes are sandboxed without
-``allow-same-origin``. The payloads are first checked to be in the workspace, so the test cannot
-pass by losing them.
+Every untrusted string carries Markdown and HTML payloads (``<img onerror>``, ``<script>``, links,
+``javascript:`` links, images, bare URLs) and spreadsheet formulas — document ids and titles (JSONL), a
+file name, entity names, types and descriptions, relation keywords and descriptions (from a scripted LLM
+extraction), the LLM model name, and the fields of an uploaded judge report. The workspace is indexed in
+this process, then ``streamlit run app.py`` serves it; headless Chromium (Playwright, /usr/bin/chromium)
+opens every page by URL, clicks a graph node (the sandboxed iframe's click reaches the Details panel by
+``postMessage``), runs Inspect in all nine modes (the ppr and auto panels included), views the judge
+report, opens the Source viewer at a payload chunk with a payload quote and lists the junk nodes, and
+asserts, in the page and inside every graph iframe, that no ``<img>``, ``<a>`` or ``<script>`` element was
+born of a payload, that no payload handler ran, that no request left the loopback server (any other
+host is recorded and refused), and that the graph iframes are sandboxed without ``allow-same-origin``.
+The payloads are first checked to be in the workspace, so the test cannot pass by losing them
+(``test_hostile_renders.py`` reads the same pages' messages without a browser).
 """
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ import json
 import threading
 from pathlib import Path
 from typing import Optional
+from urllib.parse import quote, urlparse
 
 import pytest
 
@@ -31,19 +35,25 @@ LINK = f"[click me](http://{MARK}/link)"
 PIC = f"![pic](http://{MARK}/pic.png)"
 SCRIPT = "<script>window.__pwned=1</script>"
 AUTO = f"http://{MARK}/auto"
-PAYLOAD = f"{IMG} {LINK} {PIC} {SCRIPT} {AUTO}"
+JS_LINK = "[run](javascript:window.__pwned=1)"
+FORMULA = f'=HYPERLINK("http://{MARK}/f","gold")'
+PAYLOAD = f"{IMG} {LINK} {PIC} {SCRIPT} {AUTO} {JS_LINK}"
 MODEL = f"model {IMG} {LINK}"
 ENTITY_A = f"Mara Quill {IMG}"
 ENTITY_B = f"Harbor Guild {LINK} {PIC}"
 ENTITY_C = f"Port Sallow {SCRIPT}"
+ENTITY_D = FORMULA
 RECORDS = (f"entity | {ENTITY_A} | PERSON {IMG} | Founder {PAYLOAD}.\n"
            f"entity | {ENTITY_B} | ORG | A guild {PAYLOAD}.\n"
            f"entity | {ENTITY_C} | GPE | A harbour town {PAYLOAD}.\n"
            f"relation | {ENTITY_A} | {ENTITY_B} | founding {LINK}, {IMG} | Founded it {PAYLOAD}. | 8\n"
-           f"relation | {ENTITY_B} | {ENTITY_C} | seat {PIC} | Sits there {PAYLOAD}. | 5\nEND")
+           f"entity | {ENTITY_D} | ORG | A formula {PAYLOAD}.\n"
+           f"relation | {ENTITY_B} | {ENTITY_C} | seat {PIC} | Sits there {PAYLOAD}. | 5\n"
+           f"relation | {ENTITY_D} | {ENTITY_B} | +SUM(1,1) {JS_LINK} | @cmd {PAYLOAD}. | 4\nEND")
 TEXT = ("Mara Quill founded the Harbor Guild in Port Sallow in 1902. " + PAYLOAD + " The Harbor Guild kept "
         "the ledger of Port Sallow. ") * 3
 QUESTION = "Who founded the Harbor Guild in Port Sallow?"
+MODES = ["naive", "local", "global", "hybrid", "mix", "tree", "path", "ppr", "auto"]
 
 
 class PayloadChat:
@@ -91,8 +101,8 @@ def data_root(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("payload_data")
     ws = Workspace(root / "payload")
     try:
-        corpus = "\n".join(json.dumps({"doc_id": f"p{i}", "title": f"Title {i} {PAYLOAD}", "text": TEXT})
-                           for i in range(2)).encode("utf-8")
+        corpus = "\n".join(json.dumps({"doc_id": doc_id, "title": f"Title {i} {PAYLOAD}", "text": TEXT})
+                           for i, doc_id in enumerate([FORMULA, "-p1"])).encode("utf-8")
         sources, failures = load_bytes("corpus.jsonl", corpus)
         docs, fails = load_bytes(f"{IMG} {LINK} notes.md", TEXT.encode("utf-8"))
         sources, failures = sources + docs, failures + fails
@@ -103,6 +113,10 @@ def data_root(tmp_path_factory) -> Path:
         names = {data.get("name") or node for node, data in ws.knowledge_graph().nodes(data=True)}
         assert any("<img" in n for n in names) and any("](http" in n for n in names), names  # payloads kept
         assert any("<img" in d["name"] for d in ws.documents_table())
+        described = " ".join(str(data.get("description")) for _, data in ws.knowledge_graph().nodes(data=True))
+        assert any(n.startswith("=HYPERLINK") for n in names) and "javascript:" in described, names
+        chunk = next(c for c in ws.store.conn.execute("SELECT chunk_id FROM chunks ORDER BY chunk_id"))[0]
+        (root / "chunk.txt").write_text(str(chunk), encoding="utf-8")  # the Source viewer opens it by URL
     finally:
         ws.close()
     return root
@@ -123,8 +137,13 @@ def tab(server):
         page.dialogs = []  # type: ignore[attr-defined]
         page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
         requests: list[str] = []
+
+        def leaves(url: str) -> bool:  # a request to any host but the loopback server (data:/blob: stay local)
+            parsed = urlparse(url)
+            return parsed.scheme not in ("data", "blob", "about") and parsed.hostname not in ("127.0.0.1", "localhost")
+
         page.route("**/*", lambda route: (requests.append(route.request.url), route.abort())
-                   if MARK in route.request.url else route.continue_())
+                   if leaves(route.request.url) else route.continue_())  # the payload host included
         page.payload_requests = requests  # type: ignore[attr-defined]
         yield page
 
@@ -209,7 +228,7 @@ def open_url(page, server: str, path: str, heading: str) -> None:
 
 
 @pytest.mark.timeout(1800)
-def test_payloads_never_become_markup_on_any_page(server, tab, tmp_path):
+def test_payloads_never_become_markup_on_any_page(server, tab, tmp_path, data_root):
     page = tab
     open_url(page, server, "", "Documents")
     assert_clean(page, "Documents")
@@ -240,18 +259,26 @@ def test_payloads_never_become_markup_on_any_page(server, tab, tmp_path):
     assert_clean(page, "Compare")
 
     open_url(page, server, "inspect", "Inspect one mode")
-    page.get_by_label("Question", exact=True).fill(QUESTION)
-    page.get_by_role("button", name="Run", exact=True).click()
-    page.get_by_role("heading", name="Result of").first.wait_for(timeout=600_000)
-    idle(page)
-    for name in ("Entities", "Relations", "Paths", "Context"):
-        tab_button = page.get_by_role("tab", name=name)
-        if tab_button.count():
-            tab_button.first.click()
-            page.wait_for_timeout(500)
-    if page.locator("iframe.rs-graph-frame").count():
-        hover_all(page, graph_frames(page)[0])
-    assert_clean(page, "Inspect")
+    for mode in MODES:  # every mode's panels: the ppr walk's tables and auto's routing included
+        box = page.locator('[data-testid="stSelectbox"]').filter(
+            has=page.locator('[data-testid="stWidgetLabel"]', has_text="Mode")).first
+        combo = box.get_by_role("combobox")
+        combo.click()
+        combo.press_sequentially(mode, delay=20)  # the list filters to the option
+        page.get_by_role("option", name=mode, exact=True).first.click()
+        idle(page)
+        page.get_by_label("Question", exact=True).fill(f"{QUESTION} {PAYLOAD}")
+        page.get_by_role("button", name="Run", exact=True).click()
+        page.get_by_role("heading", name=f"Result of {mode}").first.wait_for(timeout=600_000)
+        idle(page)
+        for name in ("Entities", "Relations", "Paths", "Context", "Routing", "Walk"):
+            tab_button = page.get_by_role("tab", name=name)
+            if tab_button.count():
+                tab_button.first.click()
+                page.wait_for_timeout(300)
+        if page.locator("iframe.rs-graph-frame").count():
+            hover_all(page, graph_frames(page)[0])
+        assert_clean(page, f"Inspect {mode}")
 
     open_url(page, server, "evaluate", "Evaluate")
     report = tmp_path / "judge_report.json"
@@ -268,3 +295,19 @@ def test_payloads_never_become_markup_on_any_page(server, tab, tmp_path):
 
     open_url(page, server, "settings", "Settings")
     assert_clean(page, "Settings")
+
+    chunk = (data_root / "chunk.txt").read_text(encoding="utf-8")
+    open_url(page, server, f"source?chunk={quote(chunk)}&quote={quote(PAYLOAD)}", "Source viewer")
+    assert_clean(page, "Source viewer")
+
+    open_url(page, server, "knowledge_graph", "Knowledge graph")  # the junk-node panel (editor and up)
+    junk = page.locator('[data-testid="stExpander"]').filter(has_text="Junk nodes (delete in one step)").first
+    junk.locator("summary").first.click()
+    isolated = junk.locator('[data-testid="stCheckbox"]').filter(has_text="Also list isolated nodes").first
+    isolated.wait_for(state="visible", timeout=60_000)
+    isolated.locator("label").first.click()
+    idle(page)
+    junk.get_by_role("button", name="Find junk nodes").click()
+    idle(page)
+    junk.locator('[data-testid="stDataFrame"]').first.wait_for(timeout=120_000)  # the listed nodes
+    assert_clean(page, "Junk nodes")

@@ -13,6 +13,7 @@ import sys
 from typing import Optional, Sequence
 
 from core.cli.base import EXIT_CANCELLED, EXIT_ERROR, common_flags
+from core.cli.terminal import safe_terminal
 from core.errors import KNOWN_ERRORS
 
 LIGHT_MODULES = ("core.cli.workspace_commands", "core.cli.annotations", "core.cli.edit")
@@ -40,6 +41,11 @@ def _parser_for(argv: Optional[Sequence[str]]) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with safe_terminal():  # uploaded text cannot drive the terminal (core.cli.terminal)
+        return _main(argv)
+
+
+def _main(argv: list[str] | None = None) -> int:
     try:  # building the parser reads RAGSCOPE_WORKSPACE, which may be refused
         args = _parser_for(argv).parse_args(argv)
         return args.run(args)
