@@ -231,27 +231,10 @@ def pages_main(args: argparse.Namespace) -> None:
 
 
 def text_pdf(pages: list[list[str]]) -> bytes:
-    """A PDF with a Helvetica text layer, one page per list of lines (ASCII)."""
-    import io
+    """A PDF with a Helvetica text layer, one page per list of lines."""
+    from pdf_text import text_pdf as make
 
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
-                                                NameObject("/Subtype"): NameObject("/Type1"),
-                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
-    for lines in pages:
-        page = writer.add_blank_page(612, 792)
-        shown = " ".join("({}) Tj T*".format(line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)"))
-                         for line in lines)
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 10 Tf 50 750 Td 13.5 TL {shown} ET".encode("latin-1", "replace"))
-        page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
-    out = io.BytesIO()
-    writer.write(out)
-    return out.getvalue()
+    return make(pages, font_size=10, leading=13.5, origin=(50, 750))
 
 
 def make_carol(folder: str, lines_per_page: int) -> None:

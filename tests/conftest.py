@@ -355,27 +355,11 @@ def blank_pdf() -> bytes:
 
 
 def text_pdf(pages: list[list[str]], font_size: int = 10, leading: int = 14) -> bytes:
-    """A PDF whose pages hold the given lines in a Helvetica text layer, one ``Tj`` per line (letter size)."""
-    import io
+    """A PDF whose pages hold the given lines in a Helvetica text layer (``benchmarks/pdf_text.py``)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from pdf_text import text_pdf as make
 
-    from pypdf import PdfWriter
-    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
-
-    writer = PdfWriter()
-    font = writer._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"),
-                                                NameObject("/Subtype"): NameObject("/Type1"),
-                                                NameObject("/BaseFont"): NameObject("/Helvetica")}))
-    for lines in pages:
-        page = writer.add_blank_page(612, 792)
-        shown = " ".join(f"({line}) Tj T*" for line in lines)
-        stream = DecodedStreamObject()
-        stream.set_data(f"BT /F1 {font_size} Tf 40 760 Td {leading} TL {shown} ET".encode())
-        page[NameObject("/Contents")] = writer._add_object(stream)
-        page[NameObject("/Resources")] = DictionaryObject(
-            {NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
-    buffer = io.BytesIO()
-    writer.write(buffer)
-    return buffer.getvalue()
+    return make(pages, font_size=font_size, leading=leading)
 
 
 class HashEmbedder:

@@ -1,12 +1,12 @@
 """Tests of core.loaders: every format, encodings, hostile names and inputs, folders, JSONL corpora."""
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import pytest
 
+import hostile_files as H
 from conftest import SHARED_DATA, blank_pdf
 from core.loaders import SUPPORTED_EXTENSIONS, load_bytes, load_path, load_paths, sanitize_name
 from core.types import LoadFailure
@@ -27,31 +27,6 @@ def one_failure(result):
     assert docs == []
     assert len(failures) == 1, failures
     return failures[0]
-
-
-def make_text_pdf(text: str) -> bytes:
-    """A minimal hand-made one-page PDF whose content stream draws ``text`` (ASCII)."""
-    stream = f"BT /F1 18 Tf 40 700 Td ({text}) Tj ET".encode("ascii")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
-    for offset in offsets:
-        out.write(f"{offset:010d} 00000 n \n".encode())
-    out.write(f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode())
-    return out.getvalue()
 
 
 # --------------------------------------------------------------------------- text and encodings
@@ -195,7 +170,7 @@ def test_html_respects_meta_charset_and_empty_html() -> None:
 
 
 def test_pdf_with_text() -> None:
-    doc = one_doc(load_bytes("paper.pdf", make_text_pdf("Hello graph retrieval")))
+    doc = one_doc(load_bytes("paper.pdf", H.text_pdf("Hello graph retrieval")))
     assert "Hello graph retrieval" in doc.text
 
 
