@@ -16,7 +16,6 @@ import time
 
 import pytest
 
-import core.workspace as workspace_module
 from core import cancellable
 from core.cancellable import call_cancellable
 from core.extraction import nlp
@@ -93,14 +92,14 @@ def _pending_workspace(path, **settings) -> Workspace:
 
 
 def test_an_indexing_run_cancelled_while_the_embedding_model_loads_stops_and_resumes(tmp_path, monkeypatch):
-    real_loader = workspace_module.local_embedder
+    real_loader = Workspace._load_local_embedder  # whichever local model the settings name (int8 by default)
     cancel, release = threading.Event(), threading.Event()
 
-    def slow_loader(batch_size: int = 16):
+    def slow_loader(self):
         release.wait(SLOW_S)
-        return real_loader(batch_size)
+        return real_loader(self)
 
-    monkeypatch.setattr(workspace_module, "local_embedder", slow_loader)
+    monkeypatch.setattr(Workspace, "_load_local_embedder", slow_loader)
     ws = _pending_workspace(tmp_path / "ws")
     try:
         when = _cancel_later(cancel)

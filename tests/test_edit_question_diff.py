@@ -61,12 +61,20 @@ def _lists(results: dict) -> dict:
 
 
 @pytest.mark.slow
-def test_before_is_the_unedited_index_and_the_copy_is_reused(sample_workspace_dir, sample_ws_copy, monkeypatch):
+def test_before_is_the_unedited_index_and_the_copy_is_reused(sample_torch_workspace_dir, tmp_path, monkeypatch):
+    """On the torch-built sample: the replayed "before" re-embeds what the edit touched, and the torch model's
+    vector of a text does not depend on the batch it is embedded in, so the replay equals the untouched index
+    exactly. (The int8 model quantises activations per batch: a re-embedded vector moves by ~1e-3 and a
+    near-tie in the ranking can flip — a known limit of the diff on int8 workspaces, docs/graph-editing.md.)"""
+    import shutil
+
     from core import api
     from core.editing import question_diff
     from core.workspace import Workspace
 
-    ws = sample_ws_copy
+    sample_workspace_dir = sample_torch_workspace_dir
+    shutil.copytree(sample_workspace_dir, tmp_path / "copy")
+    ws = Workspace(tmp_path / "copy")
     api.edit_graph(EDITOR, ws, "merge", MERGE)
     made = []
     real_copy = question_diff.copy_before
@@ -95,6 +103,7 @@ def test_before_is_the_unedited_index_and_the_copy_is_reused(sample_workspace_di
         assert [e.id for e in api.graph_edits(EDITOR, ws, include_undone=False)] == [1, 2]  # not written
     finally:
         question_diff.BEFORE.drop()
+        ws.close()
 
 
 def test_refused_for_a_viewer_and_without_edits(sample_ws_copy):
