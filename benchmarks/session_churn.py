@@ -11,7 +11,9 @@ after the last session closed. Streamlit keeps a closed session (its whole ``st.
 reconnection for ``server.disconnectedSessionTTL`` seconds (at most 128 of them) and drops expired
 ones when another session disconnects; the benchmark waits ``--settle`` seconds, opens and closes one
 more session, and reads the RSS (``after``); when the TTL is longer than that it waits for the TTL too
-and reads it again (``expired``). ``--ttl`` overrides the configured TTL (``.streamlit/config.toml``,
+and reads it again (``expired``); then a session comes and goes every 10 s and the lowest RSS is kept,
+at most ``--extra`` seconds (180) more (``back``: closed sessions are freed once the TTL has passed and
+the next 20 s collection has run). ``--ttl`` overrides the configured TTL (``.streamlit/config.toml``,
 30 s), e.g. ``--ttl 120`` for Streamlit's default.
 
     python benchmarks/session_churn.py --workspace WS [--sessions 200] [--ttl SECONDS] [--settle SECONDS]
@@ -44,7 +46,6 @@ QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
 
 
 SETTLE_POLL_S = 10
-STEADY_MB = 2.0
 
 
 def configured_ttl() -> int:
@@ -90,30 +91,35 @@ def half_medians(rows: list[dict[str, Any]]) -> tuple[float, float]:
             round(statistics.median(r["rss_mb"] for r in second), 1))
 
 
-def settled_rss(url: str, pid: int, last: float, churn_end: float, extra_s: float) -> tuple[float, float]:
-    """The server's RSS once it has stopped falling: every ``SETTLE_POLL_S`` a session comes and goes
-    (Streamlit drops expired sessions when one leaves; the housekeeping collects every 20 s) until two
-    readings in a row differ by less than ``STEADY_MB``, or ``extra_s`` have passed. On a busy machine
-    the closed sessions' last script runs (a Compare of every mode) finish long after their sockets closed,
-    so the memory comes back later than ``settle_s``. Returns (RSS, seconds after the churn)."""
+def settled_rss(url: str, pid: int, last: float, churn_end: float, extra_s: float,
+                back_below_mb: Optional[float] = None) -> tuple[float, float]:
+    """The server's RSS once the closed sessions are gone: every ``SETTLE_POLL_S`` a session comes and goes
+    (Streamlit drops expired sessions when one leaves; the housekeeping collects every 20 s) and the lowest
+    reading is kept, until a reading is below ``back_below_mb`` (when given) or ``extra_s`` have passed.
+    After a fast churn the memory comes back 60–90 s after it (the TTL, then the next collection; on a busy
+    machine the closed sessions' last script runs finish long after their sockets closed), and the RSS can
+    stay flat for a while before it drops, so "two equal readings" is no sign of being settled. Returns
+    (lowest RSS, seconds after the churn when it was read)."""
     deadline = time.perf_counter() + extra_s
-    while time.perf_counter() < deadline:
+    lowest, lowest_at = last, time.perf_counter() - churn_end
+    while time.perf_counter() < deadline and not (back_below_mb is not None and lowest < back_below_mb):
         time.sleep(SETTLE_POLL_S)
         open_session(url, "")
         now = rss_mb(pid)
-        if abs(now - last) < STEADY_MB:
-            return now, time.perf_counter() - churn_end
-        last = now
-    return last, time.perf_counter() - churn_end
+        if now < lowest:
+            lowest, lowest_at = now, time.perf_counter() - churn_end
+    return lowest, lowest_at
 
 
 def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, settle_s: float = 40,
             batch: int = 25, log_dir: Optional[Path] = None, echo: bool = True,
-            port: Optional[int] = None, extra_s: float = 180) -> dict[str, Any]:
+            port: Optional[int] = None, extra_s: float = 180,
+            back_within_mb: Optional[float] = None) -> dict[str, Any]:
     """Serve a copy of ``workspace``, warm it, churn ``sessions`` sessions and return the RSS figures
     (MB): ``start`` after the warm-up, ``peak`` during the churn, ``after`` ``settle_s`` seconds after
     the churn (``growth`` = after - start), ``expired`` once the TTL has passed too, ``back`` once the
-    RSS has stopped falling (``settled_rss``, at most ``extra_s`` later; ``back_growth`` = back - start)."""
+    RSS is back (``settled_rss``: the lowest reading, at most ``extra_s`` later, stopping early once within
+    ``back_within_mb`` of ``start`` when given; ``back_growth`` = back - start)."""
     ttl = configured_ttl() if ttl is None else ttl
     asked = questions()
     with tempfile.TemporaryDirectory(prefix="churn-") as tmp:
@@ -149,7 +155,8 @@ def measure(workspace: Path, sessions: int = 200, ttl: Optional[int] = None, set
                 time.sleep(ttl + 2 - settle_s)
                 open_session(url, "")
                 expired = rss_mb(pid)
-            back, back_s = settled_rss(url, pid, max(after, expired), began + churn_s, extra_s)
+            back_below = None if back_within_mb is None else start + back_within_mb
+            back, back_s = settled_rss(url, pid, min(after, expired), began + churn_s, extra_s, back_below)
     return {"sessions": sessions, "ttl_s": ttl, "settle_s": settle_s, "warm_s": round(warm_s, 1),
             "churn_s": round(churn_s, 1), "start_mb": round(start, 1), "peak_mb": round(peak, 1),
             "after_mb": round(after, 1), "expired_mb": round(expired, 1), "growth_mb": round(after - start, 1),
@@ -166,7 +173,7 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=40, help="seconds after the churn before the RSS is read")
     parser.add_argument("--batch", type=int, default=25, help="sessions between two RSS readings")
     parser.add_argument("--port", type=int, default=None, help="the server's port (default: a free one)")
-    parser.add_argument("--extra", type=float, default=180, help="at most this many more seconds for the RSS to settle")
+    parser.add_argument("--extra", type=float, default=180, help="at most this many more seconds of readings for the lowest RSS")
     args = parser.parse_args()
     r = measure(args.workspace, args.sessions, args.ttl, args.settle, batch=args.batch, port=args.port,
                 extra_s=args.extra)
@@ -174,7 +181,7 @@ def main() -> None:
           f"({r['peak_growth_mb']:+}), {r['settle_s']:g} s after the churn {r['after_mb']} MB "
           f"(growth {r['growth_mb']:+} MB), after the TTL {r['expired_mb']} MB ({r['expired_growth_mb']:+}); "
           f"churn {r['churn_s']} s; slope {r['slope_mb_per_100']:+} MB per 100 sessions, median RSS of the first / "
-          f"second half of the readings {r['half_medians_mb'][0]} / {r['half_medians_mb'][1]} MB; settled "
+          f"second half of the readings {r['half_medians_mb'][0]} / {r['half_medians_mb'][1]} MB; lowest "
           f"{r['back_s']} s after the churn at {r['back_mb']} MB ({r['back_growth_mb']:+})")
     name = "session_churn" if args.ttl is None else f"session_churn_ttl{args.ttl}"
     write_result(name, r)

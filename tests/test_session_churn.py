@@ -7,17 +7,16 @@ results stay in its session state. A closed session is kept by Streamlit for a r
 about 1.5 MB per closed Compare session, so the app's config shortens it; and with the collection
 after each script run turned off (``runner.postScriptGC``), closed sessions' cyclic garbage waited for
 a rare full collection, so the server freezes the loaded models out of the collector and collects
-every 20 s (``core.warmup.start_housekeeping``). The server's RSS must be back within 50 MB of its
-warm start once it has stopped falling after the last session closed (read every 10 s from 40 s on, at
-most 180 s more: on a busy machine the closed sessions' last Compare runs finish well after their
-sockets closed). ``benchmarks/session_churn.py`` prints the figures: +133.8 MB before the TTL and
-housekeeping, +0.1 MB after them, +11.8 MB 40 s after the churn in a later run at a load of about 8.
-Still opt-in (``RAGSCOPE_CHURN_TEST=1``): a fast churn (62 s at a low load) ended at +83.9 MB settled.
+every 20 s (``core.warmup.start_housekeeping``). The server's RSS must come back within 50 MB of its
+warm start after the last session closed: read 40 s after it, then every 10 s (a session coming and
+going) for at most 240 s more, the lowest reading kept. A closed session is freed only once the TTL has
+passed, Streamlit has dropped it and the next collection has run — 60–90 s after a fast churn, and the
+RSS can stay flat before it drops (an earlier "two equal readings" rule stopped too soon: +83.9 MB,
+then +0.5 MB read at 90 s). ``benchmarks/session_churn.py`` prints the figures.
 """
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 GROWTH_LIMIT_MB = 50
 SETTLE_S = 40
+BACK_WITHIN_S = 240  # readings every 10 s after the TTL: the lowest must be back within the limit by then
 
 
 def _churn_module():
@@ -76,15 +76,12 @@ def test_the_app_starts_the_housekeeping_with_its_warm_up(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("RAGSCOPE_CHURN_TEST"),
-                    reason="opt-in (RAGSCOPE_CHURN_TEST=1): not reliably within 50 MB — it passed once (load 5-7), "
-                           "but a benchmark run with a 62 s churn ended at +83.9 MB once the RSS had settled")
 @pytest.mark.timeout(3600)  # about 6 min on two idle cores (warm-up, 200 sessions, 40 s); far more on a busy machine
 def test_200_sessions_opened_and_closed_leave_the_server_within_50_mb(sample_workspace_dir, tmp_path):
     if importlib.util.find_spec("websocket") is None:
         pytest.skip("websocket-client is not installed (pip install -r requirements-test.txt)")
     result = _churn_module().measure(sample_workspace_dir, sessions=200, settle_s=SETTLE_S, log_dir=tmp_path,
-                                     echo=False)
-    assert result["back_growth_mb"] < GROWTH_LIMIT_MB, result  # once the RSS stopped falling (at most 180 s more)
+                                     echo=False, extra_s=BACK_WITHIN_S, back_within_mb=GROWTH_LIMIT_MB)
+    assert result["back_growth_mb"] < GROWTH_LIMIT_MB, result
     log = (tmp_path / "streamlit-churn.log").read_text(errors="replace")
     assert "Traceback" not in log, log[-3000:]
