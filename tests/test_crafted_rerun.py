@@ -231,6 +231,9 @@ def test_a_viewers_crafted_reindex_changes_nothing(app, cookies) -> None:
     first = _widgets(app, admin, "settings")
     chunk_box, save = first[label_for("chunk_tokens")], first["Save"]
     data = app["data"]
+    # an earlier test's entitled control (pasted text, the sample) may still be indexing in the server: start
+    # from a workspace where nothing waits and the chunks stay put
+    assert _wait_until(lambda: _settled(data) and _chunk_ids(data) == (time.sleep(2) or _chunk_ids(data)), 900)
     settings_before, chunks_before = _settings_bytes(data), _chunk_ids(data)
     new_size = lambda: _state(chunk_box, double_value=300)  # noqa: E731 - a number input's value is a double
 
