@@ -356,10 +356,12 @@ def blank_pdf() -> bytes:
 
 def text_pdf(pages: list[list[str]], font_size: int = 10, leading: int = 14) -> bytes:
     """A PDF whose pages hold the given lines in a Helvetica text layer (``benchmarks/pdf_text.py``)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from pdf_text import text_pdf as make
-
-    return make(pages, font_size=font_size, leading=leading)
+    # loaded by its path: putting benchmarks/ on sys.path would let its hostile_files.py shadow the tests' own
+    # module of that name (which the parsing worker imports its test loaders from)
+    spec = importlib.util.spec_from_file_location("ragscope_pdf_text", ROOT / "benchmarks" / "pdf_text.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.text_pdf(pages, font_size=font_size, leading=leading)
 
 
 class HashEmbedder:
