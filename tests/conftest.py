@@ -149,14 +149,12 @@ def sample_sources():
     return sources, failures
 
 
-@pytest.fixture(scope="session")
-def sample_workspace_dir(tmp_path_factory) -> Path:
-    """A workspace with the built-in sample corpus, indexed once (offline)."""
+def _indexed_sample(path: Path, settings: Any = None) -> Path:
+    """The built-in sample corpus indexed offline into a new workspace at ``path`` (closed again)."""
     from core.indexing.pipeline import process_pending, register_documents
     from core.workspace import Workspace
 
-    path = tmp_path_factory.mktemp("sample_ws") / "ws"
-    ws = Workspace(path)
+    ws = Workspace(path, settings=settings)
     sources, failures = sample_sources()
     assert not failures, failures
     with ws.writer():
@@ -168,22 +166,18 @@ def sample_workspace_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_workspace_dir(tmp_path_factory) -> Path:
+    """A workspace with the built-in sample corpus, indexed once (offline)."""
+    return _indexed_sample(tmp_path_factory.mktemp("sample_ws") / "ws")
+
+
+@pytest.fixture(scope="session")
 def sample_torch_workspace_dir(tmp_path_factory) -> Path:
     """The sample corpus indexed with the torch MiniLM (``local-minilm``, the default before int8): the
     reference of tests that compare with vectors the torch model makes (an embeddings server serving it)."""
-    from core.indexing.pipeline import process_pending, register_documents
     from core.settings import Settings
-    from core.workspace import Workspace
 
-    path = tmp_path_factory.mktemp("sample_torch_ws") / "ws"
-    ws = Workspace(path, settings=Settings(embedder="local-minilm"))
-    sources, failures = sample_sources()
-    with ws.writer():
-        register_documents(ws, sources, failures)
-        report = process_pending(ws)
-    assert report.processed == len(sources) and not report.failed
-    ws.close()
-    return path
+    return _indexed_sample(tmp_path_factory.mktemp("sample_torch_ws") / "ws", Settings(embedder="local-minilm"))
 
 
 @pytest.fixture()
