@@ -17,7 +17,7 @@ read through these; their results are the store's, as before.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Iterable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence
 
 from core.citations import DocPositions, Source, chunk_sources, sources_label
 from core.types import Chunk
@@ -37,25 +37,24 @@ class ChunkRows:
 
     def chunks(self, chunk_ids: Iterable[str]) -> dict[str, Chunk]:
         """The stored chunks of ``chunk_ids`` that exist (as ``records.chunks_by_id``)."""
-        ids = list(dict.fromkeys(chunk_ids))
-        missing = [c for c in ids if c not in self.rows]
-        if missing:
-            with self.lock:
-                found = self.ws.records.chunks_by_id(missing)
-            for chunk_id in missing:
-                self.rows[chunk_id] = found.get(chunk_id)
-        return {c: row for c in ids if (row := self.rows[c]) is not None}
+        return self._read_through(self.rows, chunk_ids, self.ws.records.chunks_by_id)
 
     def doc_positions(self, doc_ids: Iterable[str]) -> dict[str, DocPositions]:
         """The positions of the documents of ``doc_ids`` that have any (as ``records.positions``)."""
-        ids = list(dict.fromkeys(doc_ids))
-        missing = [d for d in ids if d not in self.positions]
+        return self._read_through(self.positions, doc_ids, self.ws.records.positions)
+
+    def _read_through(self, cache: dict[str, Any], keys: Iterable[str],
+                      load: Callable[[list[str]], dict[str, Any]]) -> dict[str, Any]:
+        """``cache``'s values of ``keys``, the keys not asked before read with one ``load`` call (a key the
+        store lacks is remembered as None and left out)."""
+        ids = list(dict.fromkeys(keys))
+        missing = [k for k in ids if k not in cache]
         if missing:
             with self.lock:
-                found = self.ws.records.positions(missing)
-            for doc_id in missing:
-                self.positions[doc_id] = found.get(doc_id)
-        return {d: kept for d in ids if (kept := self.positions[d]) is not None}
+                found = load(missing)
+            for key in missing:
+                cache[key] = found.get(key)
+        return {k: value for k in ids if (value := cache[k]) is not None}
 
 
 def chunk_rows(ws: "Workspace") -> ChunkRows:
