@@ -114,6 +114,7 @@ class Settings(BaseModel):
     max_document_chars: int = Field(20_000_000, ge=1_000, le=500_000_000, description="Text extraction stops and the file is refused once it yields more characters than this (per document; per line of a JSONL corpus).")
     max_archive_uncompressed_mb: float = Field(256.0, gt=0, le=10_000, description="Compressed content (a DOCX's zip members, a PDF's page content streams) that expands past this many MB is refused before it is parsed.")
     max_archive_ratio: float = Field(100.0, ge=1, le=10_000, description="Compressed content that expands more than this many times the file's size is refused before it is parsed (ordinary documents stay under 20x).")
+    max_archive_entries: int = Field(10_000, ge=10, le=10_000_000, description="A DOCX whose zip holds more members than this is refused before its zip directory is read (ordinary documents hold a few dozen).")
     parse_cpu_seconds: int = Field(120, ge=1, le=3_600, description="CPU time one PDF, DOCX or HTML file may take in the parsing worker process; past it the worker is stopped and the file fails alone.")
     parse_memory_mb: int = Field(2048, ge=256, le=65_536, description="Address space of the parsing worker process, in MB; a file needing more fails alone.")
     parse_timeout_s: float = Field(300.0, gt=0, le=7_200, description="Wall-clock time one file may take in the parsing worker, in seconds; past it the worker is stopped and the file fails alone.")

@@ -44,6 +44,7 @@ LABELS: dict[str, str] = {
     "max_document_chars": "Most characters per document",
     "max_archive_uncompressed_mb": "Largest expanded content (MB)",
     "max_archive_ratio": "Largest expansion ratio (x)",
+    "max_archive_entries": "Most zip members per DOCX",
     "parse_cpu_seconds": "Parser CPU time per file (seconds)",
     "parse_memory_mb": "Parser memory (MB)",
     "parse_timeout_s": "Parser time per file (seconds)",

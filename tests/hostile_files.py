@@ -80,6 +80,21 @@ _RELS = (
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
 
+def many_member_docx(extra_members: int = 300_000) -> bytes:
+    """A DOCX with one short paragraph and ``extra_members`` empty zip members beside it (a zip64 directory
+    past 65,535 members): tiny members, so neither the size nor the ratio cap applies."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        archive.writestr("_rels/.rels", _RELS)
+        archive.writestr("word/document.xml", f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document '
+                                              f'xmlns:w="{_W}"><w:body><w:p><w:r><w:t>Harbour ledger</w:t></w:r>'
+                                              f'</w:p></w:body></w:document>')
+        for index in range(extra_members):
+            archive.writestr(f"x/{index}", b"")
+    return buffer.getvalue()
+
+
 def expanding_docx(paragraphs: int = 200_000, text: str = "Harbour ledger entry " * 20) -> bytes:
     """A valid DOCX of ``paragraphs`` identical paragraphs, written in streamed pieces (the XML is
     never held whole in memory here)."""

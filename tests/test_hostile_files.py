@@ -92,6 +92,23 @@ def test_expanding_docx_is_refused_from_the_zip_directory() -> None:
     assert "over the 10 MB limit" in reason and "`max_archive_uncompressed_mb`" in reason
 
 
+def test_a_docx_of_many_members_is_refused_before_its_directory_is_read() -> None:
+    from core.parsing.limits import zip_entry_bound
+
+    data = H.many_member_docx(extra_members=300_000)
+    assert zip_entry_bound(data) == 300_003  # the zip64 directory counted exactly
+    started = time.perf_counter()
+    reason = only_failure(load_bytes("members.docx", data), "members.docx")
+    assert time.perf_counter() - started < 5  # opening its zip directory alone took 6 s and 230 MB
+    assert "300,003" in reason and "10,000-member limit" in reason and "`max_archive_entries`" in reason
+    small = H.many_member_docx(extra_members=20)
+    assert zip_entry_bound(small) == 23
+    docs, failures = load_bytes("members.docx", small)
+    assert failures == [] and docs[0].text == "Harbour ledger"
+    reason = only_failure(load_bytes("members.docx", small, limits=ParseLimits(max_archive_entries=22)), "members.docx")
+    assert "23, over the 22-member limit" in reason
+
+
 def test_the_character_cap_stops_docx_extraction() -> None:
     data = H.expanding_docx(paragraphs=300, text="ledger " * 10)
     limits = ParseLimits(max_archive_ratio=10_000, max_document_chars=5_000)

@@ -7,6 +7,7 @@ into the file's ``LoadFailure``, so one hostile file fails alone and the batch g
 """
 from __future__ import annotations
 
+import struct
 import zipfile
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ class ParseLimits:
     max_document_chars: int = 20_000_000
     max_archive_uncompressed_mb: float = 256.0
     max_archive_ratio: float = 100.0
+    max_archive_entries: int = 10_000
     parse_cpu_seconds: int = 120
     parse_memory_mb: int = 2048
     parse_timeout_s: float = 300.0
@@ -82,3 +84,32 @@ def zip_expanded_size(archive: zipfile.ZipFile) -> int:
     """The uncompressed size a zip declares for all its members (its central directory only). An upper bound
     to trust: Python's ``zipfile`` stops a member at its declared size and fails its CRC check past it."""
     return sum(max(0, info.file_size) for info in archive.infolist())
+
+
+_END_RECORD = b"PK\x05\x06"  # end of central directory: 22 bytes, then a comment of up to 65,535
+_ZIP64_LOCATOR = b"PK\x06\x07"
+_DIRECTORY_ENTRY = b"PK\x01\x02"  # each central-directory entry starts with this signature
+
+
+def zip_entry_bound(data: bytes) -> int:
+    """An upper bound on the members a zip declares, read without building its directory: the entry
+    signatures in the central directory the end record points to (the whole file before the end record
+    when that is absent or a zip64 one). Cheap on a file of a million empty members, where
+    ``zipfile.ZipFile`` would first make a million ``ZipInfo`` objects; a name that holds the signature
+    only raises the bound."""
+    end = data.rfind(_END_RECORD, max(0, len(data) - 22 - 65_535))
+    if end < 0 or end + 22 > len(data):
+        return data.count(_DIRECTORY_ENTRY)
+    directory_size = struct.unpack_from("<L", data, end + 12)[0]
+    zip64 = end >= 20 and data[end - 20:end - 16] == _ZIP64_LOCATOR  # its records sit between directory and end
+    if zip64 or directory_size > end:  # or a size that cannot be right
+        return data.count(_DIRECTORY_ENTRY, 0, end)
+    return data.count(_DIRECTORY_ENTRY, end - directory_size, end)
+
+
+def check_entries(data: bytes, limits: ParseLimits, what: str) -> None:
+    """Refuse a zip with more members than ``max_archive_entries`` (before its directory is parsed)."""
+    entries = zip_entry_bound(data)
+    if entries > limits.max_archive_entries:
+        raise LimitExceeded(f"{what} number {number(entries)}, over the {number(limits.max_archive_entries)}-member "
+                            f"limit", "max_archive_entries")

@@ -2,7 +2,8 @@
 with the archive checked first.
 
 A DOCX is a zip archive. Before any XML is read, the zip's central directory (a few bytes per
-member) gives every member's uncompressed size: their sum is checked against
+member) gives every member's uncompressed size (the number of members is bounded first, against
+``max_archive_entries``, by counting the directory's entry signatures): their sum is checked against
 ``max_archive_uncompressed_mb`` and its ratio to the file's size against ``max_archive_ratio``.
 The declared sizes can be trusted as an upper bound: Python's ``zipfile`` stops a member at its
 declared size and fails its CRC check if the data goes on. The characters collected are checked
@@ -19,14 +20,17 @@ from docx.table import Table
 from docx.text.paragraph import Paragraph
 from lxml import etree
 
-from core.parsing.limits import LimitExceeded, ParseLimits, check_chars, check_expansion, zip_expanded_size
+from core.parsing.limits import (LimitExceeded, ParseLimits, check_chars, check_entries, check_expansion,
+                                 zip_expanded_size)
 from core.parsing.text import Result, document, fail, normalise, short
 
 MAX_TABLE_DEPTH = 5  # tables nested in cells
 
 
 def check_archive(data: bytes, limits: ParseLimits, what: str = "the archive's members") -> None:
-    """Refuse a zip whose members expand past the size or ratio caps (reads the directory only)."""
+    """Refuse a zip with too many members (counted before the directory is parsed) or whose members expand
+    past the size or ratio caps (reads the directory only)."""
+    check_entries(data, limits, what)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         expanded = zip_expanded_size(archive)
     check_expansion(expanded, len(data), limits, what)

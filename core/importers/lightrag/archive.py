@@ -10,7 +10,7 @@ from io import BytesIO
 from pathlib import Path, PurePosixPath
 
 from core.errors import RAGScopeError
-from core.parsing.limits import LimitExceeded, ParseLimits, check_expansion, zip_expanded_size
+from core.parsing.limits import LimitExceeded, ParseLimits, check_expansion, zip_entry_bound, zip_expanded_size
 from core.parsing.text import size_and_limit
 
 MAX_ZIP_BYTES = 50 * 2**20  # the upload itself (the app's upload limit says the same)
@@ -40,14 +40,14 @@ def unpack_zip(data: bytes, target: Path, max_zip_bytes: int = MAX_ZIP_BYTES,
     if len(data) > max_zip_bytes:
         size_text, limit = size_and_limit(len(data), max_zip_bytes)
         raise UnsafeArchiveError(f"the zip is {size_text}; the limit is {limit}")
+    if zip_entry_bound(data) > max_entries:  # before zipfile builds one object per member
+        raise UnsafeArchiveError(f"the zip has more than {max_entries} entries (the limit)")
     try:
         archive = zipfile.ZipFile(BytesIO(data))
     except zipfile.BadZipFile:
         raise UnsafeArchiveError("the upload is not a zip file (or it is truncated)") from None
     with archive:
-        entries = archive.infolist()
-        if len(entries) > max_entries:
-            raise UnsafeArchiveError(f"the zip has {len(entries)} entries; the limit is {max_entries}")
+        entries = archive.infolist()  # at most max_entries: the bound above counts every directory entry
         declared = zip_expanded_size(archive)
         if declared > max_unpacked_bytes:
             size_text, limit = size_and_limit(declared, max_unpacked_bytes)
