@@ -181,18 +181,59 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     return parsed_once(cache, "claim", frame.text, parse)
 
 
-def _candidates(pick: Pick, frame: QuestionFrame) -> int:
-    """Mentions of the asked-for type in the sentence that the question does not name (nor links): the
-    first label of the first wanted group (who → PERSON: the organisation a sentence also names is no rival
-    name), and the bold's own label ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals), the most
-    of either."""
+def _rivals(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> dict[str, set[str]]:
+    """Per label, the mentions of the asked-for type in the sentence that the question does not name (nor
+    links), nor the evidence reached as a bridge (``bridges``): the first label of the first wanted group
+    (who → PERSON: the organisation a sentence also names is no rival name), and the bold's own label
+    ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals)."""
     wanted = set(frame.groups[0][:1] if frame.groups else ())
     wanted |= {label for label, surface, _ in pick.sentence.mentions if pick.typed and surface == pick.typed[0]}
     counts: dict[str, set[str]] = {}
     for label, surface, key in pick.sentence.mentions:
-        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys):
+        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys) \
+                and not (key and key in bridges):
             counts.setdefault(label, set()).add(surface.lower())
-    return max((len(found) for found in counts.values()), default=0)
+    return counts
+
+
+def _candidates(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> int:
+    """How many rivals (``_rivals``) the sentence names, the most of any label."""
+    return max((len(found) for found in _rivals(pick, frame, bridges).values()), default=0)
+
+
+def _bridges_beside(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+                    ) -> frozenset[str]:
+    """Entities the mode's *other* evidence sentences reach one hop from the question (``grounding.
+    hop_neighbours``): for a multi-hop question, the bridges its answer's sentence may repeat."""
+    from core.answers.grounding import _alias_memo, _name_stems, hop_neighbours
+    from core.storage.graph_view import as_graph_view
+
+    if not frame.multi_hop:
+        return frozenset()
+    names = parsed_once(cache, "grounding_names", frame.text, _name_stems)
+    others = [c for c in candidates if c.sentence.text != pick.sentence.text]
+    return frozenset(hop_neighbours(others, frame, names, as_graph_view(graph), _alias_memo(cache)))
+
+
+def beside_bridges(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, claim: QuestionClaim,
+                   cache: Any = None) -> Optional[Pick]:
+    """A sentence refused as a list only because it repeats the question's bridges ("The Representative of
+    the *Falkland Islands* in *London* is … in the **United Kingdom**" for the country of the
+    representative of Mount Sulivan's country in the conference's city): with the bridges the evidence
+    reached left out, one mention of the asked-for type is left — that one is the span, if the sentence
+    then passes checks 1 and 2. None otherwise."""
+    bridges = _bridges_beside(pick, candidates, frame, graph, cache)
+    if not bridges:
+        return None
+    rivals = _rivals(pick, frame, bridges)
+    wanted = frame.groups[0][0] if frame.groups else ""
+    left = rivals.get(wanted, set())
+    if len(left) != 1 or any(len(found) > 1 for found in rivals.values()):
+        return None
+    (surface,) = left
+    span = next(s for label, s, _ in pick.sentence.mentions if label == wanted and s.lower() == surface)
+    retyped = replace(pick, typed=[span])
+    return None if reason(retyped, frame, claim, cache, bridges) else retyped
 
 
 def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
@@ -214,7 +255,8 @@ def _title(pick: Pick) -> frozenset[str]:
     return sentence_stems(title.replace("_", " "))
 
 
-def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
+def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None,
+           bridges: frozenset[str] = frozenset()) -> str:
     """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can); a sentence that gives the
     question's role noun only other modifiers ("the *principal* keeper" for "the *first* keeper") states
     another role (``copular.states_another_role``)."""
@@ -233,7 +275,7 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
         return NOTE_RELATION
     if claim.role and frame.groups and frame.groups[0][0] == "PERSON" and claim.role not in stems | _title(pick):
         return NOTE_RELATION  # "Bob told them of … Scrooge's nephew" does not name Scrooge's sister
-    if _candidates(pick, frame) > MAX_CANDIDATES:
+    if _candidates(pick, frame, bridges) > MAX_CANDIDATES:
         return NOTE_LIST
     if states_another_role(pick, frame, cache):
         return NOTE_RELATION
@@ -335,6 +377,9 @@ def _claimed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     claim = question_claim(frame, cache)
     if best.typed:
         note = reason(best, frame, claim, cache)
+        if note == NOTE_LIST:
+            one = beside_bridges(best, candidates, frame, graph, claim, cache)
+            best, note = (one, "") if one is not None else (best, note)
         if not note:
             kept = checked(best, frame, graph, cache) or best
             if kept.typed and _lead(best, candidates) >= CLEAR_MARGIN:
