@@ -1,8 +1,7 @@
 """A short name read as the longer entity of its chunk (core.answers.aliases), used by the grounding gate:
 "Ruth" ("Ruth and Edward Harland had two children") counts as Ruth Harland, so a chain of evidence through
-her grounds the first keeper's sentence; an ambiguous or other-typed short name stands for nothing. And the
-bridges a multi-hop answer's sentence repeats are no rival candidates (core.answers.claim.beside_bridges).
-Each test fails when its rule (``stands_for``, ``beside_bridges``) is replaced by a stub."""
+her grounds the first keeper's sentence; an ambiguous or other-typed short name stands for nothing. Each
+test fails when ``stands_for`` is replaced by a stub."""
 from __future__ import annotations
 
 import networkx as nx
@@ -89,60 +88,3 @@ def test_without_the_alias_the_first_keeper_is_refused(monkeypatch):
     assert pick is not None and pick.typed == [] and note == NOTE_UNGROUNDED
     assert grounding.HOPS == 2  # the chain is Daniel -> Ruth -> Ruth Harland -> the lighthouse (the title)
 
-
-# --- bridges repeated beside the answer are not rival candidates (claim.beside_bridges) ---
-
-REPRESENTATIVE = ("In which country is the representative of the country where Mount Sulivan is located in the city "
-                  "where the first Pan-African conference was held?")
-
-
-def _place_pick(text: str, mentions: list[tuple[str, str, str]], typed: list[str], score: float, doc: str) -> Pick:
-    keys = frozenset(key for _, _, key in mentions if key)
-    sentence = Sentence(text, "c-" + doc, 0, f"{doc}, chunk 1", mentions, keys, sentence_stems(text), doc=doc)
-    return Pick(sentence, score, "chunk", "chunk #1", typed)
-
-
-def _representative_picks() -> list[Pick]:
-    answer = _place_pick("The Representative of the Falkland Islands in London is the diplomatic mission of the "
-                         "British Overseas Territory of the Falkland Islands in the United Kingdom.",
-                         [("GPE", "Falkland Islands", "falkland islands"), ("GPE", "London", "london"),
-                          ("ORG", "British Overseas Territory", "bot"), ("GPE", "United Kingdom", "united kingdom")],
-                         ["Falkland Islands"], 3.7, "Representative of the Falkland Islands, London")
-    mountain = _place_pick("Mount Sulivan is a mountain on West Falkland, Falkland Islands.",
-                           [("LOC", "Mount Sulivan", "mount sulivan"), ("LOC", "West Falkland", "west falkland"),
-                            ("GPE", "Falkland Islands", "falkland islands")], ["Falkland Islands"], 2.3, "Mount Sulivan")
-    conference = _place_pick("The First Pan-African Conference was held in London in July 1900.",
-                             [("EVENT", "First Pan-African Conference", "first pan-african conference"),
-                              ("GPE", "London", "london")], ["London"], 2.9, "First Pan-African Conference")
-    return [answer, conference, mountain]
-
-
-def test_the_bridges_beside_the_answer_are_not_its_rivals():
-    picks = _representative_picks()
-    frame = make_frame(REPRESENTATIVE, ["mount sulivan", "first pan-african conference"])
-    pick, note = claimed(picks[0], picks, frame, nx.Graph())
-    assert pick is not None and pick.typed == ["United Kingdom"] and note == ""
-
-
-def test_without_the_bridge_rule_the_sentence_is_a_list(monkeypatch):
-    from core.answers import claim
-
-    monkeypatch.setattr(claim, "beside_bridges", lambda *a, **k: None)
-    picks = _representative_picks()
-    frame = make_frame(REPRESENTATIVE, ["mount sulivan", "first pan-african conference"])
-    pick, note = claimed(picks[0], picks, frame, nx.Graph())
-    assert pick is not None and pick.typed == [] and note == claim.NOTE_LIST
-
-
-def test_a_list_beside_the_bridges_stays_a_list():
-    """Two rivals left once the bridges are out: still no single answer."""
-    picks = _representative_picks()
-    answer = picks[0]
-    mentions = answer.sentence.mentions + [("GPE", "France", "france")]
-    listed = Pick(Sentence(answer.sentence.text + " It also serves France.", answer.sentence.chunk_id, 0,
-                           answer.sentence.cite, mentions, answer.sentence.keys | {"france"},
-                           sentence_stems(answer.sentence.text + " It also serves France."), doc=answer.sentence.doc),
-                  answer.score, "chunk", "chunk #1", ["Falkland Islands"])
-    frame = make_frame(REPRESENTATIVE, ["mount sulivan", "first pan-african conference"])
-    pick, _ = claimed(listed, [listed, *picks[1:]], frame, nx.Graph())
-    assert pick is not None and pick.typed == []

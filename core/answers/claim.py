@@ -24,7 +24,8 @@ the question's verb with the question's named subject on the other side and the 
 side (``support.parse_verified``), or the question's role stated by a copula or apposition about its named
 subject (``copular.copular_verified``: "The first principal keeper was **Josiah Harland**") — is bolded
 without the margin, and such a lower sentence (within ``PROMOTE_WINDOW`` of the best) is quoted first
-when the best cannot carry a bold (``promoted``). A sentence giving the question's role noun other rank
+when the best cannot carry a bold (``promoted``), also when the last gates (``grounding``) strip the best's
+bold (``lifted_past_gates``); a lower sentence those gates would refuse whatever its span costs no parse. A sentence giving the question's role noun other rank
 modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") states another role: no bold.
 Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first
 hop resolved to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; and a
@@ -181,59 +182,11 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     return parsed_once(cache, "claim", frame.text, parse)
 
 
-def _rivals(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> dict[str, set[str]]:
-    """Per label, the mentions of the asked-for type in the sentence that the question does not name (nor
-    links), nor the evidence reached as a bridge (``bridges``): the first label of the first wanted group
-    (who → PERSON: the organisation a sentence also names is no rival name), and the bold's own label
-    ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals)."""
-    wanted = set(frame.groups[0][:1] if frame.groups else ())
-    wanted |= {label for label, surface, _ in pick.sentence.mentions if pick.typed and surface == pick.typed[0]}
-    counts: dict[str, set[str]] = {}
-    for label, surface, key in pick.sentence.mentions:
-        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys) \
-                and not (key and key in bridges):
-            counts.setdefault(label, set()).add(surface.lower())
-    return counts
-
-
 def _candidates(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> int:
-    """How many rivals (``_rivals``) the sentence names, the most of any label."""
-    return max((len(found) for found in _rivals(pick, frame, bridges).values()), default=0)
+    """How many rivals (``bridge.rivals``) the sentence names, the most of any label."""
+    from core.answers.bridge import rivals
 
-
-def _bridges_beside(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
-                    ) -> frozenset[str]:
-    """Entities the mode's *other* evidence sentences reach one hop from the question (``grounding.
-    hop_neighbours``): for a multi-hop question, the bridges its answer's sentence may repeat."""
-    from core.answers.grounding import _alias_memo, _name_stems, hop_neighbours
-    from core.storage.graph_view import as_graph_view
-
-    if not frame.multi_hop:
-        return frozenset()
-    names = parsed_once(cache, "grounding_names", frame.text, _name_stems)
-    others = [c for c in candidates if c.sentence.text != pick.sentence.text]
-    return frozenset(hop_neighbours(others, frame, names, as_graph_view(graph), _alias_memo(cache)))
-
-
-def beside_bridges(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, claim: QuestionClaim,
-                   cache: Any = None) -> Optional[Pick]:
-    """A sentence refused as a list only because it repeats the question's bridges ("The Representative of
-    the *Falkland Islands* in *London* is … in the **United Kingdom**" for the country of the
-    representative of Mount Sulivan's country in the conference's city): with the bridges the evidence
-    reached left out, one mention of the asked-for type is left — that one is the span, if the sentence
-    then passes checks 1 and 2. None otherwise."""
-    bridges = _bridges_beside(pick, candidates, frame, graph, cache)
-    if not bridges:
-        return None
-    rivals = _rivals(pick, frame, bridges)
-    wanted = frame.groups[0][0] if frame.groups else ""
-    left = rivals.get(wanted, set())
-    if len(left) != 1 or any(len(found) > 1 for found in rivals.values()):
-        return None
-    (surface,) = left
-    span = next(s for label, s, _ in pick.sentence.mentions if label == wanted and s.lower() == surface)
-    retyped = replace(pick, typed=[span])
-    return None if reason(retyped, frame, claim, cache, bridges) else retyped
+    return max((len(found) for found in rivals(pick, frame, bridges).values()), default=0)
 
 
 def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
@@ -300,6 +253,8 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     """A lower sentence (within ``PROMOTE_WINDOW`` of the best, at most ``PROMOTE_TRIES`` parsed) that
     states the question's relation about its named subject with a span of the asked-for type in the
     asked-for place: quoted first and bolded instead of a best sentence that cannot carry a bold."""
+    from core.answers.grounding import about_question
+
     seen = {best.sentence.text}
     tries = 0
     for pick in sorted(candidates, key=lambda c: -c.score):
@@ -308,6 +263,8 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
         if pick.sentence.text in seen or reason(pick, frame, claim, cache):
             continue
         seen.add(pick.sentence.text)
+        if not about_question(pick, candidates, frame, graph, cache, claim.owners):
+            continue  # the last gates would strip its bold whatever its span: no parse spent on it
         tries += 1
         strong = _strong(pick, frame, graph, claim, cache)
         if strong is not None and not _refused(strong, candidates, frame, graph, claim, cache):
@@ -336,7 +293,22 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
         if hop is None:
             return pick, note
         pick, note = _next_hop_claim(hop, candidates, frame, graph, cache)
-    return _stood_behind(pick, candidates, frame, graph, cache, note)
+    first, note = _stood_behind(pick, candidates, frame, graph, cache, note)
+    if pick is not None and pick.typed and first is not None and not first.typed:  # the last gates refused it
+        lifted = lifted_past_gates(best, candidates, frame, graph, cache)
+        return (lifted, "") if lifted is not None else (first, note)
+    return first, note
+
+
+def lifted_past_gates(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
+                      cache: Any = None) -> Optional[Pick]:
+    """When the last gates strip the bold of the sentence the claim checks chose (about another diocese, not
+    the question's), a lower sentence whose parse proves the claim and that the gates let keep its bold
+    (``promoted``) is quoted first instead, bolded; None when there is none."""
+    from core.answers.bridge import completed
+
+    lifted = promoted(best, candidates, frame, graph, question_claim(frame, cache), cache)
+    return completed(lifted) if lifted is not None else None
 
 
 def _stood_behind(pick: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any,
@@ -378,8 +350,11 @@ def _claimed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     if best.typed:
         note = reason(best, frame, claim, cache)
         if note == NOTE_LIST:
-            one = beside_bridges(best, candidates, frame, graph, claim, cache)
-            best, note = (one, "") if one is not None else (best, note)
+            from core.answers.bridge import beside_bridges
+
+            one, bridges = beside_bridges(best, candidates, frame, graph, cache)
+            if one is not None and not reason(one, frame, claim, cache, bridges):
+                best, note = one, ""
         if not note:
             kept = checked(best, frame, graph, cache) or best
             if kept.typed and _lead(best, candidates) >= CLEAR_MARGIN:

@@ -324,14 +324,21 @@ def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[froze
                (sentence_stems(graph.name(key) if key in graph else key) for key in reached))
 
 
+def about_question(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None,
+                   owners: Sequence[frozenset[str]] = ()) -> bool:
+    """The gates of ``stand_behind`` that do not read the span (grounded, reaches the owner): a sentence
+    failing them would lose any bold, so ``claim.promoted`` spends no parse on it."""
+    return grounded(pick, candidates, frame, graph, cache) and reaches_owner(pick, candidates, owners, graph,
+                                                                             _alias_memo(cache))
+
+
 def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
                  main_terms: frozenset[str], cache: Any = None, owners: Sequence[frozenset[str]] = ()) -> str:
     """Why the bolded ``pick`` must lose its bold ("" when it may keep it): the gates of the module
     docstring, in order."""
     if not pick.typed:
         return ""
-    if (not grounded(pick, candidates, frame, graph, cache)
-            or not reaches_owner(pick, candidates, owners, graph, _alias_memo(cache))):
+    if not about_question(pick, candidates, frame, graph, cache, owners):
         return NOTE_UNGROUNDED
     if not states_asked_verb(pick, frame, cache):
         return NOTE_VERB
