@@ -79,17 +79,17 @@ def stands_for(key: str, chunk_id: str, graph: Any, text: str = "") -> Optional[
 def with_aliases(keys: Iterable[str], chunk_id: str, graph: Any, text: str = "", memo: Optional[dict] = None
                  ) -> frozenset[str]:
     """``keys`` plus the longer entity each stands for in the chunk (``stands_for``). ``memo`` (a dict)
-    keeps the answers per (key, chunk, text) for the question's modes."""
+    keeps the answer per (keys, chunk, text) for the question's modes."""
     keys = frozenset(keys)
+    spot = (keys, chunk_id, text)
+    if memo is not None and spot in memo:
+        return memo[spot]
     out = set(keys)
     for key in keys:
-        spot = (key, chunk_id, text)
-        if memo is not None and spot in memo:
-            longer = memo[spot]
-        else:
-            longer = stands_for(key, chunk_id, graph, text)
-            if memo is not None:
-                memo[spot] = longer
+        longer = stands_for(key, chunk_id, graph, text)
         if longer:
             out.add(longer)
-    return frozenset(out)
+    found = frozenset(out)
+    if memo is not None:
+        memo[spot] = found
+    return found

@@ -108,6 +108,19 @@ def _next_hop(candidates: Sequence[Pick], reached: set[str], graph: Any = None, 
     return out
 
 
+def _reached(candidates: Sequence[Pick], frame: QuestionFrame, names: list[frozenset[str]], graph: Any,
+             memo: dict) -> set[str]:
+    """Entities within ``HOPS`` of the question in the candidates' sentences, kept in ``memo`` per set of
+    candidate sentences (``claim.promoted`` asks it of each lower sentence of one answer)."""
+    spot = ("reached", frame.text, tuple((c.sentence.chunk_id, c.sentence.text) for c in candidates))
+    if spot not in memo:
+        neighbours = hop_neighbours(candidates, frame, names, graph, memo)
+        for _ in range(HOPS - 1):
+            neighbours |= _next_hop(candidates, neighbours, graph, memo) - frame.entity_keys
+        memo[spot] = neighbours
+    return memo[spot]
+
+
 def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> bool:
     """Does the sentence (or its document's title) name the question's subject, one of its linked
     entities, or an entity one hop out in the mode's evidence? True when the question names nothing."""
@@ -118,9 +131,7 @@ def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     memo = _alias_memo(cache)
     if _names(pick, names, frame.entity_keys, graph, memo):
         return True
-    neighbours = hop_neighbours(candidates, frame, names, graph, memo)
-    for _ in range(HOPS - 1):
-        neighbours |= _next_hop(candidates, neighbours, graph, memo) - frame.entity_keys
+    neighbours = _reached(candidates, frame, names, graph, memo)
     if _keys(pick, graph, memo) & neighbours:
         return True
     title = _title_stems(pick)
