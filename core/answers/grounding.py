@@ -13,7 +13,8 @@ each a gate here (``docs/offline-answers.md`` has the counts):
    entity the mode's own evidence links to one: named by a candidate sentence that names a question
    entity (the bridge of a multi-hop question, one hop out), or by a candidate sentence naming such a
    bridge (``HOPS`` = 2: "the university where the chief executive of Meridian Tidal Power studied"). A question with no names and no linked
-   entities has nothing to check against, and its bold stands.
+   entities has nothing to check against, and its bold stands. A short name counts as the longer entity
+   of the same type its chunk names ("Ruth" → Ruth Harland: ``aliases``).
 2. **The asked verb is not stated.** "… another sport that was started *when*?": a *when*, *where* or
    "what year" wh-word hangs on a verb (not *be*, *have* or *do*); a sentence without that verb
    ("David Jones (**1881- 21 January 1933**) was a … footballer") gives a date or place of something
