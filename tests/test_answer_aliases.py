@@ -32,6 +32,8 @@ def _graph() -> nx.Graph:
     graph.add_node("carrow sound", name="Carrow Sound", type="LOC", source_chunk_ids=["chunk-sea"], description="")
     graph.add_node("carrow sound agreement", name="Carrow Sound Agreement", type="LAW",
                    source_chunk_ids=["chunk-sea"], description="")
+    graph.add_node("mexico", name="Mexico", type="GPE", source_chunk_ids=["chunk-sea"], description="")
+    graph.add_node("mexico city", name="Mexico City", type="GPE", source_chunk_ids=["chunk-sea"], description="")
     return graph
 
 
@@ -71,6 +73,7 @@ def test_an_ambiguous_or_other_typed_short_name_stands_for_nothing():
     graph = _graph()
     assert stands_for("harland", FAMILY, graph, "The Harland family kept the light.") is None  # four Harlands
     assert stands_for("carrow sound", "chunk-sea", graph) is None  # a place is not the treaty named after it
+    assert stands_for("mexico", "chunk-sea", graph) is None  # nor a country its capital: people only
 
 
 def test_the_first_keeper_is_bolded_through_the_alias():
