@@ -114,8 +114,11 @@ def test_the_sentence_about_the_bridge_is_bolded_and_one_about_another_diocese_i
     born, answer, london = _church_picks()
     pick, note = claimed(answer, [answer, born, london], frame, GRAPH)
     assert pick is not None and pick.typed == ["Anglican Church of Canada"], note
-    pick, note = claimed(london, [london, answer, born], frame, GRAPH)
+    pick, note = claimed(london, [london, born], frame, GRAPH)
     assert pick is not None and pick.typed == [] and note == grounding.NOTE_UNGROUNDED
+    # with the bridge's sentence among the evidence, it is quoted first instead (``claim.lifted_past_gates``)
+    pick, note = claimed(london, [london, answer, born], frame, GRAPH)
+    assert pick is not None and pick.sentence is answer.sentence and pick.typed == ["Anglican Church of Canada"]
 
 
 def test_without_the_owner_gate_the_other_diocese_is_bolded(monkeypatch):

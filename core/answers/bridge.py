@@ -24,6 +24,10 @@ first hop (it names the start entity: "KVLM … broadcasting in Wilmington, Dela
 bold, the best sentence within ``HOP_WINDOW`` that names a bridge and not the start entity is quoted
 first ("Wilmington International Airport is … north of Wilmington"); it is bolded only by the claim
 checks, its lead counted over the sentences that do not state the first hop (``claim``).
+
+Bridges are no rival answers (``beside_bridges``): a sentence refused as a list only because it repeats the
+entities the mode's other evidence reached one hop from the question ("The Representative of the *Falkland
+Islands* in *London* is … in the **United Kingdom**") is bolded on the one mention of the asked-for type left.
 """
 from __future__ import annotations
 
@@ -267,3 +271,51 @@ def second_hop(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, gra
             continue
         return pick
     return None
+
+
+def rivals(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> dict[str, set[str]]:
+    """Per label, the mentions of the asked-for type in the sentence that the question does not name (nor
+    links), nor the evidence reached as a bridge (``bridges``): the first label of the first wanted group
+    (who → PERSON: the organisation a sentence also names is no rival name), and the bold's own label
+    ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals)."""
+    wanted = set(frame.groups[0][:1] if frame.groups else ())
+    wanted |= {label for label, surface, _ in pick.sentence.mentions if pick.typed and surface == pick.typed[0]}
+    counts: dict[str, set[str]] = {}
+    for label, surface, key in pick.sentence.mentions:
+        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys) \
+                and not (key and key in bridges):
+            counts.setdefault(label, set()).add(surface.lower())
+    return counts
+
+
+def _bridges_beside(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+                    ) -> frozenset[str]:
+    """Entities the mode's *other* evidence sentences reach one hop from the question (``grounding.
+    hop_neighbours``): for a multi-hop question, the bridges its answer's sentence may repeat."""
+    from core.answers.grounding import _alias_memo, _name_stems, hop_neighbours
+
+    if not frame.multi_hop:
+        return frozenset()
+    names = parsed_once(cache, "grounding_names", frame.text, _name_stems)
+    others = [c for c in candidates if c.sentence.text != pick.sentence.text]
+    return frozenset(hop_neighbours(others, frame, names, as_graph_view(graph), _alias_memo(cache)))
+
+
+def beside_bridges(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None
+                   ) -> tuple[Optional[Pick], frozenset[str]]:
+    """A sentence refused as a list only because it repeats the question's bridges ("The Representative of
+    the *Falkland Islands* in *London* is … in the **United Kingdom**" for the country of the
+    representative of Mount Sulivan's country in the conference's city): with the bridges the evidence
+    reached left out, one mention of the asked-for type is left — the sentence with that span, and the
+    bridges (``claim`` then asks its checks 1 and 2 with them left out); (None, bridges) otherwise."""
+    bridges = _bridges_beside(pick, candidates, frame, graph, cache)
+    if not bridges:
+        return None, bridges
+    found = rivals(pick, frame, bridges)
+    wanted = frame.groups[0][0] if frame.groups else ""
+    left = found.get(wanted, set())
+    if len(left) != 1 or any(len(names) > 1 for names in found.values()):
+        return None, bridges
+    (surface,) = left
+    span = next(s for label, s, _ in pick.sentence.mentions if label == wanted and s.lower() == surface)
+    return replace(pick, typed=[span]), bridges

@@ -24,7 +24,8 @@ the question's verb with the question's named subject on the other side and the 
 side (``support.parse_verified``), or the question's role stated by a copula or apposition about its named
 subject (``copular.copular_verified``: "The first principal keeper was **Josiah Harland**") — is bolded
 without the margin, and such a lower sentence (within ``PROMOTE_WINDOW`` of the best) is quoted first
-when the best cannot carry a bold (``promoted``). A sentence giving the question's role noun other rank
+when the best cannot carry a bold (``promoted``), also when the last gates (``grounding``) strip the best's
+bold (``lifted_past_gates``); a lower sentence those gates would refuse whatever its span costs no parse. A sentence giving the question's role noun other rank
 modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") states another role: no bold.
 Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first
 hop resolved to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; and a
@@ -181,18 +182,11 @@ def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
     return parsed_once(cache, "claim", frame.text, parse)
 
 
-def _candidates(pick: Pick, frame: QuestionFrame) -> int:
-    """Mentions of the asked-for type in the sentence that the question does not name (nor links): the
-    first label of the first wanted group (who → PERSON: the organisation a sentence also names is no rival
-    name), and the bold's own label ("such as A Hotels, B Hotels and C" for a hotel: ORG rivals), the most
-    of either."""
-    wanted = set(frame.groups[0][:1] if frame.groups else ())
-    wanted |= {label for label, surface, _ in pick.sentence.mentions if pick.typed and surface == pick.typed[0]}
-    counts: dict[str, set[str]] = {}
-    for label, surface, key in pick.sentence.mentions:
-        if label in wanted and not frame.names_in_question(surface) and not (key and key in frame.entity_keys):
-            counts.setdefault(label, set()).add(surface.lower())
-    return max((len(found) for found in counts.values()), default=0)
+def _candidates(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = frozenset()) -> int:
+    """How many rivals (``bridge.rivals``) the sentence names, the most of any label."""
+    from core.answers.bridge import rivals
+
+    return max((len(found) for found in rivals(pick, frame, bridges).values()), default=0)
 
 
 def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
@@ -214,7 +208,8 @@ def _title(pick: Pick) -> frozenset[str]:
     return sentence_stems(title.replace("_", " "))
 
 
-def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None) -> str:
+def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = None,
+           bridges: frozenset[str] = frozenset()) -> str:
     """Why the sentence cannot carry a bold by checks 1 and 2 ("" when it can); a sentence that gives the
     question's role noun only other modifiers ("the *principal* keeper" for "the *first* keeper") states
     another role (``copular.states_another_role``)."""
@@ -233,7 +228,7 @@ def reason(pick: Pick, frame: QuestionFrame, claim: QuestionClaim, cache: Any = 
         return NOTE_RELATION
     if claim.role and frame.groups and frame.groups[0][0] == "PERSON" and claim.role not in stems | _title(pick):
         return NOTE_RELATION  # "Bob told them of … Scrooge's nephew" does not name Scrooge's sister
-    if _candidates(pick, frame) > MAX_CANDIDATES:
+    if _candidates(pick, frame, bridges) > MAX_CANDIDATES:
         return NOTE_LIST
     if states_another_role(pick, frame, cache):
         return NOTE_RELATION
@@ -258,6 +253,8 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     """A lower sentence (within ``PROMOTE_WINDOW`` of the best, at most ``PROMOTE_TRIES`` parsed) that
     states the question's relation about its named subject with a span of the asked-for type in the
     asked-for place: quoted first and bolded instead of a best sentence that cannot carry a bold."""
+    from core.answers.grounding import about_question
+
     seen = {best.sentence.text}
     tries = 0
     for pick in sorted(candidates, key=lambda c: -c.score):
@@ -266,6 +263,8 @@ def promoted(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
         if pick.sentence.text in seen or reason(pick, frame, claim, cache):
             continue
         seen.add(pick.sentence.text)
+        if not about_question(pick, candidates, frame, graph, cache, claim.owners):
+            continue  # the last gates would strip its bold whatever its span: no parse spent on it
         tries += 1
         strong = _strong(pick, frame, graph, claim, cache)
         if strong is not None and not _refused(strong, candidates, frame, graph, claim, cache):
@@ -294,7 +293,22 @@ def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFra
         if hop is None:
             return pick, note
         pick, note = _next_hop_claim(hop, candidates, frame, graph, cache)
-    return _stood_behind(pick, candidates, frame, graph, cache, note)
+    first, note = _stood_behind(pick, candidates, frame, graph, cache, note)
+    if pick is not None and pick.typed and first is not None and not first.typed:  # the last gates refused it
+        lifted = lifted_past_gates(best, candidates, frame, graph, cache)
+        return (lifted, "") if lifted is not None else (first, note)
+    return first, note
+
+
+def lifted_past_gates(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
+                      cache: Any = None) -> Optional[Pick]:
+    """When the last gates strip the bold of the sentence the claim checks chose (about another diocese, not
+    the question's), a lower sentence whose parse proves the claim and that the gates let keep its bold
+    (``promoted``) is quoted first instead, bolded; None when there is none."""
+    from core.answers.bridge import completed
+
+    lifted = promoted(best, candidates, frame, graph, question_claim(frame, cache), cache)
+    return completed(lifted) if lifted is not None else None
 
 
 def _stood_behind(pick: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any,
@@ -335,6 +349,12 @@ def _claimed(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     claim = question_claim(frame, cache)
     if best.typed:
         note = reason(best, frame, claim, cache)
+        if note == NOTE_LIST:
+            from core.answers.bridge import beside_bridges
+
+            one, bridges = beside_bridges(best, candidates, frame, graph, cache)
+            if one is not None and not reason(one, frame, claim, cache, bridges):
+                best, note = one, ""
         if not note:
             kept = checked(best, frame, graph, cache) or best
             if kept.typed and _lead(best, candidates) >= CLEAR_MARGIN:

@@ -13,7 +13,8 @@ each a gate here (``docs/offline-answers.md`` has the counts):
    entity the mode's own evidence links to one: named by a candidate sentence that names a question
    entity (the bridge of a multi-hop question, one hop out), or by a candidate sentence naming such a
    bridge (``HOPS`` = 2: "the university where the chief executive of Meridian Tidal Power studied"). A question with no names and no linked
-   entities has nothing to check against, and its bold stands.
+   entities has nothing to check against, and its bold stands. A short name counts as the longer entity
+   of the same type its chunk names ("Ruth" → Ruth Harland: ``aliases``).
 2. **The asked verb is not stated.** "… another sport that was started *when*?": a *when*, *where* or
    "what year" wh-word hangs on a verb (not *be*, *have* or *do*); a sentence without that verb
    ("David Jones (**1881- 21 January 1933**) was a … footballer") gives a date or place of something
@@ -32,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any, Optional, Sequence
 
+from core.answers.aliases import with_aliases
 from core.answers.cache import parsed_once
 from core.answers.question import STOP, QuestionFrame, noun_types, said_stems, sentence_stems, stem
 from core.answers.scoring import Pick
@@ -62,28 +64,62 @@ def _name_stems(question: str) -> list[frozenset[str]]:
     return [name for name in found if name]
 
 
-def _names(pick: Pick, names: list[frozenset[str]], entity_keys: frozenset[str]) -> bool:
+def _keys(pick: Pick, graph: Any = None, memo: Optional[dict] = None) -> frozenset[str]:
+    """The entities the sentence names, each short name also read as the longer entity of its chunk it
+    stands for ("Ruth" → Ruth Harland: ``aliases.stands_for``); the sentence's own keys without a graph."""
+    if graph is None:
+        return pick.sentence.keys
+    return with_aliases(pick.sentence.keys, pick.sentence.chunk_id, graph, pick.sentence.text, memo)
+
+
+def _alias_memo(cache: Any) -> dict:
+    return parsed_once(cache, "alias_memo", "", lambda _: {})
+
+
+def _names(pick: Pick, names: list[frozenset[str]], entity_keys: frozenset[str], graph: Any = None,
+           memo: Optional[dict] = None) -> bool:
     said = pick.sentence.stems | _title_stems(pick)
-    return bool(pick.sentence.keys & entity_keys) or any(name <= said for name in names)
+    return bool(_keys(pick, graph, memo) & entity_keys) or any(name <= said for name in names)
 
 
-def hop_neighbours(candidates: Sequence[Pick], frame: QuestionFrame, names: list[frozenset[str]]) -> set[str]:
+def hop_neighbours(candidates: Sequence[Pick], frame: QuestionFrame, names: list[frozenset[str]], graph: Any = None,
+                   memo: Optional[dict] = None) -> set[str]:
     """Entities one hop out from the question in the mode's own evidence: named by a candidate sentence
-    that names (itself or through its document's title) a question name or linked entity."""
+    that names (itself or through its document's title) a question name or linked entity (with a graph,
+    a short name also counts as the longer entity it stands for in its chunk: ``aliases``)."""
     found: set[str] = set()
     seen: set[str] = set()
     for pick in candidates:
         if pick.sentence.text in seen:
             continue
         seen.add(pick.sentence.text)
-        if _names(pick, names, frame.entity_keys):
-            found |= pick.sentence.keys
+        if _names(pick, names, frame.entity_keys, graph, memo):
+            found |= _keys(pick, graph, memo)
     return found - frame.entity_keys
 
 
-def _next_hop(candidates: Sequence[Pick], reached: set[str]) -> set[str]:
+def _next_hop(candidates: Sequence[Pick], reached: set[str], graph: Any = None, memo: Optional[dict] = None
+              ) -> set[str]:
     """Entities named by a candidate sentence that names one of ``reached``."""
-    return {key for pick in candidates if pick.sentence.keys & reached for key in pick.sentence.keys}
+    out: set[str] = set()
+    for pick in candidates:
+        keys = _keys(pick, graph, memo)
+        if keys & reached:
+            out |= keys
+    return out
+
+
+def _reached(candidates: Sequence[Pick], frame: QuestionFrame, names: list[frozenset[str]], graph: Any,
+             memo: dict) -> set[str]:
+    """Entities within ``HOPS`` of the question in the candidates' sentences, kept in ``memo`` per set of
+    candidate sentences (``claim.promoted`` asks it of each lower sentence of one answer)."""
+    spot = ("reached", frame.text, tuple((c.sentence.chunk_id, c.sentence.text) for c in candidates))
+    if spot not in memo:
+        neighbours = hop_neighbours(candidates, frame, names, graph, memo)
+        for _ in range(HOPS - 1):
+            neighbours |= _next_hop(candidates, neighbours, graph, memo) - frame.entity_keys
+        memo[spot] = neighbours
+    return memo[spot]
 
 
 def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None) -> bool:
@@ -92,14 +128,13 @@ def grounded(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
     names: list[frozenset[str]] = parsed_once(cache, "grounding_names", frame.text, _name_stems)
     if not names and not frame.entity_keys:
         return True
-    if _names(pick, names, frame.entity_keys):
-        return True
-    neighbours = hop_neighbours(candidates, frame, names)
-    for _ in range(HOPS - 1):
-        neighbours |= _next_hop(candidates, neighbours) - frame.entity_keys
-    if pick.sentence.keys & neighbours:
-        return True
     graph = as_graph_view(graph)
+    memo = _alias_memo(cache)
+    if _names(pick, names, frame.entity_keys, graph, memo):
+        return True
+    neighbours = _reached(candidates, frame, names, graph, memo)
+    if _keys(pick, graph, memo) & neighbours:
+        return True
     title = _title_stems(pick)
     for key in neighbours:
         name = sentence_stems(graph.name(key) if key in graph else key)
@@ -276,7 +311,8 @@ def about_inner_entity(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
     return bool(subject) and any(subject <= name or name <= subject for name in inner)
 
 
-def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[frozenset[str]], graph: Any) -> bool:
+def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[frozenset[str]], graph: Any,
+                  memo: Optional[dict] = None) -> bool:
     """Does the sentence (or its title) name an owner of the question's relation noun ("Meehan Bonnar" of
     "the birthplace of Meehan Bonnar") or an entity the mode's evidence links to one within ``HOPS``
     (Fredericton, named with him)? The question does not repeat that relation in the answer's sentence
@@ -286,18 +322,26 @@ def reaches_owner(pick: Pick, candidates: Sequence[Pick], owners: Sequence[froze
     said = pick.sentence.stems | _title_stems(pick)
     if any(owner <= said for owner in owners):
         return True
+    graph = as_graph_view(graph)
     reached: set[str] = set()
     for other in candidates:
         if any(owner <= other.sentence.stems | _title_stems(other) for owner in owners):
-            reached |= other.sentence.keys
+            reached |= _keys(other, graph, memo)
     for _ in range(HOPS - 1):
-        reached |= _next_hop(candidates, reached)
-    if pick.sentence.keys & reached:
+        reached |= _next_hop(candidates, reached, graph, memo)
+    if _keys(pick, graph, memo) & reached:
         return True
-    graph = as_graph_view(graph)
     title = _title_stems(pick)
     return any(name and name <= title for name in
                (sentence_stems(graph.name(key) if key in graph else key) for key in reached))
+
+
+def about_question(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any = None,
+                   owners: Sequence[frozenset[str]] = ()) -> bool:
+    """The gates of ``stand_behind`` that do not read the span (grounded, reaches the owner): a sentence
+    failing them would lose any bold, so ``claim.promoted`` spends no parse on it."""
+    return grounded(pick, candidates, frame, graph, cache) and reaches_owner(pick, candidates, owners, graph,
+                                                                             _alias_memo(cache))
 
 
 def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
@@ -306,7 +350,7 @@ def stand_behind(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, g
     docstring, in order."""
     if not pick.typed:
         return ""
-    if not grounded(pick, candidates, frame, graph, cache) or not reaches_owner(pick, candidates, owners, graph):
+    if not about_question(pick, candidates, frame, graph, cache, owners):
         return NOTE_UNGROUNDED
     if not states_asked_verb(pick, frame, cache):
         return NOTE_VERB
