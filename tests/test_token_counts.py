@@ -61,3 +61,33 @@ def test_the_table_is_read_not_recounted() -> None:
     assert counts.count("Velmora harbour\nLighthouse") == 1000 + count_tokens("Lighthouse")
     assert counts.count("Lighthouse") == count_tokens("Lighthouse")
     assert counts.count("") == 0
+
+
+def test_a_chunk_block_is_counted_once_per_citation_and_text() -> None:
+    """``SegmentCounts.block_cost`` (the LightRAG budgets' chunk cost) equals ``chunk_cost`` with the same
+    counter, is read from its memo the second time, and a block with another citation or text is
+    counted again (not served a stale memo)."""
+    from core.retrieval.lightrag_context import chunk_cost
+    from core.types import ChunkHit
+
+    def hit(cid: str, text: str, doc: str, page: int | None) -> ChunkHit:
+        record = ChunkHit.make(cid, 1.0, "test")
+        record.text, record.doc_name, record.order, record.page_start, record.page_end = text, doc, 0, page, page
+        return record
+
+    calls: list[str] = []
+
+    def counting(text: str) -> int:
+        calls.append(text)
+        return count_tokens(text)
+
+    counts = SegmentCounts({})
+    counts.count = counting  # type: ignore[method-assign]
+    first = hit("c1", "Ruth Harland kept the light\nfor twenty-six years.", "Kestrel.md", None)
+    same = hit("c1", first.text, "Kestrel.md", None)
+    paged = hit("c1", first.text, "Kestrel.pdf", 4)
+    longer = hit("c1", first.text + " Then she left.", "Kestrel.md", None)
+    for record in (first, same, paged, longer):
+        assert counts.block_cost(record) == chunk_cost(record, count_tokens)
+    assert len(calls) == 3  # `same` came from the memo; `paged` and `longer` were counted
+    assert counts.block_cost(paged) > counts.block_cost(first)
