@@ -91,3 +91,56 @@ def test_a_chunk_block_is_counted_once_per_citation_and_text() -> None:
         assert counts.block_cost(record) == chunk_cost(record, count_tokens)
     assert len(calls) == 3  # `same` came from the memo; `paged` and `longer` were counted
     assert counts.block_cost(paged) > counts.block_cost(first)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_bound_of_blank_line_joined_parts_is_never_under_the_count(seed: int) -> None:
+    """``context_blocks.tokens_at_most`` (path mode skips its full rendering under it): never below the
+    exact count of the joined text, the last part counted exactly, and no bound at all when a part would
+    not start a new piece."""
+    import sys
+
+    from core.retrieval.context_blocks import tokens_at_most
+
+    rng = random.Random(seed)
+    bounded = 0
+    for _ in range(300):
+        parts = [_random_text(rng) for _ in range(rng.randint(1, 5))]
+        bound = tokens_at_most(parts, count_tokens)
+        if bound == sys.maxsize:
+            assert any(not p[:1] or p[:1].isspace() for p in parts[1:])
+            continue
+        bounded += 1
+        assert bound >= count_tokens("\n\n".join(parts)), parts
+    assert bounded > 100
+    assert tokens_at_most(["Question: who?", "-----Sources-----\n[1] (a)\ntext"], count_tokens) == \
+        len("Question: who?") + 2 + count_tokens("-----Sources-----\n[1] (a)\ntext")
+    assert tokens_at_most(["a", " b"], count_tokens) == sys.maxsize
+
+
+def test_path_context_renders_the_full_blocks_only_when_they_may_not_fit() -> None:
+    """``path_search._finish_within`` with ``parts``: under the bound the full rendering is skipped (the
+    compact one replaces it and would be identical in what it keeps); over it, it runs and drops."""
+    from core.retrieval.path_search import _finish_within
+    from core.types import RetrievalResult
+
+    blocks, sources = ["Path #2: a -> b", "Path #1: c -> d"], []
+    rendered: list[str] = []
+
+    def render(b: list, s: list) -> str:
+        rendered.append("full")
+        return "\n\n".join(["Question: q", *b])
+
+    def compact(b: list, s: list) -> str:
+        return "\n\n".join(["Question: q", *b])
+
+    def parts(b: list, s: list) -> list[str]:
+        return ["Question: q", *b]
+
+    kept, _ = _finish_within(RetrievalResult(mode="path", query="q"), 1000, render, lambda b, s: [], blocks, sources,
+                             count_tokens, compact, 1000, parts)
+    assert rendered == [] and kept == blocks
+    tight = count_tokens("\n\n".join(["Question: q", blocks[0]]))
+    result = RetrievalResult(mode="path", query="q")
+    kept, _ = _finish_within(result, tight, render, lambda b, s: [], blocks, sources, count_tokens, compact, tight, parts)
+    assert rendered and kept == blocks[:1] and result.context_tokens <= tight
