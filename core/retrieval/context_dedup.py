@@ -21,7 +21,7 @@ from itertools import accumulate
 from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget, sources_text
-from core.retrieval.csv_cells import clean_cell, record_line
+from core.retrieval.csv_cells import record_line
 from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
                                              render_context)
 from core.types import ChunkHit, EntityHit, RelationHit
@@ -55,8 +55,6 @@ class TextOnce:
         self.labels = list(labels) if labels is not None else [f"[{n}]" for n in range(1, len(chunks) + 1)]
         self.rows: dict[str, str] = {}
         self.hits = 0
-        self.kept: list[str] = []
-        self.see = ""
         # The sources joined by line breaks, which neither a normalised source nor a piece contains: a
         # piece found in the joined text lies inside one source, and the first find is the first source.
         self._joined = "\n".join(self.sources)
@@ -86,7 +84,6 @@ class TextOnce:
         if not pointers:
             return description
         see = "see " + ", ".join(pointers)
-        self.kept, self.see = kept, see  # the last compaction's parts (``compact_context`` counts by them)
         return f"{' '.join(kept)} ({see})" if kept else f"({see})"
 
 
@@ -121,83 +118,52 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
     return render_context(compact_e, compact_r, chunks)
 
 
-def compact_context(budgeted: Budgeted, counter: Callable[[str], int], row_costs: RowCosts | None = None,
-                    piece_count: Callable[[str], int] | None = None) -> tuple[str, int, int]:
+def compact_context(budgeted: Budgeted, counter: Callable[[str], int],
+                    row_costs: RowCosts | None = None) -> tuple[str, int, int]:
     """``render_compact`` of the budgeted lists, its tokens (equal to ``counter`` of the whole text) and
     the pieces replaced by a pointer. The count is taken row by row: every table row is one line that
     starts with its number, and cl100k never merges across a line break followed by text, so the
     context's tokens are those of the context without table rows plus each row with its line break.
     A row whose description is unchanged costs what the generation's ``row_costs`` say (counted once
-    per generation). A compacted row, with ``piece_count`` (a memoised count), is counted by its parts
-    (``_compacted_tokens``); otherwise the compacted rows are encoded, in one call."""
-    seen = TextOnce(budgeted.chunks)
+    per generation); only the compacted rows are encoded, in one call."""
+    compact_e, compact_r, pointers = compact_rows(budgeted.entities, budgeted.relations, budgeted.chunks)
     known = [0]
     unknown: list[str] = []
 
-    def lines(records: Sequence[Any], kind: str, row: Callable[[Any, int], tuple[Any, ...]]) -> list[Any]:
-        lines_out = []
-        for number, original in enumerate(records, 1):
-            description = seen.compact(original.description, f"{kind} {number}")
-            record = _described(original, description)
+    def lines(records: Sequence[Any], originals: Sequence[Any], row: Callable[[Any, int], tuple[Any, ...]]) -> list[str]:
+        out = []
+        for number, (record, original) in enumerate(zip(records, originals), 1):
             cost = None
             if record is original:  # description unchanged: the memoised line and the generation's count
                 line = csv_line(row(record, number))
                 if row_costs is not None and number < 1000:  # 1-3 digit numbers cost what row 1 costs
                     cost = row_costs.get(row(record, 1))
             else:
-                cells = row(record, number)
-                line = record_line(cells)
-                if piece_count is not None:
-                    cost = _compacted_tokens(line, cells, seen.kept, seen.see, piece_count)
+                line = record_line(row(record, number))
             if cost is None:
                 unknown.append(line + "\n")
             else:
                 known[0] += cost
-            lines_out.append(line)
-        return lines_out
+            out.append(line)
+        return out
 
-    entity_lines = lines(budgeted.entities, "entity", entity_row)
-    relation_lines = lines(budgeted.relations, "relationship", relation_row)
+    entity_lines = lines(compact_e, budgeted.entities, entity_row)
+    relation_lines = lines(compact_r, budgeted.relations, relation_row)
     sources = sources_text(budgeted.chunks)
     tokens = counter(context_from_lines([], [], sources)) + known[0] + (counter("".join(unknown)) if unknown else 0)
-    return context_from_lines(entity_lines, relation_lines, sources), tokens, seen.hits
-
-
-def _compacted_tokens(line: str, cells: tuple[Any, ...], kept: list[str], see: str,
-                      piece_count: Callable[[str], int]) -> int | None:
-    """Tokens of a compacted row's line and its line break, from memoised parts: the row number; the
-    cells before the description with its opening quote and first kept piece; each further kept piece
-    with the space before it; the pointer with the closing quote, the cells after it and the line break.
-    A space followed by a non-space character always starts a new cl100k piece (no piece holds a
-    space after a non-space character), and the pieces are whitespace-normalised, so the parts add up
-    (tests/test_context_once.py checks it against a direct count). None when the line is not the one
-    these parts make (then it is encoded whole)."""
-    head = csv_line((1, *cells[1:3]))[1:] + ',"'  # the cells before the description: (name, type) or (source, target)
-    tail = '",' + csv_line(cells[4:])  # after it: the entity's rank, or the relation's keywords, weight, rank
-    pieces = [clean_cell(piece) for piece in kept]
-    pointer = f" ({see})" if pieces else f"({see})"
-    if line != f"{cells[0]}{head}{' '.join(pieces)}{clean_cell(pointer)}{tail}":
-        return None
-    number = str(cells[0])
-    total = 1 if len(number) <= 3 else piece_count(number)  # cl100k holds every number below 1000 as one token
-    if not pieces:
-        return total + piece_count(head + clean_cell(pointer) + tail + "\n")
-    total += piece_count(head + pieces[0]) + sum(piece_count(" " + piece) for piece in pieces[1:])
-    return total + piece_count(clean_cell(pointer) + tail + "\n")
+    return context_from_lines(entity_lines, relation_lines, sources), tokens, pointers
 
 
 def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int],
-                          row_costs: RowCosts | None = None, piece_count: Callable[[str], int] | None = None
-                          ) -> tuple[str, int, dict[str, Any]]:
+                          row_costs: RowCosts | None = None) -> tuple[str, int, dict[str, Any]]:
     """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
     chunk, then relation, then entity, never the last of each (``budgeted``'s lists change in place). Returns the context, its
     tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text
-    replaced by a pointer). ``row_costs``, ``piece_count``: the generation's counts (``compact_context``)."""
+    replaced by a pointer). ``row_costs``: the generation's row costs (``compact_context``)."""
     rendered: dict[str, Any] = {}
 
     def measure() -> int:
-        rendered["text"], rendered["tokens"], rendered["pointers"] = compact_context(budgeted, counter, row_costs,
-                                                                                          piece_count)
+        rendered["text"], rendered["tokens"], rendered["pointers"] = compact_context(budgeted, counter, row_costs)
         return rendered["tokens"]
 
     # floor=1: the cap never empties a list. On a corpus smaller than the tables' own structure (a few

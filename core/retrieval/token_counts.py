@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 _CUT = re.compile(r"(?<=\n)(?=\S)")  # after a line break, before a non-space character
-MAX_PARTS = 200_000  # memoised row parts per generation (``SegmentCounts.piece_tokens``)
 _ROW_NUMBER = re.compile(r"\d{1,3},")  # a table row's index column (1-3 digits, then the comma)
 
 
@@ -41,18 +40,6 @@ class SegmentCounts:
     def __init__(self, table: Mapping[str, int]) -> None:
         self.table = table
         self.blocks: dict[tuple[str, Any], int] = {}
-        self.parts: dict[str, int] = {}
-
-    def piece_tokens(self, text: str) -> int:
-        """cl100k tokens of a part of a compacted table row (``context_dedup._compacted_tokens``),
-        memoised for the generation: a description's pieces recur across modes and questions. The memo
-        starts again past ``MAX_PARTS`` texts."""
-        found = self.parts.get(text)
-        if found is None:
-            if len(self.parts) >= MAX_PARTS:
-                self.parts = {}
-            found = self.parts[text] = len(encoding().encode_ordinary(text))
-        return found
 
     def block_cost(self, chunk: "ChunkHit") -> int:
         """``lightrag_context.chunk_cost`` with this counter, memoised for the generation by the
