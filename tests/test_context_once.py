@@ -185,3 +185,23 @@ def test_the_row_by_row_count_is_the_exact_count_of_the_whole_context():
         assert text == render_compact(budgeted.entities, budgeted.relations, budgeted.chunks)
         assert tokens == count_tokens(text), trial
         assert compact_context(budgeted, count_tokens)[1] == tokens  # no table: every row counted
+
+
+def test_each_piece_is_searched_in_the_sources_once() -> None:
+    """``TextOnce.where`` remembers where a piece is in the sources (they never change for one context):
+    a sentence repeated by later rows is found once, and the answers stay those of a fresh search."""
+    from core.retrieval.context_dedup import TextOnce
+
+    class CountingText(str):
+        finds: list[str] = []
+
+        def find(self, sub, *args):  # type: ignore[override]
+            CountingText.finds.append(sub)
+            return str.find(self, sub, *args)
+
+    once = TextOnce([_chunk("c1", f"# Lighthouse\n\n{S1}"), _chunk("c2", S2)])
+    once._joined = CountingText(once._joined)
+    assert once.compact(f"{S1} {S3}", "entity 1") == f"{S3} (see [1])"
+    assert once.compact(f"{S2} {S1} {S3}", "entity 2") == "(see [2], [1], entity 1)"
+    assert once.compact(f"{S3} {S2}", "relationship 1") == "(see entity 1, [2])"
+    assert sorted(CountingText.finds) == sorted([S1, S3, S2])  # S1 and S3 looked up once though asked for again
