@@ -59,13 +59,14 @@ class TextOnce:
         # piece found in the joined text lies inside one source, and the first find is the first source.
         self._joined = "\n".join(self.sources)
         self._starts = list(accumulate((len(t) + 1 for t in self.sources[:-1]), initial=0))
-        self._in_sources: dict[str, str | None | bool] = {}  # piece -> its first source's label, None: none
+        self._in_sources: dict[str, str | None] = {}  # piece -> its first source's label, None: none
 
     def where(self, piece: str) -> str | None:
         if len(piece) < MIN_PIECE_CHARS:
             return None
-        source = self._in_sources.get(piece, False)
-        if source is False:  # not looked up yet: the sources never change, so each piece is searched once
+        if piece in self._in_sources:  # the sources never change, so each piece is searched once
+            source = self._in_sources[piece]
+        else:
             at = self._joined.find(piece)
             source = self._in_sources[piece] = self.labels[bisect_right(self._starts, at) - 1] if at >= 0 else None
         return source if source is not None else self.rows.get(piece)
