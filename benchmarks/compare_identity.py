@@ -1,5 +1,5 @@
 """Dump what a Compare click gives for every question of a file, so two versions of the code can be
-checked for identical results: per question and mode the chunk ids, the context text and the answer
+checked for identical results: per question and mode the chunk ids, the context text, its token count and the answer
 (text, kind, note, ranking), as JSON lines. With ``--against FILE`` the new dump is compared with an
 earlier one and every difference is printed (exit status 1 when any).
 
@@ -28,6 +28,7 @@ def dump_line(question: str, results: dict) -> dict:
         out["modes"][mode] = {
             "chunks": [hit.chunk_id for hit in result.chunks],
             "context": result.context_text,
+            "tokens": result.context_tokens,
             "answer": None if answer is None else [answer.text, answer.kind, answer.note, answer.ranking],
         }
     return out
@@ -47,8 +48,8 @@ def differences(old: list[dict], new: list[dict]) -> list[str]:
             if a is None or b is None:
                 found.append(f"{mode}: missing in one dump for {before['question']!r}")
                 continue
-            for part in ("chunks", "context", "answer"):
-                if a[part] != b[part]:
+            for part in ("chunks", "context", "tokens", "answer"):
+                if part in a and part in b and a[part] != b[part]:
                     found.append(f"{mode} {part} differs for {before['question']!r}")
     return found
 

@@ -144,3 +144,64 @@ def test_the_selection_is_the_one_before_compacting(sample_ws):
     assert [c.chunk_id for c in result.chunks] == result.evidence_chunk_ids[:len(result.chunks)]
     pointers = result.events("compacted")
     assert pointers and pointers[0].data["pointers"] > 0
+
+
+# --- the count taken row by row (issue 36) --------------------------------------------------------
+
+def _random_rows(rng, n_entities: int, n_relations: int, chunks):
+    words = ["the", "Kestrel", "light,", "was", "built", "in", "1862.", "Ruth", '"Harland"', "kept", "it;", "for",
+             "twenty-six", "years.", "\n", "née", "中文", "  ", "St.", "Ives", "(see", "[3])", "12,", "x"]
+    sentences = [S1, S2, S3] + [" ".join(rng.choice(words) for _ in range(rng.randint(1, 14))) for _ in range(20)]
+
+    def description() -> str:
+        return " ".join(rng.choice(sentences) for _ in range(rng.randint(0, 3)))
+
+    entities = [_entity(f"E{i} {rng.choice(words)}", description()) for i in range(n_entities)]
+    relations = [_relation(f"E{i}", f"E{i + 1}", description()) for i in range(n_relations)]
+    return entities, relations
+
+
+def test_the_row_by_row_count_is_the_exact_count_of_the_whole_context():
+    """``compact_context`` counts the rows one by one (and reads unchanged rows' costs from a table):
+    the total must equal the exact count of the text it returns, compacted rows, row numbers of four
+    digits and a stale-free table included. A stub that returns anything but the whole text's count fails."""
+    import random
+
+    from core.retrieval.context_dedup import compact_context
+    from core.retrieval.lightrag_context import entity_row, relation_row
+    from core.retrieval.csv_cells import record_line
+
+    rng = random.Random(36)
+    for trial in range(40):
+        chunks = [_chunk(f"c{i}", rng.choice([S1, S2, f"# Head\n\n{S3}\n  indented line\nlast"])) for i in range(3)]
+        many = 1005 if trial == 0 else rng.randint(0, 30)
+        entities, relations = _random_rows(rng, many, rng.randint(0, 30), chunks)
+        costs = {}
+        for record, row in [(e, entity_row) for e in entities] + [(r, relation_row) for r in relations]:
+            if rng.random() < 0.7:  # some rows known to the table, the others counted
+                costs[row(record, 1)] = count_tokens(record_line(row(record, 1)) + "\n")
+        budgeted = Budgeted(entities, relations, chunks[: rng.randint(0, 3)], {})
+        text, tokens, pointers = compact_context(budgeted, count_tokens, costs)
+        assert text == render_compact(budgeted.entities, budgeted.relations, budgeted.chunks)
+        assert tokens == count_tokens(text), trial
+        assert compact_context(budgeted, count_tokens)[1] == tokens  # no table: every row counted
+
+
+def test_each_piece_is_searched_in_the_sources_once() -> None:
+    """``TextOnce.where`` remembers where a piece is in the sources (they never change for one context):
+    a sentence repeated by later rows is found once, and the answers stay those of a fresh search."""
+    from core.retrieval.context_dedup import TextOnce
+
+    class CountingText(str):
+        finds: list[str] = []
+
+        def find(self, sub, *args):  # type: ignore[override]
+            CountingText.finds.append(sub)
+            return str.find(self, sub, *args)
+
+    once = TextOnce([_chunk("c1", f"# Lighthouse\n\n{S1}"), _chunk("c2", S2)])
+    once._joined = CountingText(once._joined)
+    assert once.compact(f"{S1} {S3}", "entity 1") == f"{S3} (see [1])"
+    assert once.compact(f"{S2} {S1} {S3}", "entity 2") == "(see [2], [1], entity 1)"
+    assert once.compact(f"{S3} {S2}", "relationship 1") == "(see entity 1, [2])"
+    assert sorted(CountingText.finds) == sorted([S1, S3, S2])  # S1 and S3 looked up once though asked for again

@@ -3,6 +3,7 @@ to add the keyword extraction's LLM usage, shared by every mode that needs them 
 modes, path)."""
 from __future__ import annotations
 
+import sys
 from typing import Any, Callable, Sequence, TypeVar
 
 from core.citations import hit_citation
@@ -45,6 +46,19 @@ def fit_to_budget(lists: Sequence[list[Any]], measure: Callable[[], int], budget
         victim.pop()
         dropped += 1
     return dropped
+
+
+def tokens_at_most(parts: Sequence[str], count: Callable[[str], int]) -> int:
+    """An upper bound of ``count("\n\n".join(parts))`` that encodes only the last part: a part after a
+    blank line that starts with a non-space character starts a new cl100k piece (the rule
+    ``core.retrieval.token_counts`` relies on), so the count is the sum of the parts' own counts (each
+    with its blank line), and a part never has more tokens than UTF-8 bytes. ``sys.maxsize`` when a
+    part after the first is empty or starts with whitespace (no such cut)."""
+    if any(not part[:1] or part[:1].isspace() for part in parts[1:]):
+        return sys.maxsize
+    if not parts:
+        return count("")
+    return sum(len(part.encode("utf-8")) + 2 for part in parts[:-1]) + count(parts[-1])
 
 
 def prefix_within(items: Sequence[T], cost: Callable[[T], int], budget: int) -> tuple[list[T], int]:

@@ -20,8 +20,10 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Any, Callable, Sequence, TypeVar
 
-from core.retrieval.context_blocks import fit_to_budget
-from core.retrieval.lightrag_context import Budgeted, render_context
+from core.retrieval.context_blocks import fit_to_budget, sources_text
+from core.retrieval.csv_cells import record_line
+from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
+                                             render_context)
 from core.types import ChunkHit, EntityHit, RelationHit
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")  # a description's pieces: sentences or "; " clauses
@@ -57,14 +59,17 @@ class TextOnce:
         # piece found in the joined text lies inside one source, and the first find is the first source.
         self._joined = "\n".join(self.sources)
         self._starts = list(accumulate((len(t) + 1 for t in self.sources[:-1]), initial=0))
+        self._in_sources: dict[str, str | None] = {}  # piece -> its first source's label, None: none
 
     def where(self, piece: str) -> str | None:
         if len(piece) < MIN_PIECE_CHARS:
             return None
-        at = self._joined.find(piece)
-        if at >= 0:
-            return self.labels[bisect_right(self._starts, at) - 1]
-        return self.rows.get(piece)
+        if piece in self._in_sources:  # the sources never change, so each piece is searched once
+            source = self._in_sources[piece]
+        else:
+            at = self._joined.find(piece)
+            source = self._in_sources[piece] = self.labels[bisect_right(self._starts, at) - 1] if at >= 0 else None
+        return source if source is not None else self.rows.get(piece)
 
     def compact(self, description: str, label: str) -> str:
         """The description without the pieces shown elsewhere, then a pointer to where they are."""
@@ -116,18 +121,52 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
     return render_context(compact_e, compact_r, chunks)
 
 
-def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int]) -> tuple[str, int, dict[str, Any]]:
+def compact_context(budgeted: Budgeted, counter: Callable[[str], int],
+                    row_costs: RowCosts | None = None) -> tuple[str, int, int]:
+    """``render_compact`` of the budgeted lists, its tokens (equal to ``counter`` of the whole text) and
+    the pieces replaced by a pointer. The count is taken row by row: every table row is one line that
+    starts with its number, and cl100k never merges across a line break followed by text, so the
+    context's tokens are those of the context without table rows plus each row with its line break.
+    A row whose description is unchanged costs what the generation's ``row_costs`` say (counted once
+    per generation); only the compacted rows are encoded, in one call."""
+    compact_e, compact_r, pointers = compact_rows(budgeted.entities, budgeted.relations, budgeted.chunks)
+    known = [0]
+    unknown: list[str] = []
+
+    def lines(records: Sequence[Any], originals: Sequence[Any], row: Callable[[Any, int], tuple[Any, ...]]) -> list[str]:
+        out = []
+        for number, (record, original) in enumerate(zip(records, originals), 1):
+            cost = None
+            if record is original:  # description unchanged: the memoised line and the generation's count
+                line = csv_line(row(record, number))
+                if row_costs is not None and number < 1000:  # 1-3 digit numbers cost what row 1 costs
+                    cost = row_costs.get(row(record, 1))
+            else:
+                line = record_line(row(record, number))
+            if cost is None:
+                unknown.append(line + "\n")
+            else:
+                known[0] += cost
+            out.append(line)
+        return out
+
+    entity_lines = lines(compact_e, budgeted.entities, entity_row)
+    relation_lines = lines(compact_r, budgeted.relations, relation_row)
+    sources = sources_text(budgeted.chunks)
+    tokens = counter(context_from_lines([], [], sources)) + known[0] + (counter("".join(unknown)) if unknown else 0)
+    return context_from_lines(entity_lines, relation_lines, sources), tokens, pointers
+
+
+def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int],
+                          row_costs: RowCosts | None = None) -> tuple[str, int, dict[str, Any]]:
     """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
     chunk, then relation, then entity, never the last of each (``budgeted``'s lists change in place). Returns the context, its
     tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text
-    replaced by a pointer)."""
+    replaced by a pointer). ``row_costs``: the generation's row costs (``compact_context``)."""
     rendered: dict[str, Any] = {}
 
     def measure() -> int:
-        compact_e, compact_r, rendered["pointers"] = compact_rows(budgeted.entities, budgeted.relations,
-                                                                  budgeted.chunks)
-        rendered["text"] = render_context(compact_e, compact_r, budgeted.chunks)
-        rendered["tokens"] = counter(rendered["text"])
+        rendered["text"], rendered["tokens"], rendered["pointers"] = compact_context(budgeted, counter, row_costs)
         return rendered["tokens"]
 
     # floor=1: the cap never empties a list. On a corpus smaller than the tables' own structure (a few

@@ -259,17 +259,17 @@ def csv_line(cells: tuple[Any, ...]) -> str:
     return record_line(cells)
 
 
-def _table(header: Sequence[str], lines: Iterable[str]) -> str:
-    """Same layout as ``csv_table``: the header line, then one line per record."""
-    return "\n".join([record_line(header), *lines])
-
-
 def render_context(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
                    chunks: Sequence[ChunkHit]) -> str:
     """The LightRAG-style context: entity and relation CSV tables, then the numbered source chunks."""
-    entity_table = _table(ENTITY_HEADER, (csv_line(entity_row(e, i + 1)) for i, e in enumerate(entities)))
-    relation_table = _table(RELATION_HEADER, (csv_line(relation_row(r, i + 1)) for i, r in enumerate(relations)))
-    sources = sources_text(chunks)
+    return context_from_lines([csv_line(entity_row(e, i + 1)) for i, e in enumerate(entities)],
+                              [csv_line(relation_row(r, i + 1)) for i, r in enumerate(relations)], sources_text(chunks))
+
+
+def context_from_lines(entity_lines: Sequence[str], relation_lines: Sequence[str], sources: str) -> str:
+    """``render_context``'s layout around table lines already written (``csv_line``) and the Sources text."""
+    entity_table = "\n".join([csv_line(ENTITY_HEADER), *entity_lines])
+    relation_table = "\n".join([csv_line(RELATION_HEADER), *relation_lines])
     return (f"-----Entities-----\n```csv\n{entity_table}\n```\n\n"
             f"-----Relationships-----\n```csv\n{relation_table}\n```\n\n"
             f"-----Sources-----\n{sources}\n")
@@ -324,21 +324,22 @@ def chunk_cost(chunk: ChunkHit, counter: Callable[[str], int] = text_tokens) -> 
 def apply_budgets(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
                   chunks: Sequence[ChunkHit], *, max_entity_tokens: int, max_relation_tokens: int,
                   max_total_tokens: int, row_costs: RowCosts | None = None,
-                  counter: Callable[[str], int] = text_tokens) -> Budgeted:
+                  counter: Callable[[str], int] = text_tokens, block_cost: Callable[[ChunkHit], int] | None = None
+                  ) -> Budgeted:
     """Keep the longest prefixes that fit: entity rows in ``max_entity_tokens``, relation rows in
     ``max_relation_tokens``, and chunks in what is left of ``max_total_tokens`` once the section
     headers and the two tables are counted. Costs are per rendered row (cl100k pre-tokenisation never
     merges across a line break followed by text, so they add up; only the section edges may differ by a
     token or two); ``render_within`` enforces the total exactly. ``row_costs``: the graph's
     precomputed row costs (``row_cost_table``); rows not in it are counted. ``counter``: the exact
-    count of a chunk's block (``core.retrieval.token_counts``)."""
+    count of a chunk's block (``core.retrieval.token_counts``); ``block_cost``: that count memoised."""
     skeleton = text_tokens(render_context([], [], []))
     room = max(0, max_total_tokens - skeleton)
     kept_e, used_e = prefix_within(entities, lambda e: entity_cost(e, row_costs), min(max_entity_tokens, room))
     room -= used_e
     kept_r, used_r = prefix_within(relations, lambda r: relation_cost(r, row_costs), min(max_relation_tokens, room))
     room -= used_r
-    kept_c, used_c = prefix_within(chunks, lambda c: chunk_cost(c, counter), room)
+    kept_c, used_c = prefix_within(chunks, block_cost or (lambda c: chunk_cost(c, counter)), room)
     return Budgeted(kept_e, kept_r, kept_c, {"entities": used_e, "relations": used_r, "chunks": used_c,
                                              "headers": skeleton})
 

@@ -67,10 +67,12 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
     s = ctx.settings
     with clock.stage("context"):
         chunks = fill_chunk_texts(ctx.ws, gathered.chunks)
-        count = context_counter(ctx.ws).count  # exact counts from the generation's segment table
+        counts = context_counter(ctx.ws)  # exact counts from the generation's segment table
+        count = counts.count
         fit = apply_budgets(gathered.entities, gathered.relations, chunks, max_entity_tokens=s.max_entity_tokens,
                             max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens,
-                            row_costs=ctx.ws.views.derived(graph_row_costs), counter=count)
+                            row_costs=ctx.ws.views.derived(graph_row_costs), counter=count,
+                            block_cost=counts.block_cost)
         t = fit.tokens
         result.log("budgets", "budgets", entities=len(fit.entities), entities_before=len(gathered.entities),
                    entity_tokens=t["entities"], max_entity_tokens=s.max_entity_tokens,
@@ -88,7 +90,7 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
             # What is rendered: each piece of text once, at most the corpus's size.
             corpus = ctx.ws.views.derived(corpus_tokens)
             cap = min(s.max_total_tokens, corpus) if corpus > 0 else s.max_total_tokens
-            context, tokens, done = render_compact_within(fit, cap, count)
+            context, tokens, done = render_compact_within(fit, cap, count, ctx.ws.views.derived(graph_row_costs))
             finish(result, context, [c.chunk_id for c in fit.chunks], lambda _text: tokens)
             if done["pointers"]:
                 result.log("budgets", "compacted", pointers=done["pointers"], tokens=tokens)

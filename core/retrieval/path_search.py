@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
-from core.retrieval.context_blocks import add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text
+from core.retrieval.context_blocks import (add_keyword_usage, fit_to_budget, prefix_within, source_block, sources_text,
+                                           tokens_at_most)
 from core.retrieval.context_dedup import TextOnce
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
@@ -264,14 +265,19 @@ Evidence = Callable[[list[Any], list[ChunkHit]], list[str]]
 
 def _finish_within(result: RetrievalResult, budget: int, render: Render, evidence: Evidence,
                    blocks: list[Any], sources: list[ChunkHit], count: Callable[[str], int],
-                   compact: Optional[Render] = None, cap: int = 0) -> tuple[list[Any], list[ChunkHit]]:
+                   compact: Optional[Render] = None, cap: int = 0,
+                   parts: Optional[Callable[[list[Any], list[ChunkHit]], list[str]]] = None
+                   ) -> tuple[list[Any], list[ChunkHit]]:
     """Render and count exactly; while over budget drop the last source, then the last block. Then,
     with ``compact`` (each description sentence once), render that and while it is over ``cap`` (the
-    corpus's size) drop the last source, then the last block."""
+    corpus's size) drop the last source, then the last block. With ``compact``, the full rendering is
+    skipped when ``parts`` (what ``render`` joins with blank lines) surely fit (``tokens_at_most``):
+    it would drop nothing and the compact rendering replaces it."""
     blocks, sources = list(blocks), list(sources)
-    fit_to_budget((sources, blocks),
-                  lambda: finish(result, render(blocks, sources), evidence(blocks, sources), count).context_tokens,
-                  budget)
+    if compact is None or parts is None or tokens_at_most(parts(blocks, sources), count) > budget:
+        fit_to_budget((sources, blocks),
+                      lambda: finish(result, render(blocks, sources), evidence(blocks, sources), count).context_tokens,
+                      budget)
     if compact is not None:
         dropped = fit_to_budget(
             (sources, blocks),
@@ -311,8 +317,11 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
                     chosen.append(ChunkHit.make(cid, p.score,
                                                 f"source of {rel.source} – {rel.target} (path #{p.rank})"))
 
+    def parts(blocks: list[PathHit], srcs: list[ChunkHit]) -> list[str]:
+        return [head] + [p.text for p in reversed(blocks)] + _sources_section(srcs)
+
     def render(blocks: list[PathHit], srcs: list[ChunkHit]) -> str:
-        return "\n\n".join([head] + [p.text for p in reversed(blocks)] + _sources_section(srcs))
+        return "\n\n".join(parts(blocks, srcs))
 
     def compact(blocks: list[PathHit], srcs: list[ChunkHit]) -> str:
         once = TextOnce(srcs)  # the most reliable path keeps its sentences; the others point to it
@@ -331,7 +340,7 @@ def build_path_context(ctx: QueryContext, result: RetrievalResult, kg: GraphView
 
     candidates = sizer.sources(ctx, chosen, room - used)
     blocks, sources = _finish_within(result, budget, render, evidence, kept, candidates, context_counter(ctx.ws).count,
-                                     compact, _cap(ctx))
+                                     compact, _cap(ctx), parts)
     result.chunks = sources
     if len(blocks) < len(result.paths):
         result.log("budgets", "paths_dropped", budget=budget, dropped=len(result.paths) - len(blocks))

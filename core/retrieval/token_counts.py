@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 from core.tokens import encoding
 
 if TYPE_CHECKING:
+    from core.types import ChunkHit
     from core.workspace import Workspace
 
 _CUT = re.compile(r"(?<=\n)(?=\S)")  # after a line break, before a non-space character
@@ -38,6 +39,20 @@ class SegmentCounts:
 
     def __init__(self, table: Mapping[str, int]) -> None:
         self.table = table
+        self.blocks: dict[tuple[str, Any], int] = {}
+
+    def block_cost(self, chunk: "ChunkHit") -> int:
+        """``lightrag_context.chunk_cost`` with this counter, memoised for the generation by the
+        block's citation and text (all the numbered block is made of): the budgets of every LightRAG
+        mode cost the same gathered chunks again."""
+        from core.citations import hit_citation
+        from core.retrieval.lightrag_context import chunk_cost
+
+        key = (hit_citation(chunk), chunk.text)
+        found = self.blocks.get(key)
+        if found is None:
+            found = self.blocks[key] = chunk_cost(chunk, self.count)
+        return found
 
     def count(self, text: str) -> int:
         """cl100k tokens of ``text`` (equal to ``core.tokens.count_tokens``). The unknown segments are

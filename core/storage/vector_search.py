@@ -2,9 +2,16 @@
 generation into a ``VectorMatrix`` (exact cosines by matrix products, deterministic), with the
 key → row maps the callers look vectors up by. Nothing outside this adapter sees the matrices, rows
 or maps. ``core.storage.vectors`` (the collections) loads the matrices; this module imports nothing
-of it."""
+of it.
+
+numpy's BLAS runs on one thread once a ``MatrixSearch`` exists (``one_blas_thread``): the searches are
+products of a few thousand rows by a few vectors, where a second OpenBLAS thread adds a hand-off and a
+spinning wait, not speed (a Compare click on dev_musique_full: 175 ms of process CPU with numpy's two
+threads, 101 ms with one), and on one thread a product's float rounding no longer depends on how many
+cores the machine has. ``RAGSCOPE_BLAS_THREADS`` sets another count; 0 leaves the library's own."""
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Optional, Sequence
 
@@ -99,12 +106,28 @@ class VectorMatrix:
 
 
 _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
+BLAS_THREADS_ENV = "RAGSCOPE_BLAS_THREADS"
+_blas_set: list[int] = []  # the count set in this process (set once)
+
+
+def one_blas_thread() -> None:
+    """Set numpy's BLAS to ``RAGSCOPE_BLAS_THREADS`` threads (default 1; 0: leave it), once per process
+    (see the module doc). ``threadpoolctl`` comes with scikit-learn."""
+    if _blas_set:
+        return
+    wanted = int(os.environ.get(BLAS_THREADS_ENV, "1") or "1")
+    _blas_set.append(wanted)
+    if wanted > 0:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=wanted, user_api="blas")
 
 
 class MatrixSearch:
     """Exact vector search over in-memory matrices loaded lazily by ``load(collection)``."""
 
     def __init__(self, load: Callable[[str], VectorMatrix]) -> None:
+        one_blas_thread()
         self._load = load
         self._matrices: dict[str, VectorMatrix] = {}
         self._rows: dict[str, dict[Any, int]] = {}
