@@ -25,18 +25,16 @@ print(before, threads())
 
 
 def _probe(**env: str) -> str:
+    """The probe's output in a fresh interpreter whose environment has only the given RAGSCOPE_BLAS_THREADS."""
+    base = {k: v for k, v in os.environ.items() if k != "RAGSCOPE_BLAS_THREADS"}
     run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "PYTHONPATH": str(ROOT), **env})
+                         env={**base, "PYTHONPATH": str(ROOT), **env})
     assert run.returncode == 0, run.stderr
     return run.stdout.strip()
 
 
 def test_the_vector_search_sets_one_blas_thread() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "RAGSCOPE_BLAS_THREADS"}
-    run = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                         env={**env, "PYTHONPATH": str(ROOT)})
-    assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "[2] [1]"
+    assert _probe() == "[2] [1]"
 
 
 def test_the_count_can_be_chosen_or_left_to_the_library() -> None:
