@@ -11,6 +11,7 @@ threads, 101 ms with one), and on one thread a product's float rounding no longe
 cores the machine has. ``RAGSCOPE_BLAS_THREADS`` sets another count; 0 leaves the library's own."""
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any, Callable, Optional, Sequence
@@ -107,16 +108,13 @@ class VectorMatrix:
 
 _KEY_FIELDS = {"entities": ("key",), "relations": ("source", "target")}
 BLAS_THREADS_ENV = "RAGSCOPE_BLAS_THREADS"
-_blas_set: list[int] = []  # the count set in this process (set once)
 
 
+@functools.cache
 def one_blas_thread() -> None:
     """Set numpy's BLAS to ``RAGSCOPE_BLAS_THREADS`` threads (default 1; 0: leave it), once per process
     (see the module doc). ``threadpoolctl`` comes with scikit-learn."""
-    if _blas_set:
-        return
     wanted = int(os.environ.get(BLAS_THREADS_ENV, "1") or "1")
-    _blas_set.append(wanted)
     if wanted > 0:
         from threadpoolctl import threadpool_limits
 
