@@ -242,15 +242,28 @@ _HELPERS: list[ThreadPoolExecutor] = []
 
 
 def query_helper() -> ThreadPoolExecutor | None:
-    """The process's one helper thread for query embeddings (None on a one-core machine, or with
-    ``RAGSCOPE_QUERY_HELPER=0``): a question's strings are embedded on two cores, and its own vector
-    while its parse runs. Query strings are short, so one helper is enough and never piles up work."""
-    if (os.cpu_count() or 1) < 2 or os.environ.get("RAGSCOPE_QUERY_HELPER", "1").strip() == "0":
+    """The process's one helper thread for query embeddings, or None (embed on the calling thread): a
+    question's strings are then embedded on two cores, and its own vector while its parse runs. Query
+    strings are short, so one helper is enough and never piles up work. ``RAGSCOPE_QUERY_HELPER``:
+    ``auto`` (default) uses it while the machine has a core to spare (1-minute load average below the
+    core count; on a loaded machine the hand-off only adds a wait: 2-7 ms per graph mode at load 16 on
+    2 cores, ``benchmarks/query_helper_latency.py``), ``1`` always, ``0`` never; never on one core."""
+    cores = os.cpu_count() or 1
+    wanted = os.environ.get("RAGSCOPE_QUERY_HELPER", "auto").strip().lower()
+    if cores < 2 or wanted == "0" or (wanted != "1" and _load_average() >= cores):
         return None
     with _HELPER_LOCK:
         if not _HELPERS:
             _HELPERS.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragscope-query-embed"))
         return _HELPERS[0]
+
+
+def _load_average() -> float:
+    """The 1-minute load average (0 where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 _LOAD_LOCK = threading.Lock()

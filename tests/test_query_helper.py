@@ -48,6 +48,7 @@ def test_query_strings_are_shared_with_the_helper_and_give_the_same_vectors(int8
 
     monkeypatch.setattr(onnx_embeddings.Int8MiniLMEmbedder, "_each", staticmethod(recording))
     monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
     shared = int8.embed_queries(STRINGS)
     assert any(name.startswith("ragscope-query-embed") for name in ran_on)  # the helper took a share
     assert threading.current_thread().name in ran_on  # and the caller its own
@@ -105,3 +106,22 @@ def test_embed_ahead_is_waited_for_not_embedded_again(tmp_path, int8):
 
     retrieve(query_context(ws, "Where is Port Sallow?"), "naive")  # every mode starts the question's vector
     assert counting.soon == [["Where is Port Sallow?"]]
+
+
+def test_the_helper_is_used_only_with_a_core_to_spare(monkeypatch):
+    import core.onnx_embeddings as onnx_embeddings
+
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("RAGSCOPE_QUERY_HELPER", raising=False)  # auto
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 1.2)
+    assert onnx_embeddings.query_helper() is not None
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 6.0)
+    assert onnx_embeddings.query_helper() is None  # loaded: the caller embeds alone
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    assert onnx_embeddings.query_helper() is not None
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "0")
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 0.0)
+    assert onnx_embeddings.query_helper() is None
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 1)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    assert onnx_embeddings.query_helper() is None
