@@ -104,7 +104,9 @@ def test_embed_ahead_is_waited_for_not_embedded_again(tmp_path, int8):
     counting.soon.clear()
     from core.retrieval.registry import retrieve
 
-    retrieve(query_context(ws, "Where is Port Sallow?"), "naive")  # every mode starts the question's vector
+    retrieve(query_context(ws, "Where is Port Sallow?"), "tree")  # a mode that parses first starts the vector
+    assert counting.soon == [["Where is Port Sallow?"]]
+    retrieve(query_context(ws, "Where is Port Sallow?"), "naive")  # naive embeds first: nothing to overlap
     assert counting.soon == [["Where is Port Sallow?"]]
 
 
