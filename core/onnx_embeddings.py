@@ -239,6 +239,8 @@ def split_by_cost(lengths: Sequence[int]) -> tuple[list[int], list[int]]:
 
 _HELPER_LOCK = threading.Lock()
 _HELPERS: list[ThreadPoolExecutor] = []
+# A forked child has no helper thread (only the forking thread survives a fork): it starts its own.
+os.register_at_fork(after_in_child=_HELPERS.clear)
 
 
 def query_helper() -> ThreadPoolExecutor | None:

@@ -127,3 +127,28 @@ def test_the_helper_is_used_only_with_a_core_to_spare(monkeypatch):
     monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 1)
     monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
     assert onnx_embeddings.query_helper() is None
+
+
+def test_a_forked_child_starts_its_own_helper(monkeypatch):
+    import os
+
+    import core.onnx_embeddings as onnx_embeddings
+
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    parent = onnx_embeddings.query_helper()
+    assert parent is not None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the inherited pool has no thread, a new one must run the work
+        try:
+            helper = onnx_embeddings.query_helper()
+            ok = helper is not None and helper is not parent and helper.submit(lambda: 7).result(timeout=10) == 7
+        except BaseException:
+            ok = False
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
