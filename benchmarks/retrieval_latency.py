@@ -7,7 +7,10 @@ warm-up that is not timed (49 timed per mode).
 
 Nothing carries over from one timed call to the next: every call gets a fresh ``QueryContext``
 (its query embeddings, keywords and shared per-question state) and the per-process memos of
-question parses and rendered context rows are cleared before it. Two timings per call:
+question parses and rendered context rows are cleared before it. The question's vector is started (on
+the int8 embedder's helper thread, when the machine has a core to spare: ``RAGSCOPE_QUERY_HELPER``) inside
+the clock, by ``retrieve``; one a mode never waited for is finished after the clock, so it never runs
+into the next call. Timings per call:
 
 * ``p50_ms`` — everything inside the clock: the question's spaCy parse (keywords, names), the
   query embeddings, retrieval, the context;
