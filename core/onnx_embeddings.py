@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
@@ -132,16 +133,46 @@ class Int8MiniLMEmbedder:
         call on one thread. Not one padded call: the int8 graph quantises its activations with one scale per
         batch tensor, so a string's vector would depend on what it was batched with (the same name searched
         alone or beside the question would rank near-ties differently), and the padded call was no faster
-        (4.6 short strings: 0.99 of torch's packed call; one string alone 0.41 of torch's CPU)."""
+        (4.6 short strings: 0.99 of torch's packed call; one string alone 0.41 of torch's CPU). Two or more
+        strings are shared between the calling thread and the helper thread (``query_helper``): the same
+        per-string calls, so the same vectors, on both cores."""
         texts = [t if t.strip() else " " for t in texts]
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._one_by_one([e.ids for e in self._tokenizer.encode_batch(texts)])
 
+    def embed_queries_soon(self, texts: Sequence[str]) -> "Future[np.ndarray]":
+        """``embed_queries(texts)`` started on the helper thread, while the caller does other work (the
+        question's parse): a future of the same vectors. Without a helper (one core) it is computed here."""
+        ids = [e.ids for e in self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])]
+        helper = query_helper()
+        if helper is None or not ids:
+            done: Future[np.ndarray] = Future()
+            done.set_result(self._one_by_one(ids) if ids else np.zeros((0, self.dim), dtype=np.float32))
+            return done
+        return helper.submit(self._each, ids, self._sessions[1])
+
     def _one_by_one(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         session = self._sessions[1]
+        helper = query_helper() if len(ids) > 1 else None
+        if helper is None:
+            with self._lock:
+                return self._each(ids, session)
+        mine, theirs = split_by_cost([len(piece) for piece in ids])
+        # The helper's share never takes the lock: it holds no lock the caller waits on (no deadlock), and
+        # concurrent runs of one session are safe in onnxruntime.
+        future = helper.submit(self._each, [ids[i] for i in theirs], session)
         with self._lock:
-            return _normalise(np.vstack([self._run([piece], session) for piece in ids]))
+            own = self._each([ids[i] for i in mine], session)
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        out[mine] = own
+        out[theirs] = future.result()
+        return out
+
+    @staticmethod
+    def _each(ids: Sequence[Sequence[int]], session: Any) -> np.ndarray:
+        """One single-thread session call per string (the vectors do not depend on what else is embedded)."""
+        return _normalise(np.vstack([Int8MiniLMEmbedder._run([piece], session) for piece in ids]))
 
     def token_states(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per text, the last hidden state of each wordpiece ((n, dim), special tokens included) and its
@@ -185,6 +216,56 @@ class Int8MiniLMEmbedder:
         hidden, mask = Int8MiniLMEmbedder._hidden(ids, session)
         weights = mask[:, :, None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+# The per-string cost of one single-thread call, in wordpieces: a fixed part (the weights are read whatever
+# the length) plus one per wordpiece (about 1.9 ms + 0.13 ms per wordpiece measured on a 2-core machine).
+CALL_COST_WORDPIECES = 15
+
+
+def split_by_cost(lengths: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Indexes of the strings the caller embeds and of those the helper embeds, by their estimated cost
+    (``CALL_COST_WORDPIECES`` + length), longest first to the lighter side; the caller keeps the first
+    string (the question) and never gets an empty share."""
+    mine: list[int] = [0]
+    theirs: list[int] = []
+    cost = [CALL_COST_WORDPIECES + lengths[0], 0]
+    for i in sorted(range(1, len(lengths)), key=lambda j: -lengths[j]):
+        side = 0 if cost[0] <= cost[1] else 1
+        (mine if side == 0 else theirs).append(i)
+        cost[side] += CALL_COST_WORDPIECES + lengths[i]
+    return sorted(mine), sorted(theirs)
+
+
+_HELPER_LOCK = threading.Lock()
+_HELPERS: list[ThreadPoolExecutor] = []
+# A forked child has no helper thread (only the forking thread survives a fork): it starts its own.
+os.register_at_fork(after_in_child=_HELPERS.clear)
+
+
+def query_helper() -> ThreadPoolExecutor | None:
+    """The process's one helper thread for query embeddings, or None (embed on the calling thread): a
+    question's strings are then embedded on two cores, and its own vector while its parse runs. Query
+    strings are short, so one helper is enough and never piles up work. ``RAGSCOPE_QUERY_HELPER``:
+    ``auto`` (default) uses it while the machine has a core to spare (1-minute load average below the
+    core count; on a loaded machine the hand-off only adds a wait: 2-7 ms per graph mode at load 16 on
+    2 cores, ``benchmarks/query_helper_latency.py``), ``1`` always, ``0`` never; never on one core."""
+    cores = os.cpu_count() or 1
+    wanted = os.environ.get("RAGSCOPE_QUERY_HELPER", "auto").strip().lower()
+    if cores < 2 or wanted == "0" or (wanted != "1" and _load_average() >= cores):
+        return None
+    with _HELPER_LOCK:
+        if not _HELPERS:
+            _HELPERS.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragscope-query-embed"))
+        return _HELPERS[0]
+
+
+def _load_average() -> float:
+    """The 1-minute load average (0 where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
 
 
 _LOAD_LOCK = threading.Lock()

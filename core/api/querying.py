@@ -68,6 +68,7 @@ def _run_modes(ws: Workspace, question: str, modes: list[str] | str, settings: O
     mode_list = parse_modes(modes) if isinstance(modes, str) else list(modes)
     ctx = query_context(ws, question, settings=settings, keywords=keywords)
     ws.vectors  # open the vector client once, before any worker thread needs it
+    ctx.embed_ahead(question)  # the question's vector on the embedder's helper thread while it is parsed
     ctx.keywords()
     # the question and its names in one embedding batch: the modes that link names (local, hybrid,
     # mix, path) and the extractive answers (question entities) need them

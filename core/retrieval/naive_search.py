@@ -12,6 +12,7 @@ from core.types import ChunkHit, RetrievalResult
 class NaiveRetriever:
     name = "naive"
     params = ("naive_top_k", "max_total_tokens")
+    embeds_question_first = True  # nothing to overlap the question's embedding with (no parse first)
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         result = new_result(ctx, self.name, self.params)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence, TypeVar
@@ -180,6 +181,7 @@ class QuestionState:
     names: Optional[list[str]] = None  # the names entity linking looks up (``QueryContext.link_names``)
     query_texts: Optional[list[str]] = None
     embeddings: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict)
+    pending: dict[str, Future[np.ndarray]] = field(default_factory=dict)  # started, not yet in ``embeddings``
     seed_names: Optional[list[str]] = None  # None until a mode linked the question's names
     seeds: Optional[list[Seed]] = None
     seeds_filled: Optional[list[Seed]] = None  # local mode's seeds, topped up by the joined search
@@ -250,28 +252,44 @@ class QueryContext:
             self.prefetch([text])
         return self.state.embeddings[text]
 
+    def embed_ahead(self, text: str) -> None:
+        """Start embedding ``text`` in the background where the embedder can (``embed_queries_soon``: the
+        int8 MiniLM's helper thread), so it overlaps the question's parse; ``embed`` and ``prefetch``
+        wait for it. The vector is the one ``embed`` would compute (same per-string call)."""
+        soon = getattr(self.ws.embedder, "embed_queries_soon", None)
+        state = self.state
+        if soon is None or not text or text in state.embeddings or text in state.pending:
+            return
+        state.pending[text] = soon([text])
+
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed the query strings a mode will need in as few calls as possible: the question alone
         stays one string (naive, tree), anything else is embedded with every string of
         ``query_texts``, in one packed call where the embedder has one (``embed_queries``: no padding,
-        the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server)."""
+        the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server). A string started
+        by ``embed_ahead`` is waited for, not embedded again."""
         wanted = [t for t in dict.fromkeys(texts) if t]
         if any(t != self.question for t in wanted):
             wanted = list(dict.fromkeys(wanted + self.query_texts()))
-        cache = self.state.embeddings
-        missing = [t for t in wanted if t not in cache]
-        if not missing:
-            return
+        cache, pending = self.state.embeddings, self.state.pending
+        missing = [t for t in wanted if t not in cache and t not in pending]
+        vectors = dict(zip(missing, self._embed_now(missing))) if missing else {}
+        for text in wanted:
+            if text in cache:
+                continue
+            started = pending.get(text)
+            cache[text] = vectors[text] if started is None else started.result()[0]
+            pending.pop(text, None)
+
+    def _embed_now(self, texts: list[str]) -> list[np.ndarray]:
         embedder = self.ws.embedder
         packed = getattr(embedder, "embed_queries", None)
         if packed is not None:
-            for text, vector in zip(missing, packed(missing)):
-                cache[text] = vector
-            return
-        for start in range(0, len(missing), QUERY_BATCH):
-            batch = missing[start : start + QUERY_BATCH]
-            for text, vector in zip(batch, embedder.embed(batch)):
-                cache[text] = vector
+            return list(packed(texts))
+        out: list[np.ndarray] = []
+        for start in range(0, len(texts), QUERY_BATCH):
+            out.extend(embedder.embed(texts[start : start + QUERY_BATCH]))
+        return out
 
     def query_texts(self) -> list[str]:
         """Every string a mode of this question may embed: the question, the names entity linking

@@ -127,4 +127,7 @@ def retrieve(ctx: QueryContext, mode: str) -> RetrievalResult:
         raise ValueError(f"unknown mode {mode!r} (available: {', '.join(modes())})")
     if not ctx.question.strip():
         raise ValueError("the question is empty")
-    return cite_sources(ctx.ws, registry()[mode].retrieve(ctx))
+    retriever = registry()[mode]
+    if not getattr(retriever, "embeds_question_first", False):
+        ctx.embed_ahead(ctx.question)  # the modes search with the question's vector: overlap it with the parse
+    return cite_sources(ctx.ws, retriever.retrieve(ctx))

@@ -340,7 +340,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     used = 0
     for item in chosen.items:
         header, body = _split(item)
-        cost = count_tokens(header) + sizes.get(_item_id(item), count_tokens(body)) + 1
+        size = sizes.get(_item_id(item))  # the stored count; the body is encoded only without one
+        cost = count_tokens(header) + (count_tokens(body) if size is None else size) + 1
         if used + cost > budget:
             break
         kept.append(item)

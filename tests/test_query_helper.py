@@ -1,0 +1,154 @@
+"""The question's own embedding work on two cores (core/onnx_embeddings.py, core/retrieval/query.py): the
+int8 embedder shares a question's strings between the caller and one helper thread with the same per-string
+calls (so the same vectors), and ``QueryContext.embed_ahead`` starts the question's vector while its parse runs,
+then ``embed``/``prefetch`` wait for it instead of embedding it again."""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+
+import numpy as np
+import pytest
+
+from conftest import require_or_skip
+
+STRINGS = ["Who founded the Tidewater Shipping Cooperative in Port Sallow?", "Tobias Wren",
+           "Port Sallow, Velmora Coast", "harbour, shipping, cooperative, founder", "Gujarati"]
+
+
+@pytest.fixture(scope="module")
+def int8():
+    from core.onnx_embeddings import Int8ModelMissingError, int8_embedder
+
+    try:
+        return int8_embedder()
+    except Int8ModelMissingError as exc:
+        require_or_skip("int8", f"{exc}")
+
+
+def test_split_by_cost_keeps_the_first_string_and_balances_the_rest():
+    from core.onnx_embeddings import CALL_COST_WORDPIECES, split_by_cost
+
+    mine, theirs = split_by_cost([12, 4, 30, 5, 6])
+    assert 0 in mine and theirs and sorted(mine + theirs) == [0, 1, 2, 3, 4]
+    cost = [sum(CALL_COST_WORDPIECES + [12, 4, 30, 5, 6][i] for i in side) for side in (mine, theirs)]
+    assert abs(cost[0] - cost[1]) <= CALL_COST_WORDPIECES + 30  # no side carries everything
+    assert split_by_cost([7, 3]) == ([0], [1])
+
+
+def test_query_strings_are_shared_with_the_helper_and_give_the_same_vectors(int8, monkeypatch):
+    import core.onnx_embeddings as onnx_embeddings
+
+    ran_on: list[str] = []
+    each = onnx_embeddings.Int8MiniLMEmbedder._each
+
+    def recording(ids, session):
+        ran_on.append(threading.current_thread().name)
+        return each(ids, session)
+
+    monkeypatch.setattr(onnx_embeddings.Int8MiniLMEmbedder, "_each", staticmethod(recording))
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    shared = int8.embed_queries(STRINGS)
+    assert any(name.startswith("ragscope-query-embed") for name in ran_on)  # the helper took a share
+    assert threading.current_thread().name in ran_on  # and the caller its own
+    alone = np.vstack([int8.embed_queries([text]) for text in STRINGS])  # one string: no helper
+    assert np.array_equal(shared, alone)  # the same per-string calls: bit-identical vectors
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "0")
+    ran_on.clear()
+    assert np.array_equal(int8.embed_queries(STRINGS), shared)
+    assert all(not name.startswith("ragscope-query-embed") for name in ran_on)
+
+
+def test_embed_queries_soon_is_the_same_vector(int8):
+    future = int8.embed_queries_soon([STRINGS[0]])
+    assert isinstance(future, Future)
+    assert np.array_equal(future.result(), int8.embed_queries([STRINGS[0]]))
+
+
+def test_embed_ahead_is_waited_for_not_embedded_again(tmp_path, int8):
+    from core.retrieval.registry import query_context
+    from core.workspace import Workspace
+
+    class Counting:
+        name, dim = int8.name, 384
+
+        def __init__(self) -> None:
+            self.soon: list[list[str]] = []
+            self.now: list[list[str]] = []
+
+        def embed(self, texts):  # pragma: no cover - query strings go through embed_queries
+            raise AssertionError("query strings go through embed_queries")
+
+        def embed_queries(self, texts):
+            self.now.append(list(texts))
+            return int8.embed_queries(texts)
+
+        def embed_queries_soon(self, texts):
+            self.soon.append(list(texts))
+            return int8.embed_queries_soon(texts)
+
+    ws = Workspace(tmp_path / "ws")
+    counting = Counting()
+    ws._embedder = counting
+    question = "Who founded the Velmora Marine Institute and when did Port Sallow open?"
+    ctx = query_context(ws, question)
+    ctx.embed_ahead(question)
+    ctx.embed_ahead(question)  # started once
+    assert counting.soon == [[question]] and question in ctx.state.pending
+    ctx.prefetch(["Velmora Marine Institute"])  # the rest of the question's strings, the question waited for
+    assert counting.now and all(question not in call for call in counting.now)
+    assert not ctx.state.pending and question in ctx.state.embeddings
+    assert np.array_equal(ctx.embed(question), int8.embed_queries([question])[0])
+    assert set(ctx.state.embeddings) == set(ctx.query_texts())
+    counting.soon.clear()
+    from core.retrieval.registry import retrieve
+
+    retrieve(query_context(ws, "Where is Port Sallow?"), "tree")  # a mode that parses first starts the vector
+    assert counting.soon == [["Where is Port Sallow?"]]
+    retrieve(query_context(ws, "Where is Port Sallow?"), "naive")  # naive embeds first: nothing to overlap
+    assert counting.soon == [["Where is Port Sallow?"]]
+
+
+def test_the_helper_is_used_only_with_a_core_to_spare(monkeypatch):
+    import core.onnx_embeddings as onnx_embeddings
+
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("RAGSCOPE_QUERY_HELPER", raising=False)  # auto
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 1.2)
+    assert onnx_embeddings.query_helper() is not None
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 6.0)
+    assert onnx_embeddings.query_helper() is None  # loaded: the caller embeds alone
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    assert onnx_embeddings.query_helper() is not None
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "0")
+    monkeypatch.setattr(onnx_embeddings, "_load_average", lambda: 0.0)
+    assert onnx_embeddings.query_helper() is None
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 1)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    assert onnx_embeddings.query_helper() is None
+
+
+def test_a_forked_child_starts_its_own_helper(monkeypatch):
+    import os
+
+    import core.onnx_embeddings as onnx_embeddings
+
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    parent = onnx_embeddings.query_helper()
+    assert parent is not None
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the inherited pool has no thread, a new one must run the work
+        try:
+            helper = onnx_embeddings.query_helper()
+            ok = helper is not None and helper is not parent and helper.submit(lambda: 7).result(timeout=10) == 7
+        except BaseException:
+            ok = False
+        os.write(write, b"1" if ok else b"0")
+        os._exit(0)
+    os.close(write)
+    answer = os.read(read, 1)
+    os.waitpid(pid, 0)
+    assert answer == b"1"
