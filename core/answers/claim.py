@@ -30,6 +30,9 @@ modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") stat
 Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first
 hop resolved to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; and a
 best sentence that only states the first hop gives way to the best sentence about its bridge.
+When nothing is bolded, the sentence that says the question's verb of the question's subject or of the bridge
+the evidence resolved is quoted first instead of one that shares the verb with an unrelated subject, or only
+states the first hop (``arguments``).
 Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim) — it
 doubled wrong bolds on the dev sets (docs/offline-answers.md).
 
@@ -282,11 +285,22 @@ def _refused(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
             cache: Any = None) -> tuple[Optional[Pick], str]:
     """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted``
-    over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or "")."""
-    from core.answers.bridge import second_hop
-
+    over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or ""). When
+    nothing is bolded, a sentence saying the question's verb of the bridge is quoted first (``argued``)."""
     if best is None:
         return best, ""
+    first, note = _first_claim(best, candidates, frame, graph, cache)
+    if first is not None and first.typed:
+        return first, note
+    from core.answers.arguments import argued_claim
+
+    return argued_claim(best, candidates, frame, graph, cache, first, note)
+
+
+def _first_claim(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+                 ) -> tuple[Optional[Pick], str]:
+    from core.answers.bridge import second_hop
+
     pick, note = _claimed(best, candidates, frame, graph, cache)
     if pick is None or not pick.typed:
         hop = second_hop(best, candidates, frame, graph, cache)
