@@ -31,14 +31,14 @@ document's title, for the document's subject (the Hollow Bay Tidal Project's pag
 ``argued``: when the scorer's best sentence grades below ``NAMED``, the candidate within ``ARGUMENT_WINDOW``
 with the highest grade above it (ties: the higher score) is quoted first instead. A first-hop sentence ("Its
 founding director is Peter Okafor") holds no asked verb: it grades 0 and goes below the sentence stating the
-relation of the bridge. ``argued_claim`` (called by ``claim.claimed``) applies it only to a first line the claim
-checks left without a bold — a bold is never replaced — and bolds the new first line only when it passes checks
+relation of the bridge. ``claim.claimed`` applies it only to a first line the claim checks left without a bold — a bold is never replaced — and bolds the new first line only when it passes checks
 1-2 of ``claim``, the argument check of ``support`` and the last gates of ``grounding``, as any bold must.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any, Optional, Sequence
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence, Union
 
 from core.answers.cache import parsed_once
 from core.answers.question import QuestionFrame, said_stems, sentence_stems, stem
@@ -52,6 +52,8 @@ NAMED = 3  # the side names the question's own name or the described side's head
 NEAR = 2  # the side names an entity one hop from the question in the mode's evidence
 FAR = 1  # … two hops
 UNRELATED = -1  # the side names only entities the question does not lead to
+
+Layers = Union[tuple[frozenset[Any], frozenset[Any]], Callable[[], tuple[frozenset[Any], frozenset[Any]]]]
 
 _LIGHT = frozenset({"be", "have", "do", "become", "get", "make", "take"})
 _CIRCUMSTANCE = frozenset({"when", "where"})
@@ -239,8 +241,7 @@ def _wanted_in(pick: Pick, frame: QuestionFrame, graph: Any, tokens: list[Any]) 
     return any(_inside(pick.sentence.text, surface, spans) for surface in _replacements(pick, frame, graph))
 
 
-def _side_grade(side: Side, tokens: list[Any], pick: Pick, graph: Any, title: frozenset[str],
-                layers: tuple[frozenset[str], frozenset[str]]) -> int:
+def _side_grade(side: Side, tokens: list[Any], pick: Pick, graph: Any, title: frozenset[str], layers: Layers) -> int:
     """How the sentence's side of the verb fits the question's ``side`` (the grades of the module docstring)."""
     if not tokens:
         return 0
@@ -252,22 +253,49 @@ def _side_grade(side: Side, tokens: list[Any], pick: Pick, graph: Any, title: fr
     words = {stem(t.lower_) for t in tokens}
     if side.head and side.head in words:
         return NAMED
-    for grade, layer in ((NEAR, layers[0]), (FAR, layers[1])):
+    near, far = layers() if callable(layers) else layers  # read only when a bridge is needed
+    for grade, layer in ((NEAR, near), (FAR, far)):
         if any(names and names <= said for names in layer):
             return grade
     return UNRELATED if said else 0
 
 
-def argument_fit(pick: Pick, asked: AskedRelation, frame: QuestionFrame, graph: Any,
-                 layers: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())) -> int:
-    """The best grade of an occurrence of the question's verb in the sentence (0 without one); ``layers``:
-    name stems of the entities one and two hops from the question in the mode's evidence."""
-    from core.answers.claim import _title
+def _ceiling(pick: Pick, asked: AskedRelation, frame: QuestionFrame, graph: Any, layers: Layers) -> int:
+    """The highest grade the sentence could reach, read without a parse (0: none above 0). It must hold the
+    verb and a mention of the asked-for type the question does not name; then ``NAMED`` when it holds a side's
+    names or head noun, ``NEAR`` / ``FAR`` when it names an entity of that layer (in the sentence, its title, or
+    the entity it refers to)."""
+    from core.answers.grounding import _title_stems
+    from core.answers.support import _replacements
 
-    if not {asked.verb, asked.lemma} & said_stems(pick.sentence.text, pick.sentence.stems):
+    sentence = pick.sentence
+    if not {asked.verb, asked.lemma} & said_stems(sentence.text, sentence.stems) or not _replacements(pick, frame, graph):
         return 0
+    said = sentence.stems | _title_stems(pick)
+    if sentence.refers_to:
+        said = said | sentence_stems(graph.name(sentence.refers_to) if sentence.refers_to in graph else sentence.refers_to)
+    if any((side.names and side.names <= said) or (side.head and side.head in said) for side in asked.sides):
+        return NAMED
+    if all(side.names for side in asked.sides):
+        return 0  # named sides only: no bridge reads for them
+    near, far = layers() if callable(layers) else layers
+    for grade, layer in ((NEAR, near), (FAR, far)):
+        if any(names and names <= said for names in layer):
+            return grade
+    return 0
+
+
+def argument_fit(pick: Pick, asked: AskedRelation, frame: QuestionFrame, graph: Any,
+                 layers: Layers = (frozenset(), frozenset())) -> int:
+    """The best grade of an occurrence of the question's verb in the sentence (0 when it cannot fit: no verb,
+    or no mention of the asked-for type); ``layers``: name stems of the entities one and two hops from the
+    question in the mode's evidence (or a function giving them, called only when a bridge is needed)."""
+    from core.answers.grounding import _title_stems
+
     graph = as_graph_view(graph)
-    title = _title(pick)
+    if not _ceiling(pick, asked, frame, graph, layers):
+        return 0
+    title = _title_stems(pick)
     grades: list[int] = []
     for verb in (t for t in _parse(pick.sentence.text) if t.pos_ == "VERB"
                  and {stem(t.lower_), stem(t.lemma_.lower())} & {asked.verb, asked.lemma}):
@@ -309,7 +337,7 @@ def argued(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: 
     if asked is None or not frame.groups:
         return best
     graph = as_graph_view(graph)
-    layers = _layers(candidates, frame, graph, cache)
+    layers = functools.cache(lambda: _layers(candidates, frame, graph, cache))
     top = argument_fit(best, asked, frame, graph, layers)
     if top >= NAMED:
         return best
@@ -322,30 +350,12 @@ def argued(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: 
         if pick.sentence.text in seen:
             continue
         seen.add(pick.sentence.text)
-        if not {asked.verb, asked.lemma} & said_stems(pick.sentence.text, pick.sentence.stems):
-            continue
+        if _ceiling(pick, asked, frame, graph, layers) <= grade:
+            continue  # it cannot beat the grade held: no parse spent on it
         tries += 1
         fit = argument_fit(pick, asked, frame, graph, layers)
         if fit > grade:
             chosen, grade = pick, fit
+        if grade >= NAMED:
+            break
     return chosen
-
-
-def argued_claim(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any,
-                 first: Optional[Pick], note: str) -> tuple[Optional[Pick], str]:
-    """The first line when the claim checks bolded nothing: the sentence that says the question's verb of what
-    the question leads to (``argued``), bolded when it passes checks 1-2, the argument check and the
-    last gates; else ``first`` as it was."""
-    from core.answers.bridge import completed
-    from core.answers.claim import NOTE_RELATION, _refused, question_claim, reason
-    from core.answers.support import checked
-
-    chosen = argued(best, candidates, frame, graph, cache)
-    if chosen is best or (first is not None and chosen.sentence.text == first.sentence.text):
-        return first, note
-    claim = question_claim(frame, cache)
-    refusal = reason(chosen, frame, claim, cache) if chosen.typed else NOTE_RELATION
-    kept = checked(chosen, frame, graph, cache) if not refusal else None
-    if kept is not None and kept.typed and not _refused(kept, candidates, frame, graph, claim, cache):
-        return completed(kept), ""
-    return replace(chosen, typed=[]), refusal or NOTE_RELATION
