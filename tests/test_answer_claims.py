@@ -106,10 +106,13 @@ def test_a_lower_sentence_that_states_the_claim_is_quoted_first_and_bolded():
 
 
 def test_promotion_rests_on_the_parse(monkeypatch):
-    """The guard of the two tests above: with the parse check stubbed out, nothing is promoted or bolded."""
+    """The guard of the two tests above: with the parse checks stubbed out (the argument reading of
+    ``core.answers.arguments`` reads the same relation), nothing is promoted or bolded."""
+    import core.answers.arguments as arguments
     import core.answers.support as support
 
     monkeypatch.setattr(support, "parse_verified", lambda *a, **k: [])
+    monkeypatch.setattr(arguments, "argued", lambda best, *a, **k: best)
     frame = make_frame("Who founded the Velmora Marine Institute?")
     best = _pick("Agnes Marlowe lectured at the Velmora Marine Institute for thirty years.",
                  [("PERSON", "Agnes Marlowe")], ["Agnes Marlowe"], 4.0)

@@ -27,11 +27,12 @@ without the margin, and such a lower sentence (within ``PROMOTE_WINDOW`` of the 
 when the best cannot carry a bold (``promoted``), also when the last gates (``grounding``) strip the best's
 bold (``lifted_past_gates``); a lower sentence those gates would refuse whatever its span costs no parse. A sentence giving the question's role noun other rank
 modifiers ("Ruth Harland, the *principal* keeper" for "the *first* keeper") states another role: no bold.
-Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first
-hop resolved to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; and a
-best sentence that only states the first hop gives way to the best sentence about its bridge.
-Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim) — it
-doubled wrong bolds on the dev sets (docs/offline-answers.md).
+Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to the entity the first hop resolved
+to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; a best sentence that only
+states the first hop gives way to the best sentence about its bridge; with no bold, a sentence saying the asked
+verb of the question's subject or of the resolved bridge beats one sharing only the verb (``arguments``).
+Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim): it doubled
+wrong bolds on the dev sets (docs/offline-answers.md).
 
 The papers answer with an LLM, so their strict setting does not change this: it is RAGScope's answer layer.
 """
@@ -40,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
+from core.answers import arguments
 from core.answers.cache import parsed_once
 from core.answers.question import OF_NOUNS, QuestionFrame
 from core.answers.scoring import Pick
@@ -281,12 +283,36 @@ def _refused(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
 
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
             cache: Any = None) -> tuple[Optional[Pick], str]:
-    """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted``
-    over it — bolded only when it is a clear claim; the note saying why nothing is bolded, or "")."""
-    from core.answers.bridge import second_hop
-
+    """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted`` over it, or with
+    no bold one saying the asked verb of the bridge, ``argued`` — bolded only when it is a clear claim; the note)."""
     if best is None:
         return best, ""
+    first, note = _first_claim(best, candidates, frame, graph, cache)
+    if first is not None and first.typed:
+        return first, note
+    chosen = arguments.argued(best, candidates, frame, graph, cache)  # the sentence saying the asked verb of the bridge
+    if chosen is best or (first is not None and chosen.sentence.text == first.sentence.text):
+        return first, note
+    return _bolded_if_claimed(chosen, candidates, frame, graph, cache)
+
+
+def _bolded_if_claimed(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any) -> tuple[Pick, str]:
+    """``pick`` bolded when it passes checks 1-2, the argument check and the last gates; else unbolded, with why."""
+    from core.answers.bridge import completed
+    from core.answers.support import checked
+
+    claim = question_claim(frame, cache)
+    refusal = reason(pick, frame, claim, cache) if pick.typed else NOTE_RELATION
+    kept = checked(pick, frame, graph, cache) if not refusal else None
+    if kept is not None and kept.typed and not _refused(kept, candidates, frame, graph, claim, cache):
+        return completed(kept), ""
+    return replace(pick, typed=[]), refusal or NOTE_RELATION
+
+
+def _first_claim(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+                 ) -> tuple[Optional[Pick], str]:
+    from core.answers.bridge import second_hop
+
     pick, note = _claimed(best, candidates, frame, graph, cache)
     if pick is None or not pick.typed:
         hop = second_hop(best, candidates, frame, graph, cache)
