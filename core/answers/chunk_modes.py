@@ -2,9 +2,11 @@
 
 * naive — its top chunks in rank order: every sentence of the first ``NAIVE_CHUNKS`` chunks is a
   candidate; the evidence lines are each chunk's best sentence, chunk by chunk ("chunk #1", …).
-* tree — E2GraphRAG's evidence: the selected summaries' best sentences first ("summary, level L"),
-  then the sentences of the leaf chunks that name the tree's query entities ("leaf (A, B)"), those
-  naming more of them first, then the other sentences of the first leaves. A summary sentence is matched to the stored sentence of one of the
+* tree — E2GraphRAG's evidence: the selected summaries' sentences ("summary, level L"), the sentences
+  of the leaf chunks that name the tree's query entities ("leaf (A, B)", those naming more of them
+  score higher) and the other sentences of the first leaves, as evidence lines by score (a summary
+  sentence restates its leaves: it leads only when it scores as high; ``SUMMARIES_FIRST`` puts the best
+  two first, as before). A summary sentence is matched to the stored sentence of one of the
   summary's leaves (the few closest to the question), so its typed mentions are known; an unmatched
   one is still quoted, citing the summary.
 """
@@ -19,7 +21,8 @@ from core.types import RetrievalResult, SummaryHit
 
 NAIVE_CHUNKS = 8  # naive (and ppr, auto): chunks whose sentences are candidates (5 until issue 31: see docs/offline-answers.md)
 TREE_SUMMARIES = 3  # tree: summaries read, in rank order
-SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences
+SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences (with SUMMARIES_FIRST)
+SUMMARIES_FIRST = False  # tree: summary lines before the leaf lines whatever their score (the order before issue 31, part 4)
 SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stored records
 TREE_CHUNKS = 8  # tree: leaf chunks read, in rank order
 
@@ -95,8 +98,16 @@ def tree_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
     for rank, sentences in enumerate(inp.bank.get(ids[:NAIVE_CHUNKS]).values()):
         other_picks += [inp.score(s, "chunk", rank, f"leaf chunk #{rank + 1}")
                         for s in sentences if (s.chunk_id, s.ord) not in named]
-    by_score = sorted(summary_picks, key=lambda p: -p.score)[:SUMMARY_LINES]
-    entries = [sentence_entry(p) for p in by_score]
-    entries += [sentence_entry(p) for p in sorted(leaf_picks, key=lambda p: -p.score)]
-    entries += [sentence_entry(p) for p in sorted(other_picks, key=lambda p: -p.score)]
-    return summary_picks + leaf_picks + other_picks, entries
+    return summary_picks + leaf_picks + other_picks, tree_lines(summary_picks, leaf_picks, other_picks)
+
+
+def tree_lines(summary_picks: list[Pick], leaf_picks: list[Pick], other_picks: list[Pick]) -> list[Entry]:
+    """Tree's evidence lines: with ``SUMMARIES_FIRST`` (the order before issue 31's fourth part) the
+    ``SUMMARY_LINES`` best summary sentences, then the leaf sentences naming the query entities, then the
+    leaves' other sentences, each group by score; by default all of them by score (a summary sentence
+    keeps its place only when it scores as high as the leaf sentences: it restates its leaves)."""
+    by_score = sorted(summary_picks + leaf_picks + other_picks, key=lambda p: -p.score)
+    if SUMMARIES_FIRST:
+        by_score = (sorted(summary_picks, key=lambda p: -p.score)[:SUMMARY_LINES]
+                    + sorted(leaf_picks, key=lambda p: -p.score) + sorted(other_picks, key=lambda p: -p.score))
+    return [sentence_entry(p) for p in by_score]

@@ -16,9 +16,13 @@ relations are where that link is:
 4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, labelled with what
    brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n").
 
+5. descriptions — the context shows each retrieved entity's description (sentences of its source chunks);
+   for the first ``DESCRIBED`` entities, those sentences (read from the entity's ``DESCRIPTION_CHUNKS``
+   source chunks closest to the question) are evidence lines ("entity X"), never the first line.
+
 Evidence lines: the first ``GRAPH_LINES`` of [each bridge in order of its best sentence's score, its
-sentence then the best sentence about X; or the relation statements], then the chunk sentences by
-score, then the rest of the graph lines.
+sentence then the best sentence about X; or the relation statements], then the chunk and description
+sentences by score, then the rest of the graph lines.
 """
 from __future__ import annotations
 
@@ -37,7 +41,9 @@ ABOUT = 4  # bridge entities whose own sentences are read
 ABOUT_CHUNKS = 3  # source chunks read per bridge entity
 RELATIONS = 6  # relation statements read when there is no bridge
 CONTEXT_CHUNKS = 5  # own context chunks whose sentences are candidates
-GRAPH_LINES = 2  # bridge / about / relation lines shown before the best chunk sentences
+GRAPH_LINES = 2
+DESCRIBED = 6  # retrieved entities whose description sentences may be evidence lines
+DESCRIPTION_CHUNKS = 2  # source chunks read per described entity  # bridge / about / relation lines shown before the best chunk sentences
 
 
 def _ends(relation: RelationHit) -> tuple[str, str]:
@@ -67,6 +73,22 @@ def _statements(inp: AnswerInputs, ids: list[str], a: str, b: str, role: str, ra
     """Sentences of these chunks naming both ``a`` and ``b``, scored."""
     return [inp.score(s, role, rank, label)
             for s in inp.bank.sentences(ids) if a in s.keys and b in s.keys]
+
+
+def _described(inp: AnswerInputs, result: RetrievalResult, own: list[str]) -> list[Pick]:
+    """Evidence-only picks: the sentences of a retrieved entity's description (the context shows it), read
+    from the entity's source chunks closest to the question, for the first ``DESCRIBED`` entities."""
+    graph = inp.graph
+    picks: list[Pick] = []
+    for entity in result.entities[:DESCRIBED]:
+        key = entity.key
+        if not key or key not in graph:
+            continue
+        description = " ".join(str(entity.description or "").split())
+        ids = inp.closest_chunks(graph.attributes(key).get("source_chunk_ids") or [], DESCRIPTION_CHUNKS, own)
+        picks += [inp.score(s, "chunk", 0, f"entity {graph.name(key)}")
+                  for s in inp.bank.sentences(ids) if key in s.keys and s.text[:80] in description]
+    return picks
 
 
 def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
@@ -120,5 +142,6 @@ def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pi
         label = f"{via[chunk_id]} chunk #{rank + 1}".strip()  # who brought it: entity, relation, naive (mix)
         chunk_picks += [inp.score(s, "chunk", rank, label) for s in sentences]
     candidates += chunk_picks
-    chunk_entries = [sentence_entry(p) for p in sorted(chunk_picks, key=lambda p: -p.score)]
+    described = _described(inp, result, own)
+    chunk_entries = [sentence_entry(p) for p in sorted(chunk_picks + described, key=lambda p: -p.score)]
     return candidates, entries[:GRAPH_LINES] + chunk_entries + entries[GRAPH_LINES:]

@@ -11,7 +11,9 @@ chain::
 An edge no stored sentence supports shows its relation keywords instead. The first line is the best
 edge sentence or the best sentence of the mode's source chunks (its Sources section; "node X" when it
 names a node of those paths, with no path a retrieved node). The evidence lines are the chains of the
-first ``CHAIN_LINES`` paths, then the best source sentences.
+first ``CHAIN_LINES`` paths, then by score the source sentences and the sentences of the first
+``DESCRIBED_NODES`` path nodes' descriptions (the context shows them; read from each node's
+``DESCRIPTION_CHUNKS`` source chunks closest to the question; evidence lines only, never the first line).
 """
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ from core.types import RetrievalResult
 PATHS = 8  # kept paths turned into chains
 EDGE_CHUNKS = 3  # source chunks read per path edge
 SOURCE_CHUNKS = 6  # own source chunks (the Sources section) whose sentences are candidates
-CHAIN_LINES = 1  # chains shown before the best source sentences
+CHAIN_LINES = 1
+DESCRIBED_NODES = 6  # nodes of the kept paths whose description sentences may be evidence lines
+DESCRIPTION_CHUNKS = 2  # source chunks read per described node  # chains shown before the best source sentences
 
 
 def _edge(inp: AnswerInputs, a: str, b: str, own: list[str], rank: int, label: str, before: list[str]
@@ -52,6 +56,23 @@ def _keywords(inp: AnswerInputs, a: str, b: str) -> str:
     data = inp.graph.relation_attributes(a, b) if inp.graph.has_relation(a, b) else {}
     words = ", ".join((data.get("keywords") or [])[:4])
     return f"related: {words}" if words else "related"
+
+
+def _described(inp: AnswerInputs, result: RetrievalResult, own: list[str], bridges: set[str]) -> list[Pick]:
+    """Evidence-only picks: the sentences of a kept path's node description (the context shows each node's
+    description), read from the node's source chunks closest to the question."""
+    graph = inp.graph
+    picks: list[Pick] = []
+    nodes = list(dict.fromkeys(k for path in result.paths[:PATHS] for k in path.keys))
+    for key in nodes[:DESCRIBED_NODES]:
+        if key not in graph:
+            continue
+        data = graph.attributes(key)
+        description = " ".join(str(data.get("description") or "").split())
+        ids = inp.closest_chunks(data.get("source_chunk_ids") or [], DESCRIPTION_CHUNKS, own)
+        picks += [inp.score(s, "node", 0, f"node {graph.name(key)}", exclude=bridges)
+                  for s in inp.bank.sentences(ids) if key in s.keys and s.text[:80] in description]
+    return picks
 
 
 def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
@@ -100,5 +121,7 @@ def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
             else:
                 source_picks.append(inp.score(s, "chunk", rank, f"source #{rank + 1}", exclude=bridges))
     candidates += source_picks
-    entries = entries[:CHAIN_LINES] + [sentence_entry(p) for p in sorted(source_picks, key=lambda p: -p.score)]
+    described = _described(inp, result, own, bridges)
+    lines = sorted(source_picks + described, key=lambda p: -p.score)
+    entries = entries[:CHAIN_LINES] + [sentence_entry(p) for p in lines]
     return candidates, entries
