@@ -385,3 +385,15 @@ def documents_page(workspace_name: str):
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+@pytest.fixture(scope="module")
+def int8():
+    """The int8 MiniLM embedder (``core.onnx_embeddings``); its model missing is a skip locally and a failure
+    under RAGSCOPE_REQUIRE (``require_or_skip``)."""
+    from core.onnx_embeddings import Int8ModelMissingError, int8_embedder
+
+    try:
+        return int8_embedder()
+    except Int8ModelMissingError as exc:
+        require_or_skip("int8", f"{exc}")

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import ROOT, require_or_skip
+from conftest import ROOT
 
 ENV = {k: v for k, v in os.environ.items() if k != "RAGSCOPE_STORE"} | {
     "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "ANONYMIZED_TELEMETRY": "False"}
@@ -35,16 +35,6 @@ FLOOR = 0.99  # the issue's agreement floor (cosine to the torch vectors, every 
 # This recipe's own floor on TEXTS: it gives min 0.9979 / mean 0.9985; the build before it (feed-forward
 # input MatMuls and the word-embedding table quantised too) gave 0.9924 / 0.9957.
 RECIPE_FLOOR, RECIPE_MEAN = 0.997, 0.998
-
-
-@pytest.fixture(scope="module")
-def int8():
-    from core.onnx_embeddings import Int8ModelMissingError, int8_embedder
-
-    try:
-        return int8_embedder()
-    except Int8ModelMissingError as exc:
-        require_or_skip("int8", f"{exc}")
 
 
 @pytest.fixture(scope="module")

@@ -10,20 +10,8 @@ from concurrent.futures import Future
 import numpy as np
 import pytest
 
-from conftest import require_or_skip
-
 STRINGS = ["Who founded the Tidewater Shipping Cooperative in Port Sallow?", "Tobias Wren",
            "Port Sallow, Velmora Coast", "harbour, shipping, cooperative, founder", "Gujarati"]
-
-
-@pytest.fixture(scope="module")
-def int8():
-    from core.onnx_embeddings import Int8ModelMissingError, int8_embedder
-
-    try:
-        return int8_embedder()
-    except Int8ModelMissingError as exc:
-        require_or_skip("int8", f"{exc}")
 
 
 def test_split_by_cost_keeps_the_first_string_and_balances_the_rest():
