@@ -8,7 +8,6 @@ import threading
 from concurrent.futures import Future
 
 import numpy as np
-import pytest
 
 STRINGS = ["Who founded the Tidewater Shipping Cooperative in Port Sallow?", "Tobias Wren",
            "Port Sallow, Velmora Coast", "harbour, shipping, cooperative, founder", "Gujarati"]
