@@ -79,6 +79,9 @@ def warm_workspace(ws: "Workspace") -> None:
     from core.retrieval.token_counts import context_counter, graph_row_costs
 
     views.derived(graph_row_costs)  # the LightRAG modes' row token costs, once per generation
+    from core.retrieval.anchoring import strongest_edges
+
+    views.derived(strongest_edges)  # each node's edges by weight (anchored relations), once per generation
 
     context_counter(ws)  # the exact context counts' segment table, once per generation
     warm_sentences(ws)
