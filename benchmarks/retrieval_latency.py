@@ -43,6 +43,7 @@ class CountingEmbedder:
         self.calls = 0
         self.texts = 0
         self.ms = 0.0
+        self.query_vectors_alone = getattr(inner, "query_vectors_alone", False)
         if not hasattr(inner, "embed_queries"):
             self.embed_queries = None  # type: ignore[assignment]  # as the inner embedder: batches of ``embed``
         if not hasattr(inner, "embed_queries_soon"):

@@ -92,6 +92,7 @@ class Int8MiniLMEmbedder:
 
     name = INT8_NAME
     dim = 384
+    query_vectors_alone = True  # embed_queries: a string's vector never depends on what it is embedded with
 
     def __init__(self, batch_size: int = 16, directory: Path | None = None) -> None:
         import onnxruntime

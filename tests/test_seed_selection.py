@@ -2,6 +2,8 @@
 RAGScope's choices where the papers leave things open (``paper_strict`` turns them off)."""
 from __future__ import annotations
 
+from typing import Any
+
 import networkx as nx
 import numpy as np
 
@@ -22,6 +24,10 @@ class FakeViews:
     def __init__(self, graph: nx.Graph, matrix: VectorMatrix) -> None:
         self.graph = NetworkxGraphView(graph)
         self.vectors = MatrixSearch(lambda collection: matrix)
+        self.owner: Any = None
+
+    def derived(self, build: Any) -> Any:
+        return build(self.owner)  # no generation to memoise for: built each time
 
 
 class FakeWorkspace:
@@ -35,6 +41,7 @@ class FakeWorkspace:
         self.matrix = VectorMatrix([f"rel-{a}-{b}" for a, b in pairs], vectors,
                                    [{"source": a, "target": b} for a, b in pairs])
         self.views = FakeViews(graph, self.matrix)
+        self.views.owner = self
 
 
 def bridge_graph() -> FakeWorkspace:
@@ -136,3 +143,25 @@ def test_inspect_path_table_says_why_each_path_was_kept(sample_ws):
     assert all(isinstance(w, str) and w for w in frame["why kept"])
     assert frame["why kept"].iloc[0].startswith("connects question entities")
     assert frame["question entities"].iloc[0] == 2
+
+
+def test_strongest_edges_are_sorted_once_per_generation(sample_ws, monkeypatch):
+    """Each node's edges by weight desc then neighbour key, at most MAX_EDGES_PER_NODE, built once per
+    generation: a question's anchored relations sort no adjacency of their own, and find what the
+    per-question sort found."""
+    from core.retrieval import anchoring
+
+    graph = sample_ws.views.graph
+    table = sample_ws.views.derived(anchoring.strongest_edges)
+    for key in graph.keys():
+        adjacency = graph.adjacency(key)
+        expected = sorted(adjacency, key=lambda other: (-float(adjacency[other].get("weight", 1.0)), other))
+        assert [other for other, _ in table.get(key, ())] == expected[: anchoring.MAX_EDGES_PER_NODE]
+        assert all(pair == tuple(sorted((key, other))) for other, pair in table.get(key, ()))
+    hub = max(graph.keys(), key=graph.degree)
+    seeds = [Seed(hub, 1.0, graph.name(hub), "name", question=True)]
+    vector = sample_ws.embedder.embed(["harbour, railway"])[0]
+    sorted_here = anchoring.neighbourhood(graph, seeds)
+    monkeypatch.setattr(anchoring, "_by_weight", lambda *a: (_ for _ in ()).throw(AssertionError("sorted per question")))
+    assert anchoring.neighbourhood(graph, seeds, table) == sorted_here
+    assert anchoring.anchored_relations(sample_ws, vector, seeds, 40, 0.2)

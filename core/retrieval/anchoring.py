@@ -22,7 +22,7 @@ question's state) and shared by global, hybrid, mix and path.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Optional, Sequence
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -70,15 +70,37 @@ class AnchoredRelation:
         return base + (f" + {ANCHOR_BONUS:g}: touches {self.anchor.text()}" if self.anchor else "")
 
 
-def neighbourhood(graph: GraphView, seeds: Sequence[Seed]) -> dict[str, Anchor]:
-    """Node → why it anchors: the seeds themselves and up to ``MAX_NEIGHBOURS`` neighbours each."""
+def strongest_edges(ws: Workspace) -> dict[str, tuple[tuple[str, tuple[str, str]], ...]]:
+    """Every node's strongest ``MAX_EDGES_PER_NODE`` edges, by weight desc then neighbour key, as
+    (neighbour, sorted pair): a pure function of the graph, sorted once per workspace generation
+    (``views.derived``) instead of once per anchor node and question."""
+    graph = ws.views.graph
+    table: dict[str, tuple[tuple[str, tuple[str, str]], ...]] = {}
+    for key in graph.keys():
+        ranked = _by_weight(graph, key)[:MAX_EDGES_PER_NODE]
+        if ranked:
+            table[key] = tuple((other, node_pair(key, other)) for other in ranked)
+    return table
+
+
+def _by_weight(graph: GraphView, key: str) -> list[str]:
+    """A node's neighbours by edge weight desc, then key."""
+    edges = sorted(graph.adjacency(key).items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
+    return [other for other, _ in edges]
+
+
+def neighbourhood(graph: GraphView, seeds: Sequence[Seed],
+                  strongest: Optional[Mapping[str, Sequence[tuple[str, tuple[str, str]]]]] = None) -> dict[str, Anchor]:
+    """Node → why it anchors: the seeds themselves and up to ``MAX_NEIGHBOURS`` neighbours each
+    (``strongest``: the generation's ``strongest_edges``; without it the edges are sorted here)."""
     anchors: dict[str, Anchor] = {}
     names = {s.key: graph.name(s.key) for s in seeds if s.key in graph}
     for key, name in names.items():
         anchors[key] = Anchor("question", name)
     for key, name in names.items():
-        ranked = sorted(graph.adjacency(key).items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
-        for neighbour, _ in ranked[:MAX_NEIGHBOURS]:
+        ranked = ([other for other, _ in strongest.get(key, ())] if strongest is not None
+                  else _by_weight(graph, key))
+        for neighbour in ranked[:MAX_NEIGHBOURS]:
             if neighbour not in anchors:
                 anchors[neighbour] = Anchor("neighbour", name, via=graph.name(neighbour))
     return anchors
@@ -93,13 +115,15 @@ def anchored_relations(ws: Workspace, vector: np.ndarray, seeds: Sequence[Seed],
         return []
     candidates: dict[tuple[str, str], tuple[str, str]] = {}  # sorted pair -> the vector's own key
     for key, _ in search.ranked_keys("relations", vector, top_k * CANDIDATE_FACTOR):
-        candidates[node_pair(*key)] = key
-    anchors = neighbourhood(graph, [s for s in seeds if s.question])
+        pair = node_pair(*key)
+        if graph.has_relation(*pair):
+            candidates[pair] = key
+    strongest = views.derived(strongest_edges)
+    anchors = neighbourhood(graph, [s for s in seeds if s.question], strongest)
     for node in anchors:
-        edges = sorted(graph.adjacency(node).items(), key=lambda kv: (-float(kv[1].get("weight", 1.0)), kv[0]))
-        for other, _ in edges[:MAX_EDGES_PER_NODE]:
-            candidates.setdefault(node_pair(node, other), node_pair(node, other))
-    pairs = [p for p in candidates if graph.has_relation(*p)]
+        for _, pair in strongest.get(node, ()):  # edges of the graph: no membership check needed
+            candidates.setdefault(pair, pair)
+    pairs = list(candidates)  # their order does not matter: the ranking below is a total order
     found = search.cosines("relations", vector, [candidates[p] for p in pairs])
     out: list[AnchoredRelation] = []
     for pair in pairs:

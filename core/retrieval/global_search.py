@@ -19,6 +19,18 @@ from core.types import RetrievalResult
 class GlobalRetriever(LightRAGRetriever):
     name = "global"
 
+    @staticmethod
+    def unread_query_texts(ctx: QueryContext) -> set[str]:
+        """The question's names joined, when its names are linked one by one (RAGScope's seeds): only
+        local mode's joined top-up search reads that string."""
+        if not ctx.strategies.seeds.shares_mode_seeds:
+            return set()
+        names = ctx.link_names()
+        if len(names) < 2:
+            return set()
+        low, high = ctx.keywords()
+        return {", ".join(names)} - {ctx.question, *names, ", ".join(high), ", ".join(low)}
+
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         """Relations, their endpoint entities and their chunks, ranked, before any token budget."""
         s = ctx.settings

@@ -17,6 +17,16 @@ from core.types import RetrievalResult
 class LocalRetriever(LightRAGRetriever):
     name = "local"
 
+    @staticmethod
+    def unread_query_texts(ctx: QueryContext) -> set[str]:
+        """The high-level keywords joined: local searches with the low-level ones (the names, or the
+        low-level keywords joined); only with no low-level keyword does it fall back to the high ones."""
+        low, high = ctx.keywords()
+        if not low:
+            return set()
+        names = ctx.link_names()
+        return {", ".join(high)} - {ctx.question, *names, ", ".join(names), ", ".join(low)}
+
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         """Entities, their incident relations and their chunks, ranked, before any token budget."""
         terms, label = search_terms(ctx, result, clock, "low")

@@ -16,6 +16,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Protocol, Sequence, TypeVar
 
@@ -35,6 +36,25 @@ if TYPE_CHECKING:
     from core.workspace import Workspace
 
 Attached = TypeVar("Attached")
+
+# The query strings the running mode never reads (``Retriever.unread_query_texts``; set by
+# ``core.retrieval.registry.retrieve`` for the mode it runs, per thread): ``prefetch`` leaves them out of
+# the batch it adds to a mode's own strings. A string left out is still embedded if a mode asks for it
+# (same per-string call, same vector), so this only saves work, never changes a result. Only for an
+# embedder whose query vectors do not depend on their batch (``query_vectors_alone``: the int8 MiniLM's
+# one call per string); torch's packed call differs in the last float bits with its batch.
+UNREAD_QUERY_TEXTS: ContextVar[Optional[Callable[["QueryContext"], set[str]]]] = ContextVar(
+    "ragscope_unread_query_texts", default=None)
+
+
+@contextmanager
+def reading_only_what_mode_reads(unread: Optional[Callable[["QueryContext"], set[str]]]) -> Iterator[None]:
+    """Run a mode with ``unread`` (its ``unread_query_texts``) telling ``prefetch`` what to leave out."""
+    token = UNREAD_QUERY_TEXTS.set(unread)
+    try:
+        yield
+    finally:
+        UNREAD_QUERY_TEXTS.reset(token)
 
 
 # --- the records the strategies hand to the modes ------------------------------------------------
@@ -89,7 +109,9 @@ class KeywordExtractor(Protocol):
 
 class Retriever(Protocol):
     """A retrieval mode. ``params``: the settings it reads, recorded in ``RetrievalResult.params`` and
-    exposed by ``core.retrieval.registry.mode_params`` (the Inspect page builds its controls from them)."""
+    exposed by ``core.retrieval.registry.mode_params`` (the Inspect page builds its controls from them).
+    A mode may also say which of the question's ``query_texts`` it never reads (``unread_query_texts(ctx)
+    -> set[str]``, see ``UNREAD_QUERY_TEXTS``); without it every string is embedded with the first batch."""
 
     name: str
     params: Sequence[str]
@@ -265,12 +287,15 @@ class QueryContext:
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed the query strings a mode will need in as few calls as possible: the question alone
         stays one string (naive, tree), anything else is embedded with every string of
-        ``query_texts``, in one packed call where the embedder has one (``embed_queries``: no padding,
-        the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server). A string started
+        ``query_texts`` but those the running mode never reads (``UNREAD_QUERY_TEXTS``), in one packed
+        call where the embedder has one (``embed_queries``: no padding, the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server). A string started
         by ``embed_ahead`` is waited for, not embedded again."""
         wanted = [t for t in dict.fromkeys(texts) if t]
         if any(t != self.question for t in wanted):
-            wanted = list(dict.fromkeys(wanted + self.query_texts()))
+            unread = UNREAD_QUERY_TEXTS.get()
+            alone = getattr(self.ws.embedder, "query_vectors_alone", False)  # else the batch shapes the vectors
+            skip = unread(self) if unread is not None and alone else set()
+            wanted = list(dict.fromkeys(wanted + [t for t in self.query_texts() if t not in skip]))
         cache, pending = self.state.embeddings, self.state.pending
         missing = [t for t in wanted if t not in cache and t not in pending]
         vectors = dict(zip(missing, self._embed_now(missing))) if missing else {}

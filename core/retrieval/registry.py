@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from core.retrieval.keywords import OfflineKeywords
 from core.retrieval.results import cite_sources
-from core.retrieval.query import KeywordExtractor, QueryContext, Retriever
+from core.retrieval.query import KeywordExtractor, QueryContext, Retriever, reading_only_what_mode_reads
 from core.retrieval.spec import ModeSpec, ModeSpecError
 from core.retrieval.strategies import strategies_for
 from core.types import RetrievalResult
@@ -130,4 +130,6 @@ def retrieve(ctx: QueryContext, mode: str) -> RetrievalResult:
     retriever = registry()[mode]
     if not getattr(retriever, "embeds_question_first", False):
         ctx.embed_ahead(ctx.question)  # the modes search with the question's vector: overlap it with the parse
-    return cite_sources(ctx.ws, retriever.retrieve(ctx))
+    with reading_only_what_mode_reads(getattr(retriever, "unread_query_texts", None)):
+        result = retriever.retrieve(ctx)
+    return cite_sources(ctx.ws, result)
