@@ -148,6 +148,17 @@ def start_housekeeping(period_s: float = HOUSEKEEPING_S) -> Optional[threading.T
     return thread
 
 
+def refreeze() -> None:
+    """Freeze what is loaded now (a new generation's views) out of the collector's view, after giving back
+    to it what was frozen before: an older generation's views, once nothing uses them, are then collected
+    with their reference cycles instead of being kept frozen for the life of the process (one full
+    collection per new generation, on the warm-up thread)."""
+    with _LOCK:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+
+
 def _run(ws: Optional["Workspace"], embedder_too: bool, housekeeping: bool = False) -> None:
     try:
         warm_models(embedder_too=embedder_too)
@@ -156,7 +167,7 @@ def _run(ws: Optional["Workspace"], embedder_too: bool, housekeeping: bool = Fal
         if ws is not None:
             warm_workspace(ws)
             if housekeeping:  # the generation's views live as long as the models: out of the collector's view too
-                gc.freeze()  # (on dev_musique_full ~330k objects: each full collection paused a Compare ~200 ms)
+                refreeze()  # (on dev_musique_full ~330k objects: each full collection paused a Compare ~200 ms)
     except Exception:  # noqa: BLE001 - warming is an optimisation: the first question loads what it needs
         log.warning("warm-up failed (the first question will load the models itself)", exc_info=True)
 
