@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -232,6 +232,18 @@ class AnswerInputs:
             ordered += sorted(rest, key=lambda c: -similarity[c])[: limit - len(ordered)]
         return ordered
 
+
+    def described(self, key: str, description: Any, role: str, label: str, own: Iterable[str], chunks: int,
+                  exclude: Iterable[str] = ()) -> list[Pick]:
+        """Evidence-only picks for an entity whose description the mode's context shows: the stored
+        sentences naming ``key`` whose opening appears in that description, read from its ``chunks``
+        source chunks closest to the question (the mode's ``own`` chunks first)."""
+        if not key or key not in self.graph:
+            return []
+        shown = " ".join(str(description or "").split())
+        ids = self.closest_chunks(self.graph.attributes(key).get("source_chunk_ids") or [], chunks, own)
+        return [self.score(s, role, 0, label, exclude=exclude)
+                for s in self.bank.sentences(ids) if key in s.keys and s.text[:80] in shown]
 
 def answer_inputs(ws: "Workspace", question: str, lines: int, ctx: Optional["QueryContext"] = None,
                   cache: Optional[QuestionState] = None) -> AnswerInputs:

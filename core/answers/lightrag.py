@@ -41,9 +41,9 @@ ABOUT = 4  # bridge entities whose own sentences are read
 ABOUT_CHUNKS = 3  # source chunks read per bridge entity
 RELATIONS = 6  # relation statements read when there is no bridge
 CONTEXT_CHUNKS = 5  # own context chunks whose sentences are candidates
-GRAPH_LINES = 2
+GRAPH_LINES = 2  # bridge / about / relation lines shown before the best chunk sentences
 DESCRIBED = 6  # retrieved entities whose description sentences may be evidence lines
-DESCRIPTION_CHUNKS = 2  # source chunks read per described entity  # bridge / about / relation lines shown before the best chunk sentences
+DESCRIPTION_CHUNKS = 2  # source chunks read per described entity
 
 
 def _ends(relation: RelationHit) -> tuple[str, str]:
@@ -76,19 +76,11 @@ def _statements(inp: AnswerInputs, ids: list[str], a: str, b: str, role: str, ra
 
 
 def _described(inp: AnswerInputs, result: RetrievalResult, own: list[str]) -> list[Pick]:
-    """Evidence-only picks: the sentences of a retrieved entity's description (the context shows it), read
-    from the entity's source chunks closest to the question, for the first ``DESCRIBED`` entities."""
+    """Evidence-only picks: the description sentences of the first ``DESCRIBED`` retrieved entities."""
     graph = inp.graph
-    picks: list[Pick] = []
-    for entity in result.entities[:DESCRIBED]:
-        key = entity.key
-        if not key or key not in graph:
-            continue
-        description = " ".join(str(entity.description or "").split())
-        ids = inp.closest_chunks(graph.attributes(key).get("source_chunk_ids") or [], DESCRIPTION_CHUNKS, own)
-        picks += [inp.score(s, "chunk", 0, f"entity {graph.name(key)}")
-                  for s in inp.bank.sentences(ids) if key in s.keys and s.text[:80] in description]
-    return picks
+    return [pick for entity in result.entities[:DESCRIBED] if entity.key and entity.key in graph
+            for pick in inp.described(entity.key, entity.description, "chunk", f"entity {graph.name(entity.key)}",
+                                      own, DESCRIPTION_CHUNKS)]
 
 
 def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:

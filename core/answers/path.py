@@ -25,9 +25,9 @@ from core.types import RetrievalResult
 PATHS = 8  # kept paths turned into chains
 EDGE_CHUNKS = 3  # source chunks read per path edge
 SOURCE_CHUNKS = 6  # own source chunks (the Sources section) whose sentences are candidates
-CHAIN_LINES = 1
+CHAIN_LINES = 1  # chains shown before the best source sentences
 DESCRIBED_NODES = 6  # nodes of the kept paths whose description sentences may be evidence lines
-DESCRIPTION_CHUNKS = 2  # source chunks read per described node  # chains shown before the best source sentences
+DESCRIPTION_CHUNKS = 2  # source chunks read per described node
 
 
 def _edge(inp: AnswerInputs, a: str, b: str, own: list[str], rank: int, label: str, before: list[str]
@@ -59,20 +59,12 @@ def _keywords(inp: AnswerInputs, a: str, b: str) -> str:
 
 
 def _described(inp: AnswerInputs, result: RetrievalResult, own: list[str], bridges: set[str]) -> list[Pick]:
-    """Evidence-only picks: the sentences of a kept path's node description (the context shows each node's
-    description), read from the node's source chunks closest to the question."""
+    """Evidence-only picks: the description sentences of the kept paths' first ``DESCRIBED_NODES`` nodes."""
     graph = inp.graph
-    picks: list[Pick] = []
     nodes = list(dict.fromkeys(k for path in result.paths[:PATHS] for k in path.keys))
-    for key in nodes[:DESCRIBED_NODES]:
-        if key not in graph:
-            continue
-        data = graph.attributes(key)
-        description = " ".join(str(data.get("description") or "").split())
-        ids = inp.closest_chunks(data.get("source_chunk_ids") or [], DESCRIPTION_CHUNKS, own)
-        picks += [inp.score(s, "node", 0, f"node {graph.name(key)}", exclude=bridges)
-                  for s in inp.bank.sentences(ids) if key in s.keys and s.text[:80] in description]
-    return picks
+    return [pick for key in nodes[:DESCRIBED_NODES] if key in graph
+            for pick in inp.described(key, graph.attributes(key).get("description"), "node", f"node {graph.name(key)}",
+                                      own, DESCRIPTION_CHUNKS, exclude=bridges)]
 
 
 def path_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
