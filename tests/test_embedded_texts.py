@@ -86,3 +86,20 @@ def test_wordpiece_counter_matches_the_embedded_texts(sample_ws_copy):
     assert kinds["relations"]["texts"] == len(sample_ws_copy.records.relation_vector_rows())
     assert report["wordpieces"] == sum(k["wordpieces"] for k in kinds.values()) > 0
     assert report["per_corpus_token"] == pytest.approx(report["wordpieces"] / report["corpus_tokens"], abs=1e-3)
+
+
+def test_entity_text_leaves_out_the_repeated_name_and_empty_brackets():
+    """The profile's start says something the head does not: the name that opens the description and an
+    emptied pronunciation bracket are not embedded twice, and the start is capped."""
+    description = "A Fistful of Death ( ) is a 1971 Italian Western film directed by Demofilo Fidani. " * 3
+    text = profiles.entity_vector_text("A Fistful of Death", description)
+    head, start = text.split("\n", 1)
+    assert head == "A Fistful of Death"
+    assert start.startswith("is a 1971 Italian Western film")
+    assert "( )" not in start
+    assert count_tokens(start) <= profiles.ENTITY_PROFILE_TOKENS < count_tokens(description)
+
+
+def test_entity_text_keeps_a_description_that_is_only_the_name():
+    assert profiles.profile_start("ABV", "ABV") == "ABV"
+    assert profiles.profile_start("Ada", "Charles met Ada.") == "Charles met Ada."

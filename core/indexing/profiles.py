@@ -10,6 +10,7 @@ the result never depends on batch boundaries, crashes or deletions.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence
@@ -30,11 +31,16 @@ ProfileSummarizer = Callable[[str, str, list[str]], str]
 # retrieval lost 11 points of recall@5 on dev_musique_full. Relations embed keywords + endpoints only
 # (LightRAG also embeds the description): that is 3x fewer wordpieces, and on dev_musique_full global
 # R@5 moved 29.7 -> 28.1, hybrid 63.9 -> 64.2, mix 65.8 -> 66.2 (51 questions, within noise).
-ENTITY_PROFILE_TOKENS = 32
+# The entity's profile start leaves out what the head already says (the name repeated at the start,
+# "A Fistful of Death ( ) is a 1971 ..." -> "is a 1971 ..."), so the 14 tokens carry the profile's claim
+# (issue 36: 32 -> 14 and whole tree nodes -> 128 tokens took dev_musique_full from 4.45 to 3.49
+# wordpieces per corpus token; recall in docs/speed.md).
+ENTITY_PROFILE_TOKENS = 14
 RELATION_PROFILE_TOKENS = 0
 RELATION_KEYWORDS = 10  # keywords of a relation named in its embedded text
 # A summary-tree node is embedded from its start (0: all of it, which MiniLM cuts at 256 wordpieces).
-TREE_VECTOR_TOKENS = 0
+TREE_VECTOR_TOKENS = 128
+_EMPTY_BRACKETS = re.compile(r"\s*[(\[][\s;,]*[)\]]")
 
 
 @dataclass
@@ -66,7 +72,18 @@ def entity_vector_text(name: str, description: str, aliases: Sequence[str] = ())
     """What is embedded for an entity: its name (and up to three merged aliases), then the start of
     its profile."""
     head = name + (f" ({', '.join(list(aliases)[:3])})" if aliases else "")
-    return f"{head}\n{truncate(description, ENTITY_PROFILE_TOKENS)}"
+    return f"{head}\n{truncate(profile_start(name, description), ENTITY_PROFILE_TOKENS)}"
+
+
+def profile_start(name: str, description: str) -> str:
+    """The description without empty brackets (a stripped pronunciation "( )") and without the entity's
+    name when the description opens with it: the embedded head names the entity already."""
+    text = _EMPTY_BRACKETS.sub("", description).strip()
+    if name and text.lower().startswith(name.lower()):
+        rest = text[len(name):].lstrip(" ,:;-\u2013\u2014")
+        if rest:
+            return rest
+    return text
 
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
