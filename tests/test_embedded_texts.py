@@ -12,7 +12,7 @@ import core.indexing.profiles as profiles
 from core.indexing.profiles import relation_vector_text, tree_vector_text
 from core.indexing.vector_writes import graph_texts
 from core.storage.records import TreeNode
-from core.tokens import count_tokens
+from core.tokens import count_tokens, truncate
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -103,3 +103,17 @@ def test_entity_text_leaves_out_the_repeated_name_and_empty_brackets():
 def test_entity_text_keeps_a_description_that_is_only_the_name():
     assert profiles.profile_start("ABV", "ABV") == "ABV"
     assert profiles.profile_start("Ada", "Charles met Ada.") == "Charles met Ada."
+
+
+def test_a_stored_entity_vector_is_restored_from_the_text_its_id_names():
+    """Ids hash the embedded text: an id made before the profile cut names the earlier text (the first
+    32 tokens of the description as written), any other id today's text."""
+    description = "Ada Vell ( ) was an astronomer who founded an observatory on the ridge above the valley " * 2
+    today, earlier = profiles.entity_vector_texts("Ada Vell", description)
+    assert today == profiles.entity_vector_text("Ada Vell", description)
+    assert earlier == "Ada Vell\n" + truncate(description, profiles.EARLIER_ENTITY_PROFILE_TOKENS)
+    for text in (today, earlier):
+        vid = profiles.entity_vector_id("ada vell", text)
+        assert profiles.entity_text_of_id("ada vell", vid, "Ada Vell", description) == text
+    assert profiles.entity_text_of_id("ada vell", "ent-unknown", "Ada Vell", description) == today
+    assert profiles.entity_vector_texts("ABV", "ABV") == ["ABV\nABV"]  # one rule's text when both agree

@@ -15,6 +15,7 @@ import pytest
 
 from core.importers.lightrag import LightRAGImportError, import_lightrag
 from core.importers.lightrag.vectors import read_vdb
+from core.indexing.profiles import tree_vector_text
 from core.workspace import Workspace
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "lightrag"
@@ -48,7 +49,7 @@ def test_matching_vectors_are_reused_and_only_the_tree_is_embedded(tmp_path):
                              vectors_model="sentence-transformers/FIXTURE-hash-64")  # owner/ and case ignored
     manifest = json.loads((FIXTURES / "manifest.json").read_text())["custom_kg_vectors"]
     assert report.embedded["reused"] == manifest["chunks"] + manifest["entities"]
-    tree_texts = {n.text for n in ws.records.tree_nodes()}
+    tree_texts = {tree_vector_text(n.text) for n in ws.records.tree_nodes()}  # what a node embeds
     assert embedder.texts and set(embedder.texts) <= tree_texts  # nothing but summary-tree nodes was embedded
     _, rows, matrix = read_vdb(FIXTURES / "custom_kg_vectors", "vdb_chunks.json")
     stored = ws.vectors.get_vectors("chunks", [r["__id__"] for r in rows])
@@ -127,3 +128,34 @@ def test_cli_flags(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "--vectors-model" in err and "dimension: vdb_chunks.json holds 64-d vectors" in err
     assert not (tmp_path / "cli" / "ragscope.db").exists() or Workspace(tmp_path / "cli").status()["chunks"] == 0
+
+
+def test_a_reused_entity_keeps_the_text_its_vector_came_from(tmp_path):
+    """LightRAG embedded ``name\\ndescription``; RAGScope's entity text today is shorter (the profile start without
+    the name it opens with). The reused vector's id names LightRAG's text, a repair restores a lost vector from
+    that text, and a second import with reuse finds every entity unchanged (nothing written, nothing embedded)."""
+    from core.indexing.profiles import entity_vector_id, entity_vector_text
+    from core.indexing.reconcile import reconcile
+
+    embedder = RecordingEmbedder()
+    ws = Workspace(tmp_path / "ws", embedder=embedder)
+    folder = FIXTURES / "custom_kg_vectors"
+    import_lightrag(ws, folder, reuse_vectors=True, vectors_model="fixture-hash-64")
+    _, rows, _ = read_vdb(folder, "vdb_entities.json")
+    lightrag_text = {row["entity_name"]: row["content"] for row in rows}
+    stored = {name: (key, vid) for key, name, _, vid in ws.records.entity_vector_rows()}
+    today = {name: entity_vector_text(name, desc) for _, name, desc, _ in ws.records.entity_vector_rows()}
+    assert any(today[name] != text for name, text in lightrag_text.items())  # the fixture tests the difference
+    for name, text in lightrag_text.items():
+        key, vid = stored[name]
+        assert vid == entity_vector_id(key, text)
+
+    ws.vectors.delete("entities", [vid for _, vid in stored.values()])
+    embedder.texts.clear()
+    assert reconcile(ws)["entities"]["added"] == len(stored)
+    assert sorted(embedder.texts) == sorted(lightrag_text.values())
+
+    embedder.texts.clear()
+    again = import_lightrag(ws, folder, reuse_vectors=True, vectors_model="fixture-hash-64")
+    assert again.entities_written == 0 and embedder.texts == []
+    ws.close()

@@ -40,6 +40,11 @@ RELATION_PROFILE_TOKENS = 0
 RELATION_KEYWORDS = 10  # keywords of a relation named in its embedded text
 # A summary-tree node is embedded from its start (0: all of it, which MiniLM cuts at 256 wordpieces).
 TREE_VECTOR_TOKENS = 128
+# The entity text embedded before that cut: the name, then the first 32 tokens of the profile as written.
+# Vector ids are hashes of the embedded text, so a vector stored under such an id (a workspace indexed
+# before the cut, or a LightRAG import that reused LightRAG's `name\ndescription` vectors) is known to
+# come from this text: it is restored from it (``entity_text_of_id``) until a merge changes the entity.
+EARLIER_ENTITY_PROFILE_TOKENS = 32
 _EMPTY_BRACKETS = re.compile(r"\s*[(\[][\s;,]*[)\]]")
 
 
@@ -73,6 +78,22 @@ def entity_vector_text(name: str, description: str, aliases: Sequence[str] = ())
     its profile."""
     head = name + (f" ({', '.join(list(aliases)[:3])})" if aliases else "")
     return f"{head}\n{truncate(profile_start(name, description), ENTITY_PROFILE_TOKENS)}"
+
+
+def entity_vector_texts(name: str, description: str, aliases: Sequence[str] = ()) -> list[str]:
+    """Every text an entity's stored vector may come from: today's ``entity_vector_text`` first, then the
+    text of the earlier rule (``EARLIER_ENTITY_PROFILE_TOKENS``) when it differs."""
+    head = name + (f" ({', '.join(list(aliases)[:3])})" if aliases else "")
+    today = entity_vector_text(name, description, aliases)
+    earlier = f"{head}\n{truncate(description, EARLIER_ENTITY_PROFILE_TOKENS)}"
+    return [today] if earlier == today else [today, earlier]
+
+
+def entity_text_of_id(key: str, vector_id: str, name: str, description: str, aliases: Sequence[str] = ()) -> str:
+    """The text whose vector is stored under ``vector_id`` (the one of ``entity_vector_texts`` the id
+    hashes); today's text when the id names none of them."""
+    texts = entity_vector_texts(name, description, aliases)
+    return next((t for t in texts if entity_vector_id(key, t) == vector_id), texts[0])
 
 
 def profile_start(name: str, description: str) -> str:

@@ -2,7 +2,7 @@
 
 Vectors no committed row refers to (left by a crash between the Chroma upsert and the SQLite
 commit) are removed; rows whose vector is missing (a deleted Chroma folder, a new server) are
-re-embedded from their stored text. The quick check of a no-op run compares counts only, and reads
+re-embedded from their stored text (an entity: the text its vector id was made from). The quick check of a no-op run compares counts only, and reads
 an embedded store's counts from its file (``core.storage.chroma_counts``) without opening ChromaDB.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from core.embeddings import chunk_of_window, embed_chunk_windows
-from core.indexing.profiles import embedded_aliases, entity_vector_text, relation_vector_text, tree_vector_text
+from core.indexing.profiles import embedded_aliases, entity_text_of_id, relation_vector_text, tree_vector_text
 from core.indexing.vector_writes import entity_meta, relation_meta, tree_meta, upsert_chunk_vectors
 from core.storage.chroma_counts import embedded_counts
 from core.workspace import Workspace
@@ -65,10 +65,11 @@ def _reembed(ws: Workspace, collection: str, ids: list[str]) -> None:
     elif collection == "entities":
         found = [(key, name, desc, vid) for key, name, desc, vid in records.entity_vector_rows()
                  if vid in wanted]
-        # the embedded text names only some aliases (merge.embedded_aliases): the same text as at indexing
+        # the embedded text names only some aliases (merge.embedded_aliases): the same text as at indexing,
+        # under the rule the id was made with (an id from before the profile cut, or a reused LightRAG vector)
         fragments = records.entity_fragments(sorted(key for key, *_ in found))
         for key, name, desc, vid in found:
-            text = entity_vector_text(name, desc, embedded_aliases(key, name, fragments.get(key, [])))
+            text = entity_text_of_id(key, vid, name, desc, embedded_aliases(key, name, fragments.get(key, [])))
             rows.append((vid, text, entity_meta(key)))
     elif collection == "relations":
         names = records.entity_names()

@@ -25,7 +25,7 @@ from core.embeddings import chunk_windows, embed_chunk_windows
 import core.importers.lightrag.writer as writer
 from core.importers.lightrag.mapping import ImportPlan, map_index
 from core.importers.lightrag.reader import LightRAGIndex, read_index_isolated
-from core.importers.lightrag.vectors import LightRAGImportError, ReusedVectors, reusable_vectors
+from core.importers.lightrag.vectors import LightRAGImportError, ReusedVectors, adopt_reused_texts, reusable_vectors
 from core.indexing.batch import progress_slices
 from core.indexing.common import SpacyExtractor, progress_event
 from core.indexing.vector_writes import graph_texts
@@ -159,6 +159,8 @@ def import_lightrag(ws: Workspace, directory: Path | str, source_model: Optional
     report.lightrag_workspace, report.lightrag = index.workspace, index.counts()
     plan = map_index(index)
     reused = check_vector_reuse(ws, index, plan, vectors_model) if reuse_vectors else None
+    if reused is not None:
+        adopt_reused_texts(plan, reused)
     report.timings["read_map"] = round(time.perf_counter() - started, 2)
     progress_event(progress, "read", 1, 1, "read {documents} documents, {chunks} chunks, {entities} entities, "
                                            "{relations} relations".format(**report.lightrag))

@@ -12,8 +12,12 @@ message naming it (and what to do), nothing is reused partly:
 3. **embedded text** — for every chunk, entity and relation RAGScope will embed, LightRAG's row exists (chunk:
    its chunk id; entity: ``entity_name``; relation: the pair ``src_id``/``tgt_id``, either order) and its stored
    ``content`` (the text LightRAG embedded) is exactly RAGScope's text: the chunk's one window (a chunk RAGScope
-   embeds window by window never matches), ``name\\n`` + the start of the description for an entity, keywords
-   and endpoints for a relation (``core.indexing.profiles``). Exact string equality, whitespace included.
+   embeds window by window never matches), keywords and endpoints for a relation, for an entity one of the
+   texts an entity vector may come from (``entity_vector_texts`` in ``core.indexing.profiles``: today's name +
+   profile start, or the earlier ``name\\n`` + the first 32 tokens of the description, which is LightRAG's own
+   text for a short description). Exact string equality, whitespace included. A reused entity keeps the text
+   its vector came from: its vector id is made from that text (``adopt_reused_texts``), so a re-import, a
+   repair and the next merge of the entity all know which text the stored vector is.
 
 LightRAG 1.5.7 writes ``name\\ndescription`` (the whole, ``<SEP>``-joined description) per entity and
 ``keywords\\tsource\\ntarget\\ndescription`` per relation, so a directory with relations, or with entities
@@ -32,6 +36,7 @@ from core.embeddings import chunk_pieces
 from core.errors import RAGScopeError
 from core.importers.lightrag.mapping import ImportPlan
 from core.importers.lightrag.reader import LightRAGFormatError, LightRAGIndex, load_json
+from core.indexing.profiles import entity_vector_id, entity_vector_texts
 
 COLLECTIONS = {"chunks": "vdb_chunks.json", "entities": "vdb_entities.json", "relations": "vdb_relationships.json"}
 EXAMPLE_CHARS = 80
@@ -48,6 +53,7 @@ class ReusedVectors:
     chunks: dict[str, np.ndarray] = field(default_factory=dict)
     entities: dict[str, np.ndarray] = field(default_factory=dict)
     relations: dict[tuple[str, str], np.ndarray] = field(default_factory=dict)
+    entity_texts: dict[str, str] = field(default_factory=dict)  # entity key -> the text LightRAG embedded
 
     def counts(self) -> dict[str, int]:
         return {"chunks": len(self.chunks), "entities": len(self.entities), "relations": len(self.relations)}
@@ -81,18 +87,29 @@ def read_vdb(folder: Path, name: str) -> tuple[int, list[dict[str, Any]], np.nda
     return dim, rows, matrix / norms
 
 
-def _texts(plan: ImportPlan, windows: bool) -> dict[str, dict[Any, tuple[Any, str]]]:
-    """Per collection: LightRAG row key -> (RAGScope record key, the text RAGScope embeds for it)."""
-    out: dict[str, dict[Any, tuple[Any, str]]] = {"chunks": {}, "entities": {}, "relations": {}}
+def _texts(plan: ImportPlan, windows: bool) -> dict[str, dict[Any, tuple[Any, list[str]]]]:
+    """Per collection: LightRAG row key -> (RAGScope record key, the texts RAGScope accepts for it, the one
+    it embeds today first)."""
+    out: dict[str, dict[Any, tuple[Any, list[str]]]] = {"chunks": {}, "entities": {}, "relations": {}}
     for chunk in plan.chunks():
         pieces = chunk_pieces([chunk.text], windows)[0]
-        out["chunks"][chunk.chunk_id] = (chunk.chunk_id, pieces[0] if len(pieces) == 1 else "\x00windows")
+        out["chunks"][chunk.chunk_id] = (chunk.chunk_id, [pieces[0] if len(pieces) == 1 else "\x00windows"])
     for entity in plan.entities:
-        out["entities"][plan.lightrag_names[entity.key]] = (entity.key, entity.vector_text)
+        out["entities"][plan.lightrag_names[entity.key]] = (entity.key, entity_vector_texts(entity.name,
+                                                                                            entity.description))
     for rel in plan.relations:
         a, b = plan.lightrag_names[rel.source], plan.lightrag_names[rel.target]
-        out["relations"][frozenset((a, b))] = ((rel.source, rel.target), rel.vector_text)
+        out["relations"][frozenset((a, b))] = ((rel.source, rel.target), [rel.vector_text])
     return out
+
+
+def adopt_reused_texts(plan: ImportPlan, reused: ReusedVectors) -> None:
+    """Give each entity whose LightRAG vector is reused the text that vector came from (and the vector id made
+    from it), in place."""
+    for entity in plan.entities:
+        text = reused.entity_texts.get(entity.key)
+        if text is not None and text != entity.vector_text:
+            entity.vector_text, entity.vector_id = text, entity_vector_id(entity.key, text)
 
 
 def _row_key(collection: str, row: dict[str, Any]) -> Any:
@@ -137,13 +154,13 @@ def reusable_vectors(index: LightRAGIndex, plan: ImportPlan, embedder_name: str,
     for collection, (rows, matrix) in loaded.items():
         by_key = {_row_key(collection, row): i for i, row in enumerate(rows)}
         missing, differ, example = 0, 0, ""
-        for lr_key, (key, text) in wanted[collection].items():
+        for lr_key, (key, texts) in wanted[collection].items():
             i = by_key.get(lr_key)
             if i is None:
                 missing += 1
                 continue
-            stored = str(rows[i].get("content", ""))
-            if stored != text:
+            stored, text = str(rows[i].get("content", "")), texts[0]
+            if stored not in texts:
                 differ += 1
                 if not example:
                     shown = "several windows" if text == "\x00windows" else repr(_short(text))
@@ -151,6 +168,8 @@ def reusable_vectors(index: LightRAGIndex, plan: ImportPlan, embedder_name: str,
                                f": LightRAG embedded {_short(stored)!r}, RAGScope embeds {shown})")
                 continue
             getattr(reused, collection)[key] = matrix[i]
+            if collection == "entities":
+                reused.entity_texts[key] = stored
         total = len(wanted[collection])
         if missing:
             problems.append(f"text: {missing} of {total} {collection} have no row in {COLLECTIONS[collection]}")
