@@ -97,7 +97,7 @@ def test_entity_text_leaves_out_the_repeated_name_and_empty_brackets():
     assert head == "A Fistful of Death"
     assert start.startswith("is a 1971 Italian Western film")
     assert "( )" not in start
-    assert count_tokens(start) <= profiles.ENTITY_PROFILE_TOKENS < count_tokens(description)
+    assert count_tokens(start.rsplit(" ", 1)[0]) <= profiles.ENTITY_PROFILE_TOKENS < count_tokens(description)
 
 
 def test_entity_text_keeps_a_description_that_is_only_the_name():
@@ -117,3 +117,10 @@ def test_a_stored_entity_vector_is_restored_from_the_text_its_id_names():
         assert profiles.entity_text_of_id("ada vell", vid, "Ada Vell", description) == text
     assert profiles.entity_text_of_id("ada vell", "ent-unknown", "Ada Vell", description) == today
     assert profiles.entity_vector_texts("ABV", "ABV") == ["ABV\nABV"]  # one rule's text when both agree
+
+
+def test_entity_text_ends_on_a_whole_word():
+    description = "is a United States National Park comprising three geographically separated areas of badlands in"
+    cut = profiles.whole_words(description, 14)
+    assert cut.endswith("badlands") and truncate(description, 14).endswith("bad")
+    assert profiles.whole_words("short text", 14) == "short text"

@@ -46,6 +46,7 @@ TREE_VECTOR_TOKENS = 128
 # come from this text: it is restored from it (``entity_text_of_id``) until a merge changes the entity.
 EARLIER_ENTITY_PROFILE_TOKENS = 32
 _EMPTY_BRACKETS = re.compile(r"\s*[(\[][\s;,]*[)\]]")
+_WORD_REST = re.compile(r"\w*")
 
 
 @dataclass
@@ -77,7 +78,7 @@ def entity_vector_text(name: str, description: str, aliases: Sequence[str] = ())
     """What is embedded for an entity: its name (and up to three merged aliases), then the start of
     its profile."""
     head = name + (f" ({', '.join(list(aliases)[:3])})" if aliases else "")
-    return f"{head}\n{truncate(profile_start(name, description), ENTITY_PROFILE_TOKENS)}"
+    return f"{head}\n{whole_words(profile_start(name, description), ENTITY_PROFILE_TOKENS)}"
 
 
 def entity_vector_texts(name: str, description: str, aliases: Sequence[str] = ()) -> list[str]:
@@ -105,6 +106,15 @@ def profile_start(name: str, description: str) -> str:
         if rest:
             return rest
     return text
+
+
+def whole_words(text: str, max_tokens: int) -> str:
+    """``text`` cut to ``max_tokens`` tokens, then to the end of the word the cut fell in ("bad" of "badlands"
+    is not embedded alone)."""
+    cut = truncate(text, max_tokens)
+    if cut == text or not text.startswith(cut):
+        return cut
+    return cut + _WORD_REST.match(text, len(cut)).group(0)
 
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
