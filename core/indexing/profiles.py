@@ -114,7 +114,8 @@ def whole_words(text: str, max_tokens: int) -> str:
     cut = truncate(text, max_tokens)
     if cut == text or not text.startswith(cut):
         return cut
-    return cut + _WORD_REST.match(text, len(cut)).group(0)
+    rest = _WORD_REST.match(text, len(cut))
+    return cut + (rest.group(0) if rest else "")
 
 
 def relation_vector_text(keywords: Sequence[str], source_name: str, target_name: str, description: str) -> str:
