@@ -100,14 +100,15 @@ def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
 
 
 def segment_counts(ws: "Workspace") -> SegmentCounts:
-    """The segment table of one workspace generation: every chunk text's segments, and every entity
-    and relation row of the LightRAG tables (numbered 1, with its line break; their costs are the
+    """The segment table of one workspace generation: every chunk text's and summary node's segments,
+    and every entity and relation row of the LightRAG tables (numbered 1, with its line break; their costs are the
     generation's row costs, already counted for the budgets)."""
     from core.retrieval.csv_cells import csv_table
 
     records = ws.records
     chunks = records.chunks_by_id(records.all_chunk_ids())
-    table = count_segments(chunk.text for chunk in chunks.values())
+    summaries = [node.text for node in ws.views.tree_index.values()]  # the tree mode's summary bodies
+    table = count_segments([chunk.text for chunk in chunks.values()] + summaries)
     for cells, cost in ws.views.derived(graph_row_costs).items():
         table[csv_table((), [cells]).split("\n", 1)[1] + "\n"] = cost
     return SegmentCounts(table)

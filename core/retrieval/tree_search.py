@@ -29,7 +29,7 @@ stored at indexing time, the rendered context then counted exactly and trimmed i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
 
 import networkx as nx
 import numpy as np
@@ -290,6 +290,16 @@ def global_items(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, k
 
 
 # --- context -----------------------------------------------------------------------------------
+def _leaf_key(leaves: Sequence[str], weight: Mapping[str, int],
+              tie: Mapping[str, float]) -> Callable[[str], tuple[int, float, int]]:
+    """Sort key of a summary's leaves: most query-entity occurrences, then tie-break, then leaf order
+    (a leaf's first position, looked up in a table built once rather than searched per comparison)."""
+    first: dict[str, int] = {}
+    for position, chunk_id in enumerate(leaves):
+        first.setdefault(chunk_id, position)
+    return lambda c: (-weight.get(c, 0), -tie.get(c, 0.0), first[c])
+
+
 def _evidence(kept: Sequence[Item], leaf_weight: Mapping[str, int] | None = None,
               strict: bool = True, tie: Mapping[str, float] | None = None) -> list[str]:
     """Chunks in context order; a summary contributes its leaf chunks at its position, the leaves
@@ -304,14 +314,14 @@ def _evidence(kept: Sequence[Item], leaf_weight: Mapping[str, int] | None = None
     for _, rec in kept:
         if isinstance(rec, SummaryHit):
             leaves = list(rec.leaf_chunk_ids)
-            ranked = sorted(leaves, key=lambda c: (-weight.get(c, 0), -tie.get(c, 0.0), leaves.index(c))) \
-                if weight else leaves
+            ranked = sorted(leaves, key=_leaf_key(leaves, weight, tie)) if weight else leaves
             if strict or not weight:
                 out.extend(ranked)
             else:
                 inline = [c for c in ranked if weight.get(c, 0) > 0 or tie.get(c, 0.0) >= TIE_INLINE]
                 out.extend(inline)
-                tail.extend(c for c in ranked if c not in set(inline))
+                shown = set(inline)
+                tail.extend(c for c in ranked if c not in shown)
         else:
             out.append(rec.chunk_id)
     return out + tail
