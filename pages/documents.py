@@ -148,7 +148,7 @@ def job_panel() -> None:
             st.caption(f"LLM so far: {t['calls']} call(s) ({t['cached']} from the cache), {t['prompt_tokens']:,} "
                        f"prompt + {t['completion_tokens']:,} completion tokens")
         if snap["cancelling"]:
-            st.warning("Cancelling: waiting for the LLM calls in flight (their replies are cached)…")
+            st.warning("Cancelling at the next safe point (LLM calls in flight finish; their replies are cached)…")
         elif not state.can(Role.editor):
             st.caption("An editor is indexing this workspace; only an editor or admin can cancel the run.")
         else:

@@ -181,7 +181,7 @@ def _job_panel() -> None:
     st.progress(min(fraction, 1.0), text=escape_markdown(f"Judging: {snap['done']}/{snap['total']} · "
                                                          f"{snap['message']} ({snap['seconds']:.0f} s)"))
     if snap["cancelling"]:
-        st.warning("Cancelling: waiting for the LLM calls in flight (their replies are cached)…")
+        st.warning("Cancelling at the next safe point (LLM calls in flight finish; their replies are cached)…")
     else:
         st.button("Cancel", key="judge_cancel", on_click=_cancel,
                   help="Stop after the calls in flight; run again to resume from the cache.")

@@ -181,7 +181,8 @@ def graceful_interrupts(cancel: threading.Event) -> Iterator[None]:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()
-        print("cancelling: waiting for the LLM calls in flight (Ctrl-C again to stop at once)…", file=sys.stderr)
+        print("cancelling at the next safe point (LLM calls in flight finish and are cached; Ctrl-C again to stop at "
+              "once)…", file=sys.stderr)
 
     for sig in signals:
         signal.signal(sig, handler)
