@@ -22,8 +22,9 @@ _RULE = re.compile(r"^\s{0,3}([-*_])(\s*\1){2,}\s*$")
 _LIST = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+(.*)$")
 _QUOTE = re.compile(r"^\s*>+\s?(.*)$")
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
-_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_TARGET = r"\((?:[^()]|\([^()]*\))*\)"  # a link's target, which may hold one level of parentheses
+_IMAGE = re.compile(r"!\[([^\]]*)\]" + _TARGET)
+_LINK = re.compile(r"\[([^\]]+)\]" + _TARGET)
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<(https?://[^>\s]+)>")
 _HTML_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
@@ -118,7 +119,7 @@ def plain_text(text: str) -> str:
         if raw.count("|") >= 2 and raw.strip().startswith("|"):
             block(_table_row(raw))
             continue
-        if _is_title(raw.strip(), following) and (i == 0 or not lines[i - 1].strip()):
+        if _is_title(_inline(raw).strip(), _inline(following)) and (i == 0 or not lines[i - 1].strip()):
             block(raw)
             continue
         out.append(_inline(raw))
