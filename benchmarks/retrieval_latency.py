@@ -21,11 +21,16 @@ into the next call. Timings per call:
 * ``peer_p50_ms`` (``--keywords-outside``) — as the peer harness times LightRAG: the question's
   keywords (spaCy) are computed before the clock starts, everything else inside it (a second call).
 
+``helper_share`` — the share of calls for which the int8 embedder's helper thread was on (``--helper
+auto|0|1`` sets ``RAGSCOPE_QUERY_HELPER``; ``auto`` switches it off while the 1-minute load average is at
+least the core count), with the load average after the mode: compare wall times only at equal shares.
+
 MiniLM calls and texts per call are counted per mode (``minilm_calls``), and the tree mode's
 times are also split by branch (local = entity pairs, no vector search; global = collapsed tree).
 """
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -118,6 +123,16 @@ def timed(ws: Any, counter: CountingEmbedder, question: str, mode: str,
     return wall, result
 
 
+def helper_on() -> bool:
+    """Would the int8 embedder share the next question's strings with its helper thread now
+    (``RAGSCOPE_QUERY_HELPER``; ``auto`` depends on the load average, so a run on a loaded machine times
+    the one-thread path)? Printed per mode as the share of calls: wall times are comparable only
+    between runs with the same share."""
+    from core.onnx_embeddings import query_helper
+
+    return query_helper() is not None
+
+
 def stats(values: list[float]) -> dict[str, float]:
     return {"p50_ms": median(values), "p95_ms": p95(values), "n": len(values)}
 
@@ -130,7 +145,11 @@ def main() -> None:
     parser.add_argument("--keywords-outside", action="store_true",
                         help="also time each call with the keywords computed before the clock (as the peer harness)")
     parser.add_argument("--name", default="")
+    parser.add_argument("--helper", choices=("auto", "0", "1"), default=None,
+                        help="set RAGSCOPE_QUERY_HELPER for this run (default: as the environment says)")
     args = parser.parse_args()
+    if args.helper is not None:
+        os.environ["RAGSCOPE_QUERY_HELPER"] = args.helper
 
     from core.retrieval.registry import parse_modes
 
@@ -143,10 +162,11 @@ def main() -> None:
         timed(ws, counter, "warm-up question about a place", mode)
     table: dict[str, dict[str, Any]] = {}
     for mode in modes:
-        full, peer, cpu, own, embed_ms, calls, texts = [], [], [], [], [], [], []
+        full, peer, cpu, own, embed_ms, calls, texts, helper = [], [], [], [], [], [], [], []
         branches: dict[str, list[float]] = {}
         for _ in range(args.repeat):
             for i, question in enumerate(questions):
+                helper.append(helper_on())
                 ms, result = timed(ws, counter, question, mode)
                 n_calls, n_texts, e_ms, cpu_ms = counter.calls, counter.texts, counter.ms, timed.cpu_ms  # type: ignore[attr-defined]
                 own_ms = timed.thread_ms  # type: ignore[attr-defined]
@@ -166,7 +186,8 @@ def main() -> None:
                     branches.setdefault("local" if branch.startswith("local") else "global", []).append(ms)
         row: dict[str, Any] = {**stats(full), "cpu_p50_ms": median(cpu), "thread_cpu_p50_ms": median(own), "peer_p50_ms": median(peer), "peer_p95_ms": p95(peer),
                                "embed_p50_ms": median(embed_ms), "minilm_calls_mean": sum(calls) / len(calls),
-                               "minilm_calls_max": max(calls), "minilm_texts_mean": sum(texts) / len(texts)}
+                               "minilm_calls_max": max(calls), "minilm_texts_mean": sum(texts) / len(texts),
+                               "helper_share": sum(helper) / len(helper), "load_1min": round(os.getloadavg()[0], 2)}
         if branches:
             row["branches"] = {b: stats(v) for b, v in sorted(branches.items())}
         table[mode] = row
@@ -175,7 +196,8 @@ def main() -> None:
                 + (f"keywords-outside median {row['peer_p50_ms']:7.1f}  " if peer else "")
                 + f"embed {row['embed_p50_ms']:5.1f} ms  "
                 f"MiniLM calls {row['minilm_calls_mean']:.2f} (max {row['minilm_calls_max']}), "
-                f"texts {row['minilm_texts_mean']:.2f}  (n={row['n']})")
+                f"texts {row['minilm_texts_mean']:.2f}  (n={row['n']})  helper on {row['helper_share']:.0%} "
+                f"(load {row['load_1min']})")
         for b, s in row.get("branches", {}).items():
             line += f"\n        branch {b}: median {s['p50_ms']:.1f} ms, p95 {s['p95_ms']:.1f} (n={s['n']})"
         print(line, flush=True)
