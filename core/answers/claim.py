@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from core.answers import arguments, full_names
+from core.answers import arguments, full_names, role_bridge
 from core.answers.cache import parsed_once
 from core.answers.claim_words import claim_terms, hop_owners, named_role
 from core.answers.question import QuestionFrame
@@ -186,12 +186,14 @@ def _refused(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
             cache: Any = None) -> tuple[Optional[Pick], str]:
     """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted`` over it, or with
-    no bold one saying the asked verb of the bridge, ``argued`` — bolded only when it is a clear claim, a bolded
-    person named in full (``full_names``); the note)."""
+    no bold one saying the asked verb of the bridge, ``argued`` — bolded only when it is a clear claim and, for a
+    side described by a role noun, about whoever holds it (``role_bridge``); a bolded person named in full
+    (``full_names``); the note)."""
     if best is None:
         return best, ""
     first, note = _chosen(best, candidates, frame, graph, cache)
-    return full_names.in_full(first, graph), note
+    first, refused = role_bridge.tied(first, candidates, frame, graph, cache)  # about the person the role describes
+    return full_names.in_full(first, graph), refused or note
 
 
 def _chosen(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any

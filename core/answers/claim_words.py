@@ -41,7 +41,20 @@ def _nested(token: Any) -> bool:
     if token.dep_ == "pobj" and token.head.lower_ != "of" and not _of_phrase(token):
         return False  # "apprentice *at Fezziwig's warehouse*" sets the scene; "in Gisvi's city *of birth*" is a hop
     return (token.dep_ == "pobj" and token.head.head.pos_ in ("NOUN", "PROPN")) or token.dep_ == "poss" \
-        or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT")
+        or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT") \
+        or _do_support_subject(token)
+
+
+def _do_support_subject(token: Any) -> bool:
+    """Is the noun the subject of a do-support question, which the small parser reads as the object of "did"
+    ("Which company did *the founding director* of the Centre … co-found?")?"""
+    from core.answers.relation import main_verb
+    from core.answers.support import _is_wh
+
+    root = token.head
+    return (token.dep_ in ("nsubj", "dobj") and root.dep_ == "ROOT" and root.lemma_.lower() == "do"
+            and not _is_wh(token) and any(_is_wh(c) for c in root.children if c.dep_ in ("nsubj", "dobj"))
+            and main_verb(token.doc)[0] is not None)  # a verb follows "did": the parse is read as do-support
 
 
 def first_hop_words(doc: Any) -> set[str]:

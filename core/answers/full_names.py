@@ -44,6 +44,7 @@ def _longer(short: str, name: str) -> bool:
 def full_name(surface: str, key: str, chunk_id: str, graph: Any, text: str = "") -> str:
     """The fullest name of the person the PERSON mention ``surface`` (keyed ``key``) stands for; ``surface``
     itself when no longer name of that person is known (module docstring)."""
+    graph = as_graph_view(graph)
     if not key or key not in graph:
         return surface
     for candidate in (key, stands_for(key, chunk_id, graph, text)):
