@@ -31,6 +31,9 @@ Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to
 to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; a best sentence that only
 states the first hop gives way to the best sentence about its bridge; with no bold, a sentence saying the asked
 verb of the question's subject or of the resolved bridge beats one sharing only the verb (``arguments``).
+A side of the question's verb described by a person's role noun ("the founding *director* of the Centre") is the
+bridge: a bold on that verb stands only when the sentence names whom the evidence says holds the role
+(``role_bridge``); a bolded person is named in full, as the mention was keyed at indexing (``full_names``).
 Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim): it doubled
 wrong bolds on the dev sets (docs/offline-answers.md).
 
