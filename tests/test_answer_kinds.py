@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from core.answers import claim, copular, grounding
+from core.answers import claim, claim_words, copular, grounding
 from core.answers.claim import claim_terms, claimed, hop_owners
 from core.answers.copular import asked_kind, kind_verified
 from core.answers.question import make_frame, sentence_stems
@@ -130,7 +130,7 @@ def test_without_the_owner_gate_the_other_diocese_is_bolded(monkeypatch):
 
 
 def test_without_dropping_the_first_hop_words_the_answer_is_not_bolded(monkeypatch):
-    monkeypatch.setattr(claim, "_first_hop_words", lambda doc: set())
+    monkeypatch.setattr(claim_words, "first_hop_words", lambda doc: set())
     frame = make_frame(CHURCH)
     born, answer, london = _church_picks()
     pick, _ = claimed(answer, [answer, born, london], frame, GRAPH)

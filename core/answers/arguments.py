@@ -42,6 +42,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from core.answers.cache import parsed_once
 from core.answers.question import QuestionFrame, said_stems, sentence_stems, stem
+from core.answers.relation import main_verb
 from core.answers.scoring import Pick
 from core.storage.graph_view import as_graph_view
 
@@ -55,7 +56,6 @@ UNRELATED = -1  # the side names only entities the question does not lead to
 
 Layers = Union[tuple[frozenset[Any], frozenset[Any]], Callable[[], tuple[frozenset[Any], frozenset[Any]]]]
 
-_LIGHT = frozenset({"be", "have", "do", "become", "get", "make", "take"})
 _CIRCUMSTANCE = frozenset({"when", "where"})
 _PRONOUNS = frozenset("it its they their he his she her this these".split())
 
@@ -108,25 +108,6 @@ def _side(role: str, head: Any) -> Optional[Side]:
     return None  # "the first goal": a common noun says nothing of which entity is meant
 
 
-def _main_verb(doc: Any) -> tuple[Any, bool]:
-    """(the question's main verb or None, whether a do-support question puts its wh-phrase before "did")."""
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None:
-        return None, False
-    if root.pos_ == "VERB" and root.lemma_.lower() not in _LIGHT:
-        return root, False
-    if root.lemma_.lower() == "do":  # "Which company did X co-found?" parsed around "did"
-        verbs = [t for t in root.children if t.pos_ == "VERB" and t.i > root.i and t.is_alpha and len(t) > 2
-                 and t.lemma_.lower() not in _LIGHT and t.dep_ in ("advcl", "xcomp", "ccomp", "conj", "dep")]
-        return (verbs[-1], True) if verbs else (None, False)  # the last: "co-found" is parsed "co", "-", "found"
-    if root.lemma_.lower() == "be":  # "In what year was the cooperative founded whose …?"
-        for subject in (c for c in root.children if c.dep_ in ("nsubj", "nsubjpass", "attr")):
-            verb = next((c for c in subject.children if c.dep_ == "acl" and c.tag_ in ("VBN", "VBD")), None)
-            if verb is not None:
-                return verb, False
-    return None, False
-
-
 def _asks_circumstance(doc: Any) -> bool:
     """Is the wh-phrase "when", "where" or "in what year" (a circumstance of the verb, not one of its sides)?"""
     from core.answers.question import noun_types
@@ -147,7 +128,7 @@ def asked_relation(question: str) -> Optional[AskedRelation]:
     if not (question or "").strip():
         return None
     doc = _parse(question)
-    verb, fronted = _main_verb(doc)
+    verb, fronted = main_verb(doc)
     if verb is None:
         return None
     root = next(t for t in doc if t.dep_ == "ROOT")

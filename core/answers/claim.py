@@ -31,6 +31,9 @@ Through the last hop's bridge (``bridge``): a multi-hop question's span keyed to
 to ("North Carolina (**35**)") is quoted first and bolded when nothing above holds; a best sentence that only
 states the first hop gives way to the best sentence about its bridge; with no bold, a sentence saying the asked
 verb of the question's subject or of the resolved bridge beats one sharing only the verb (``arguments``).
+A side of the question's verb described by a person's role noun ("the founding *director* of the Centre") is the
+bridge: a bold on that verb stands only when the sentence names whom the evidence says holds the role
+(``role_bridge``); a bolded person is named in full, as the mention was keyed at indexing (``full_names``).
 Tried and not kept earlier: promoting a lower sentence on checks 1-3 alone (no parse of the claim): it doubled
 wrong bolds on the dev sets (docs/offline-answers.md).
 
@@ -41,9 +44,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from core.answers import arguments
+from core.answers import arguments, full_names, role_bridge
 from core.answers.cache import parsed_once
-from core.answers.question import OF_NOUNS, QuestionFrame
+from core.answers.claim_words import claim_terms, hop_owners, named_role
+from core.answers.question import QuestionFrame
 from core.answers.scoring import Pick
 
 MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its answer
@@ -67,105 +71,6 @@ class QuestionClaim:
     owners: tuple[frozenset[str], ...] = ()  # names the bridge is reached from (``hop_owners``)
     verb_lemma: str = ""  # the main verb's lemma: a noun of it states it too (``grounding.verb_nouns``)
     role: str = ""  # "the name of Scrooge's little *sister*": the answer's own relation noun (``named_role``)
-
-
-def _of_phrase(token: Any) -> list[Any]:
-    """The nouns of ``token``'s "of" phrases ("body *of water*", "the birthplace *of Meehan Bonnar*")."""
-    return [obj for prep in token.children if prep.dep_ == "prep" and prep.lower_ == "of"
-            for obj in prep.children if obj.dep_ == "pobj"]
-
-
-def _owned_by_a_name(token: Any) -> bool:
-    """Is ``token`` a relation noun whose owner is named: a possessor or "of" phrase holding a proper
-    name ("Gisvi's *city of birth*", "the *birthplace* of Meehan Bonnar", "the *country* of Izgoy's
-    performer")?"""
-    from core.answers.support import _np
-
-    owners = [c for c in token.children if c.dep_ == "poss"] + _of_phrase(token)
-    return any(t.pos_ == "PROPN" for owner in owners for t in _np(owner))
-
-
-def _nested(token: Any) -> bool:
-    """Is the noun inside another noun phrase ("the Diocese of *the birthplace* …", "*Gisvi's city*") or the
-    subject of the question's verb ("*the country* of Izgoy's performer invade …"), outside a describing
-    clause?"""
-    if any(t.dep_ in ("relcl", "acl", "ccomp", "advcl") for t in token.ancestors):
-        return False  # a describing clause: the bridge rules (``bridge``, ``support``) read it
-    if token.dep_ == "pobj" and token.head.head.lower_ in OF_NOUNS:
-        return False  # "the name of Scrooge's sister": the relation noun names the answer itself, not a bridge
-    if token.dep_ == "pobj" and token.head.lower_ != "of" and not _of_phrase(token):
-        return False  # "apprentice *at Fezziwig's warehouse*" sets the scene; "in Gisvi's city *of birth*" is a hop
-    return (token.dep_ == "pobj" and token.head.head.pos_ in ("NOUN", "PROPN")) or token.dep_ == "poss" \
-        or (token.dep_ == "nsubj" and token.head.pos_ == "VERB" and token.head.dep_ == "ROOT")
-
-
-def _first_hop_words(doc: Any) -> set[str]:
-    """Stems of the noun phrases that name the bridge of a question through a relation noun owned by a
-    name, nested in the main clause ("the Diocese of *the birthplace of Meehan Bonnar*", "the most popular
-    hotel in *Gisvi's city of birth*", "*the country of Izgoy's performer* invade …"): the answer's sentence
-    speaks of the bridge itself and does not repeat how it was reached."""
-    from core.answers.question import stem
-
-    out: set[str] = set()
-    for token in doc:
-        if token.pos_ != "NOUN" or not _owned_by_a_name(token):
-            continue
-        if _nested(token):
-            out |= {stem(t.lower_) for t in token.subtree if t.is_alpha and t.pos_ != "PROPN"}
-    return out
-
-
-def named_role(question: str) -> str:
-    """The stem of the relation noun a "name of" phrase asks for when a name owns it ("the name of Scrooge's
-    little *sister*", "the name of the *wife* of Ada Lovelace"): the answer is that person, so its sentence
-    must say the noun; its modifiers alone ("a *little*") do not state it. "" for any other question. Only a
-    person's role is asked of the sentence (``reason``): "Gisvi's *city* of birth" is stated by "born in"."""
-    from core.answers.question import stem
-    from core.answers.support import _parse
-
-    for token in _parse(question):
-        if token.pos_ == "NOUN" and token.dep_ == "pobj" and token.head.lower_ == "of" \
-                and token.head.head.lower_ in OF_NOUNS and _owned_by_a_name(token):
-            return stem(token.lower_)
-        if token.pos_ == "NOUN" and token.dep_ == "attr" and token.head.dep_ == "ROOT" \
-                and token.head.lemma_ == "be" and any(c.dep_ == "poss" and c.pos_ == "PROPN" for c in token.children):
-            return stem(token.lower_)  # "Who was Scrooge's fellow *apprentice* …": the answer's own role
-    return ""
-
-
-def hop_owners(question: str) -> tuple[frozenset[str], ...]:
-    """Name stems of the owners of the relation nouns ``_first_hop_words`` leaves out ("Meehan Bonnar" of
-    "the birthplace of Meehan Bonnar"): the bold's sentence must reach the bridge from them
-    (``grounding.reaches_owner``)."""
-    from core.answers.question import sentence_stems
-    from core.answers.support import _np, _parse
-
-    out: list[frozenset[str]] = []
-    for token in _parse(question):
-        if token.pos_ != "NOUN" or not _owned_by_a_name(token) or not _nested(token):
-            continue
-        owners = [c for c in token.children if c.dep_ == "poss"] + _of_phrase(token)
-        for owner in owners:
-            name = " ".join(t.text for t in _np(owner) if t.pos_ == "PROPN")
-            if sentence_stems(name):
-                out.append(sentence_stems(name))
-    return tuple(out)
-
-
-def claim_terms(question: str) -> frozenset[str]:
-    """The main clause's own words (``support.main_clause_terms``) without the noun a wh-word
-    determines ("what *year*", "which *company*", "what *body of water*" name the
-    answer's type, not what it states), nor the words naming a bridge through a relation noun owned by
-    a name (``_first_hop_words``: "the *birthplace of* Meehan Bonnar")."""
-    from core.answers.question import stem
-    from core.answers.support import _parse, main_clause_terms
-
-    doc = _parse(question)
-    typed: set[str] = set()
-    for t in doc:
-        if any(c.dep_ == "det" and c.lower_ in ("what", "which", "whose") for c in t.children):
-            typed |= {stem(t.lower_)} | ({stem(o.lower_) for o in _of_phrase(t)} if t.lower_ == "body" else set())
-    return main_clause_terms(question) - typed - _first_hop_words(doc)
 
 
 def question_claim(frame: QuestionFrame, cache: Any = None) -> QuestionClaim:
@@ -284,9 +189,18 @@ def _refused(pick: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph
 def claimed(best: Optional[Pick], candidates: Sequence[Pick], frame: QuestionFrame, graph: Any,
             cache: Any = None) -> tuple[Optional[Pick], str]:
     """(the first line's pick — the scorer's ``best`` of ``candidates``, or a sentence ``promoted`` over it, or with
-    no bold one saying the asked verb of the bridge, ``argued`` — bolded only when it is a clear claim; the note)."""
+    no bold one saying the asked verb of the bridge, ``argued`` — bolded only when it is a clear claim and, for a
+    side described by a role noun, about whoever holds it (``role_bridge``); a bolded person named in full
+    (``full_names``); the note)."""
     if best is None:
         return best, ""
+    first, note = _chosen(best, candidates, frame, graph, cache)
+    first, refused = role_bridge.tied(first, candidates, frame, graph, cache)  # about the person the role describes
+    return full_names.in_full(first, graph), refused or note
+
+
+def _chosen(best: Pick, candidates: Sequence[Pick], frame: QuestionFrame, graph: Any, cache: Any
+            ) -> tuple[Optional[Pick], str]:
     first, note = _first_claim(best, candidates, frame, graph, cache)
     if first is not None and first.typed:
         return first, note

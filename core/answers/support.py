@@ -29,10 +29,11 @@ dropped — no bold rather than a wrong one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Optional
 
 from core.answers.cache import answer_cache, parsed_once
+from core.answers.relation import _CLAUSES, _SUBJECTS, _WH, Relation, _is_wh, _names, _np, _parse, question_relation  # noqa: F401 (re-exported)
 from core.answers.question import QuestionFrame, noun_types, sentence_stems, setting_words, stem
 from core.answers.scoring import Pick
 from core.retrieval.query import QuestionState
@@ -40,64 +41,6 @@ from core.storage.graph_view import as_graph_view
 
 _YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b\d{3,4}\b")
-_WH = frozenset("who whom whose what which".split())
-_SUBJECTS = frozenset({"nsubj"})
-_CLAUSES = frozenset({"relcl", "acl", "advcl", "ccomp"})
-
-
-@dataclass(frozen=True)
-class Relation:
-    """What the question asks about its answer: the verb (stem), the answer's side of it, and the
-    name stems of the other side (empty: the other side is described, not named)."""
-
-    verb: str
-    role: str  # "doer" | "undergoer"
-    other_names: frozenset[str] = frozenset()
-
-
-def _parse(text: str) -> Any:
-    from core.extraction.query_terms import parse_question
-
-    return parse_question(text)
-
-
-def _names(tokens: Any) -> frozenset[str]:
-    return frozenset(stem(t.lower_) for t in tokens if t.pos_ == "PROPN")
-
-
-def _np(token: Any) -> list[Any]:
-    """A noun phrase's tokens without the clauses hanging on it (relative clauses, participles)."""
-    skipped: set[int] = set()
-    for child in token.children:
-        if child.dep_ in _CLAUSES:
-            skipped |= {t.i for t in child.subtree}
-    return [t for t in token.subtree if t.i not in skipped]
-
-
-def _is_wh(token: Any) -> bool:
-    return token.lower_ in _WH or any(c.dep_ == "det" and c.lower_ in _WH for c in token.children)
-
-
-def question_relation(question: str) -> Optional[Relation]:
-    """The relation a "who/which … <verb> …" question asks about (None: copular or no verb found)."""
-    if not (question or "").strip():
-        return None
-    doc = _parse(question)
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or root.pos_ != "VERB":
-        return None
-    passive = any(c.dep_ in ("nsubjpass", "auxpass") for c in root.children)
-    doer = [c for c in root.children if c.dep_ in _SUBJECTS]
-    undergoer = [c for c in root.children if c.dep_ in ("dobj", "nsubjpass")]
-    agent = [g for c in root.children if c.dep_ == "agent" for g in c.children if g.dep_ == "pobj"]
-    if passive:
-        doer, undergoer = agent, [c for c in root.children if c.dep_ == "nsubjpass"]
-    verb = stem(root.lower_)
-    if doer and _is_wh(doer[0]):
-        return Relation(verb, "doer", _names(_np(undergoer[0])) if undergoer else frozenset())
-    if undergoer and _is_wh(undergoer[0]):
-        return Relation(verb, "undergoer", _names(_np(doer[0])) if doer else frozenset())
-    return None
 
 
 def bridge_names(question: str) -> list[frozenset[str]]:
