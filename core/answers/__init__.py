@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from core.answers.chain import chained
 from core.answers.claim import claimed
 from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, compose
@@ -58,6 +59,7 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     # the first line: bolded only where its sentence supports the short answer as a clear claim
     first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
     ranking = "meaning" if inputs.ranked_by_meaning(candidates) else "lexical"
+    entries = chained(first, candidates, entries, inputs)  # the next hop's line
     return Answer(compose(first, entries, inputs.lines), "extractive", "", note, ranking)
 
 
