@@ -8,7 +8,8 @@ All use the sentence records stored at indexing time (``sentences``: no parsing 
 them with lexical, graph and answer-type signals (``question``, ``scoring``; no embedding of
 sentences) and lay them out the same way (``layout``): the single best sentence first with the
 short answer bolded when the sentence clearly states it (``support``, ``claim``; otherwise the answer's
-``note`` says why nothing is bolded), then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
+``note`` says why nothing is bolded), then the mode's evidence lines (a sentence about the entity the first
+hop leads to put first among them, ``chain``), each cited ``[document, chunk n]``. The answer
 is ``Answer(kind="extractive")``.
 
 With an LLM, ``answer`` generates the answer instead (``core.llm.generated_answers``).
