@@ -86,12 +86,25 @@ def test_a_sentence_of_the_first_lines_chunk_is_not_the_next_hop():
     assert "Miriam Cooper" not in _answer(FIRST, [FIRST, *SAME_DOC, same_chunk])
 
 
-def test_the_first_hops_sentence_also_names_bridges():
-    # the first line names no bridge (it names only a date); the best sentence naming the question entity does
-    first = _pick("The picture was released in the United Kingdom on 14 August 1937 to good reviews.", 5.0, "release", 0,
-                  [("DATE", "14 August 1937", "14 august 1937")], ["14 August 1937"])
+def test_the_bridges_come_from_the_first_hops_sentence():
+    # the first line names no question entity; the best sentence naming one (the first hop) leads to Raoul Walsh
+    first = _pick("The picture was released by the studio of Herbert Wilcox on 14 August 1937 to good reviews.", 5.0,
+                  "release", 0, [("PERSON", "Herbert Wilcox", "herbert wilcox"), ("DATE", "14 August 1937", "14 august 1937")],
+                  ["Herbert Wilcox"])
     text = _answer(first, [first, FIRST, *SAME_DOC, NEXT_HOP])
     assert "Miriam Cooper" in text
+
+
+def test_the_first_lines_own_entities_are_not_bridges_when_it_is_off_the_question():
+    # a first line that names no question entity is not the first hop: what it names leads nowhere asked
+    first = _pick("The picture was released by the studio of Herbert Wilcox on 14 August 1937 to good reviews.", 5.0,
+                  "release", 0, [("PERSON", "Herbert Wilcox", "herbert wilcox"), ("DATE", "14 August 1937", "14 august 1937")],
+                  ["Herbert Wilcox"])
+    wilcox = _pick("Herbert Wilcox married the actress Anna Neagle in 1943 after years of working together.", 2.5,
+                   "wilcox", 0, [("PERSON", "Herbert Wilcox", "herbert wilcox"), ("PERSON", "Anna Neagle", "anna neagle")],
+                   ["Anna Neagle"])
+    text = _answer(first, [first, *SAME_DOC, wilcox])
+    assert "Anna Neagle" not in text
 
 
 def test_a_clearly_stronger_line_is_not_pushed_out():

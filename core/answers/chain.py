@@ -8,8 +8,8 @@ mostly restate the first hop's neighbourhood, so the next hop's sentence often r
 three lines shown, or sits in a context chunk the builder does not read.
 
 ``chained`` puts the best next-hop sentence first among the evidence lines. The bridges are the
-entities named (or referred to by an opening pronoun) by the first line and by the best candidate
-naming a question entity (the first hop), except question entities and nationalities, dates and
+entities named (or referred to by an opening pronoun) by the best candidate naming a question entity
+(the first hop; often the first line itself), except question entities and nationalities, dates and
 numbers (``NOT_BRIDGES``). A next-hop sentence
 
 * names a bridge and no question entity (it says something about the bridge, not the first hop again);
@@ -81,10 +81,10 @@ def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry],
     if first is None or CHAIN_LINES <= 0:
         return entries
     asked = set(inp.frame.entity_keys)
-    leads = bridges(first, asked)
     hop = [p for p in candidates if p.sentence.keys & asked]
-    if hop:
-        leads |= bridges(max(hop, key=lambda p: p.score), asked)  # the first hop's best sentence
+    if not hop:
+        return entries
+    leads = bridges(max(hop, key=lambda p: p.score), asked)  # what the first hop's best sentence leads to
     if not leads:
         return entries
     lead_names = _names(inp.graph, leads)
