@@ -8,7 +8,8 @@ All use the sentence records stored at indexing time (``sentences``: no parsing 
 them with lexical, graph and answer-type signals (``question``, ``scoring``; no embedding of
 sentences) and lay them out the same way (``layout``): the single best sentence first with the
 short answer bolded when the sentence clearly states it (``support``, ``claim``; otherwise the answer's
-``note`` says why nothing is bolded), then the mode's evidence lines, each cited ``[document, chunk n]``. The answer
+``note`` says why nothing is bolded), then the mode's evidence lines (a sentence about the entity the first
+hop leads to put first among them, ``chain``), each cited ``[document, chunk n]``. The answer
 is ``Answer(kind="extractive")``.
 
 With an LLM, ``answer`` generates the answer instead (``core.llm.generated_answers``).
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from core.answers.chain import chained
 from core.answers.claim import claimed
 from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, compose
@@ -58,6 +60,7 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     # the first line: bolded only where its sentence supports the short answer as a clear claim
     first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
     ranking = "meaning" if inputs.ranked_by_meaning(candidates) else "lexical"
+    entries = chained(first, candidates, entries, inputs)  # the next hop's line
     return Answer(compose(first, entries, inputs.lines), "extractive", "", note, ranking)
 
 

@@ -31,6 +31,7 @@ class Entry:
     text: str
     sentences: set[tuple[str, int]] = field(default_factory=set)  # (chunk id, ord); chains add a marker
     texts: set[str] = field(default_factory=set)  # the quoted sentences' texts (for sentence lines)
+    pick: Optional[Pick] = None  # the scored sentence a sentence line quotes (None for a chain of a path)
 
 
 def quoted(pick: Pick) -> str:
@@ -41,7 +42,7 @@ def quoted(pick: Pick) -> str:
 def sentence_entry(pick: Pick) -> Entry:
     """A labelled sentence line."""
     return Entry(f"{pick.label}: {quoted(pick)}", {(pick.sentence.chunk_id, pick.sentence.ord)},
-                 {pick.sentence.text})
+                 {pick.sentence.text}, pick)
 
 
 def bolded(text: str, surfaces: list[str]) -> str:

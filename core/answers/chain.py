@@ -1,0 +1,104 @@
+"""The next hop as an evidence line: a sentence about an entity the question's first hop leads to.
+
+A multi-hop question composes hops ("Who is the spouse of the director of Jump for Glory?"): the best
+sentences often state the first hop ("Jump for Glory is a 1937 film directed by Raoul Walsh …"), and
+the answer sits in a sentence about the entity that hop leads to (the bridge, Raoul Walsh), which the
+question does not name. The mode's evidence lines are ordered by score, and the best-scoring ones
+mostly restate the first hop's neighbourhood, so the next hop's sentence often ranks far below the
+three lines shown, or sits in a context chunk the builder does not read.
+
+``chained`` puts the best next-hop sentence first among the evidence lines. The bridges are the
+entities named (or referred to by an opening pronoun) by the best candidate naming a question entity
+(the first hop; often the first line itself), except question entities and nationalities, dates and
+numbers (``NOT_BRIDGES``). A next-hop sentence
+
+* names a bridge and no question entity (it says something about the bridge, not the first hop again);
+* sits in another chunk than the first line;
+* holds a mention of the question's wanted answer type other than the bridge itself;
+
+read from the mode's candidates and evidence lines (sentences already scored: no parse, no embedding),
+ranked by score. It is inserted before the other evidence lines unless the last line it would push out
+of the answer scores more than ``DISPLACE_MARGIN`` above it (a strong line stays). Nothing else moves:
+the first line, its bold and the other evidence lines keep their order. ``CHAIN_LINES = 0`` turns it off.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Optional
+
+from core.answers.layout import Entry, sentence_entry
+from core.answers.scoring import Pick
+
+if TYPE_CHECKING:
+    from core.answers.inputs import AnswerInputs
+
+CHAIN_LINES = 1  # next-hop sentences put first among the evidence lines (0: the mode's order alone)
+DISPLACE_MARGIN = 1.0  # the line it pushes out keeps its place when it scores more than this above it
+NOT_BRIDGES = frozenset({"NORP", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
+
+
+def bridges(pick: Pick, question_keys: Iterable[str]) -> set[str]:
+    """Entities a sentence leads to: those it names (or refers to) that the question does not."""
+    keys = {key for label, _, key in pick.sentence.mentions if key and label not in NOT_BRIDGES}
+    if pick.sentence.refers_to:
+        keys.add(pick.sentence.refers_to)
+    return keys - set(question_keys)
+
+
+def _names(graph: Any, keys: set[str]) -> set[str]:
+    return {str(graph.name(k)).lower() for k in keys if k in graph} | {k.lower() for k in keys}
+
+
+def follows(pick: Pick, first: Pick, leads: set[str], lead_names: set[str], asked: set[str]) -> bool:
+    """Does ``pick`` state the next hop: it names a bridge and no question entity, in another chunk
+    than the first line, with a wanted-type mention that is not the bridge itself?"""
+    keys = pick.sentence.keys
+    if pick.sentence.chunk_id == first.sentence.chunk_id or not (keys & leads) or (keys & asked):
+        return False
+    return any(surface.lower() not in lead_names for surface in pick.typed)
+
+
+def _last_shown_score(first: Pick, entries: list[Entry], lines: int) -> float:
+    """The score of the last evidence line ``compose`` would show (the one a next-hop line pushes out);
+    -inf when fewer lines than room are shown, or when that line is not a sentence (a path chain)."""
+    shown = {(first.sentence.chunk_id, first.sentence.ord)}
+    last: Optional[Entry] = None
+    count = 0
+    for entry in entries:
+        if count >= lines - 1:
+            break
+        if entry.sentences and entry.sentences <= shown:
+            continue
+        shown |= entry.sentences
+        count += 1
+        last = entry
+    if last is None or last.pick is None or count < lines - 1:
+        return float("-inf")
+    return last.pick.score
+
+
+def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry], inp: "AnswerInputs") -> list[Entry]:
+    """``entries`` with the best ``CHAIN_LINES`` next-hop sentences (see the module docstring) first."""
+    if first is None or CHAIN_LINES <= 0:
+        return entries
+    asked = set(inp.frame.entity_keys)
+    hop = [p for p in candidates if p.sentence.keys & asked]
+    if not hop:
+        return entries
+    leads = bridges(max(hop, key=lambda p: p.score), asked)  # what the first hop's best sentence leads to
+    if not leads:
+        return entries
+    lead_names = _names(inp.graph, leads)
+    pool = [e.pick for e in entries if e.pick is not None] + candidates
+    seen: set[tuple[str, int]] = {(first.sentence.chunk_id, first.sentence.ord)}
+    found: list[Pick] = []
+    for pick in pool:
+        where = (pick.sentence.chunk_id, pick.sentence.ord)
+        if where in seen or pick.sentence.text == first.sentence.text:
+            continue
+        seen.add(where)
+        if follows(pick, first, leads, lead_names, asked):
+            found.append(pick)
+    chosen = sorted(found, key=lambda p: -p.score)[:CHAIN_LINES]
+    if not chosen or _last_shown_score(first, entries, inp.lines) > chosen[0].score + DISPLACE_MARGIN:
+        return entries
+    return [sentence_entry(p) for p in chosen] + entries
