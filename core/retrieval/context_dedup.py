@@ -14,6 +14,7 @@ it drops the last chunks, then relation rows, then entity rows, the order of the
 """
 from __future__ import annotations
 
+import csv
 import re
 from bisect import bisect_right
 from functools import lru_cache
@@ -21,7 +22,7 @@ from itertools import accumulate
 from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget, sources_text
-from core.retrieval.csv_cells import record_line
+from core.retrieval.csv_cells import LightRAGCells, clean_cell
 from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
                                              render_context)
 from core.types import ChunkHit, EntityHit, RelationHit
@@ -121,6 +122,24 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
     return render_context(compact_e, compact_r, chunks)
 
 
+class LineWriter:
+    """``csv_cells.record_line`` for many rows through one ``csv.writer`` (the rows of one context):
+    the writer hands each row to ``write`` as one string, so no buffer or writer is made per row. The
+    rows here have several cells, never the lone empty cell ``record_line`` treats apart."""
+
+    def __init__(self) -> None:
+        self._written: list[str] = []
+        self._writer = csv.writer(self, dialect=LightRAGCells)
+        self._cut = len(LightRAGCells.lineterminator)
+
+    def write(self, text: str) -> None:
+        self._written.append(text)
+
+    def __call__(self, values: Sequence[Any]) -> str:
+        self._writer.writerow([clean_cell(v) for v in values])
+        return self._written.pop()[: -self._cut]
+
+
 def compact_context(budgeted: Budgeted, counter: Callable[[str], int],
                     row_costs: RowCosts | None = None) -> tuple[str, int, int]:
     """``render_compact`` of the budgeted lists, its tokens (equal to ``counter`` of the whole text) and
@@ -132,6 +151,7 @@ def compact_context(budgeted: Budgeted, counter: Callable[[str], int],
     compact_e, compact_r, pointers = compact_rows(budgeted.entities, budgeted.relations, budgeted.chunks)
     known = [0]
     unknown: list[str] = []
+    record_line = LineWriter()
 
     def lines(records: Sequence[Any], originals: Sequence[Any], row: Callable[[Any, int], tuple[Any, ...]]) -> list[str]:
         out = []

@@ -127,6 +127,16 @@ def _render_once(items: Sequence[Item]) -> str:
     return "\n\n".join(out)
 
 
+def tokens_or_bytes(text: str, count: Callable[[str], int], budget: int) -> int:
+    """``count(text)``, or the text's UTF-8 size when that is already within ``budget``: a cl100k token is
+    at least one byte, so the size bounds the count, and a budget check then needs no count. The first
+    budget pass only decides what to drop; the corpus-cap pass after it always counts exactly what the
+    result shows (E2GraphRAG contexts are far under the 30,000-token default: the pass encoded ~1,400
+    tokens per question for nothing)."""
+    size = len(text.encode("utf-8"))
+    return size if size <= budget else count(text)
+
+
 def _item_id(item: Item) -> str:
     rec = item[1]
     return rec.node_id if isinstance(rec, SummaryHit) else rec.chunk_id
@@ -360,8 +370,8 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     strict = not ctx.strategies.evidence.leaves_tail
     tie = ctx.strategies.evidence.tie_break(ctx)
     count = context_counter(ctx.ws).count  # exact, from the generation's segment table
-    fit_to_budget((kept,), lambda: finish(result, "\n\n".join(_render_item(item) for item in kept),
-                                          _evidence(kept, weights, strict, tie), count).context_tokens, budget)
+    fit_to_budget((kept,), lambda: tokens_or_bytes("\n\n".join(_render_item(item) for item in kept), count, budget),
+                  budget)
     corpus = ctx.ws.views.derived(corpus_tokens)  # then each sentence once, and no more than the corpus
     capped = fit_to_budget((kept,), lambda: finish(result, _render_once(kept), _evidence(kept, weights, strict, tie),
                                                    count).context_tokens, min(budget, corpus) if corpus > 0 else budget,
