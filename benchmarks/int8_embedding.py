@@ -16,6 +16,14 @@ Recall per mode with each embedder is the eval CLI on a workspace and its re-emb
     python -m core eval --workspace WS|/tmp/ws_int8 --questions QUESTIONS --modes all --k 2,5,10
 
     python benchmarks/int8_embedding.py [--texts 10000] [--rounds 3] [--passages 256]
+
+Quantisation recipes side by side (``--compare-dirs``): int8 model folders (each made like the install's,
+with its manifest; ``RAGSCOPE_MINILM_INT8_DIR`` layout), each against the torch vectors of the agreement
+texts (cosine min / mean), then interleaved per round: process CPU ms per short query string alone (the
+first four words of each dev question, ~6 wordpieces, one session call) and process CPU s for a batch of
+``--passages`` dev passages:
+
+    python benchmarks/int8_embedding.py --compare-dirs DIR_A,DIR_B --texts 2000 --rounds 3 --passages 64
 """
 from __future__ import annotations
 
@@ -80,13 +88,58 @@ def time_calls(fn, inputs: list, rounds: int, cpu_key: str = "") -> list[float]:
     return out
 
 
+def compare_dirs(dirs: list[str], texts: list[str], questions: list[str], passages: list[str],
+                 rounds: int, batch_size: int) -> dict:
+    """Int8 model folders against the torch vectors and against each other's CPU, interleaved per round."""
+    from core.embeddings import local_embedder
+    from core.onnx_embeddings import Int8MiniLMEmbedder
+
+    reference = local_embedder(batch_size).embed(texts)
+    models = {d: Int8MiniLMEmbedder(batch_size, Path(d)) for d in dirs}
+    result: dict[str, dict] = {}
+    for d, e in models.items():
+        cos = (e.embed(texts) * reference).sum(axis=1)
+        result[d] = {"cosine_min": round(float(cos.min()), 4), "cosine_mean": round(float(cos.mean()), 4)}
+        show(f"cosine {Path(d).name}", result[d])
+    short = [" ".join(q.split()[:4]) for q in questions]
+    batch = passages
+    query_cpu: dict[str, list[float]] = {d: [] for d in dirs}
+    batch_cpu: dict[str, list[float]] = {d: [] for d in dirs}
+    for e in models.values():  # first-call set-up not timed
+        e.embed_queries(short[:3])
+        e.embed(batch[:20])
+    show("load average", load_average())
+    for _ in range(rounds):
+        for d, e in models.items():
+            for text in short:
+                cpu = time.process_time()
+                e.embed_queries([text])
+                query_cpu[d].append((time.process_time() - cpu) * 1000)
+            cpu = time.process_time()
+            e.embed(batch)
+            batch_cpu[d].append(time.process_time() - cpu)
+    show("load average", load_average())
+    for d in dirs:
+        result[d] |= {"query_cpu_ms_median": round(median(query_cpu[d]), 3),
+                      "batch_cpu_s_median": round(median(batch_cpu[d]), 3)}
+        show(Path(d).name, result[d])
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--texts", type=int, default=10000, help="texts for the cosine agreement")
     parser.add_argument("--rounds", type=int, default=3, help="passes over the dev questions for query timing")
     parser.add_argument("--passages", type=int, default=256, help="dev passages for the batch throughput")
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--compare-dirs", default="", help="comma-separated int8 model folders to compare")
     args = parser.parse_args()
+    if args.compare_dirs:
+        questions, passages, texts = load_texts(args.texts)
+        dirs = [d for d in args.compare_dirs.split(",") if d]
+        result = compare_dirs(dirs, texts, questions, passages[: args.passages], args.rounds, args.batch_size)
+        write_result("int8_recipes", {"load_average_after": load_average(), "models": result})
+        return
     from core.embeddings import local_embedder
     from core.onnx_embeddings import int8_embedder
 
