@@ -34,6 +34,11 @@ INSTALL_HINT = "bash scripts/install-minilm-int8.sh"
 # channel for the attention MatMuls only; the feed-forward MatMuls and the word-embedding table stay fp32.
 # A model made by another recipe is refused with the install hint, and the install makes it again.
 RECIPE = "attention-matmuls-int8-v2"
+# onnxruntime's intra-op threads spin-wait for the next operator by default. The indexing session has two
+# threads, and spinning cost 1.5-1.7x the CPU seconds of the same batches with the threads asleep (same
+# vectors, bit for bit). On a shared machine, spinning can also make the wall time twice as long
+# (docs/indexing-speed.md, "Embedding threads that sleep"). A one-thread session has no pool to spin.
+SPIN_CONFIG = "session.intra_op.allow_spinning"
 
 
 class Int8ModelMissingError(RAGScopeError, RuntimeError):
@@ -113,6 +118,8 @@ class Int8MiniLMEmbedder:
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if threads > 1:  # the pool's threads sleep between operators instead of spinning (see SPIN_CONFIG)
+            options.add_session_config_entry(SPIN_CONFIG, "0")
         return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -17,7 +17,10 @@ for a 384-d model) keyed by chunk id and character span (``RecordStore.write_sen
 """
 from __future__ import annotations
 
+import contextvars
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -146,19 +149,32 @@ def pool_sentences(parts: Sequence[tuple[np.ndarray, np.ndarray, int]], spans: S
     return out
 
 
-def embed_windows_and_sentences(embedder: Any, texts: Sequence[str], sentences: Sequence[Sequence[str]],
-                                windows: bool = True) -> tuple[list[np.ndarray], list[SentenceVectors]]:
-    """Per chunk text, its window vectors ((n, dim), as ``core.embeddings.embed_chunk_windows``) and its
-    sentence vectors by span, from one ``token_states`` pass over the windows (``windows`` False: the
-    whole text as one input, cut at the model's limit)."""
-    from core.types import checkpoint
+WindowStates = tuple[list[list[str]], list[tuple[np.ndarray, np.ndarray]]]  # (windows per text, token outputs per window)
+
+
+def window_states(embedder: Any, texts: Sequence[str], windows: bool = True,
+                  stop: Optional[threading.Event] = None) -> WindowStates:
+    """Per chunk text its windows (``windows`` False: the whole text, cut at the model's limit), and per
+    window its token outputs from one ``token_states`` pass (slices of 512 windows; ``stop`` or the run's
+    Cancel is checked before each)."""
+    from core.types import Cancelled, checkpoint
 
     pieces = [chunk_windows(t) if windows else [t] for t in texts]
     flat = [w for ws in pieces for w in ws]
     states: list[tuple[np.ndarray, np.ndarray]] = []
     for start in range(0, len(flat), 512):
         checkpoint("embedding")
+        if stop is not None and stop.is_set():
+            raise Cancelled("the chunk windows' pass was stopped")
         states.extend(embedder.token_states(flat[start:start + 512]))
+    return pieces, states
+
+
+def pool_windows_and_sentences(embedder: Any, texts: Sequence[str], computed: WindowStates,
+                               sentences: Sequence[Sequence[str]]) -> tuple[list[np.ndarray], list[SentenceVectors]]:
+    """Per chunk text, its window vectors ((n, dim), as ``core.embeddings.embed_chunk_windows``) and its
+    sentence vectors by span, pooled from ``window_states``' token outputs."""
+    pieces, states = computed
     per_chunk: list[np.ndarray] = []
     per_sentence: list[SentenceVectors] = []
     position = 0
@@ -171,6 +187,34 @@ def embed_windows_and_sentences(embedder: Any, texts: Sequence[str], sentences: 
         parts = [(s, o, shift) for (s, o), shift in zip(mine, offsets)]
         per_sentence.append(pool_sentences(parts, sentence_spans(text, chunk_sentences)))
     return per_chunk, per_sentence
+
+
+def embed_windows_and_sentences(embedder: Any, texts: Sequence[str], sentences: Sequence[Sequence[str]],
+                                windows: bool = True) -> tuple[list[np.ndarray], list[SentenceVectors]]:
+    """Per chunk text, its window vectors and its sentence vectors by span, from one ``token_states`` pass
+    over the windows (``window_states``, then ``pool_windows_and_sentences``)."""
+    return pool_windows_and_sentences(embedder, texts, window_states(embedder, texts, windows), sentences)
+
+
+class WindowStatesAhead:
+    """``window_states`` started on a worker thread, so the chunk windows' pass needs no parse: while
+    spaCy parses a batch on one core, its windows embed on the other (the same calls, so the same
+    outputs). ``result()`` waits for them; ``cancel()`` stops the pass before its next slice. The worker
+    runs in a copy of the caller's context, so the run's ``cancel_scope`` reaches it."""
+
+    def __init__(self, embedder: Any, texts: Sequence[str], windows: bool = True) -> None:
+        self._stop = threading.Event()
+        context = contextvars.copy_context()
+        pool = ThreadPoolExecutor(1, thread_name_prefix="ragscope-window-states")  # one thread per batch
+        self._future = pool.submit(context.run, window_states, embedder, list(texts), windows, self._stop)
+        pool.shutdown(wait=False)  # the thread ends when its pass does
+
+    def result(self) -> WindowStates:
+        return self._future.result()
+
+    def cancel(self) -> None:
+        self._stop.set()
+        self._future.cancel()
 
 
 def encode_vector(vector: np.ndarray) -> bytes:

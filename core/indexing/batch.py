@@ -7,6 +7,7 @@ poll interval (``core.retry.CANCEL_POLL_S``) and the batch's documents go back t
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import threading
 import time
@@ -22,7 +23,7 @@ from core.indexing.common import Extractor, IndexReport, chunk_document, progres
 from core.indexing.remerge import merge_touched, new_tree
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
-from core.sentence_vectors import can_pool, embed_windows_and_sentences, stored_rows
+from core.sentence_vectors import WindowStatesAhead, can_pool, pool_windows_and_sentences, stored_rows, window_states
 from core.storage.records import DocumentRow
 from core.types import Cancelled, Chunk, ProgressCallback, cancel_scope
 from core.workspace import Workspace
@@ -96,7 +97,10 @@ class PreparedBatch:
     doc_chunks: dict[str, list[Chunk]]
     all_chunks: list[Chunk]
     extractions: list
-    chunk_vectors: Any  # .result() -> the chunk vectors; .cancel() drops requests not yet sent
+    # .result() -> the chunk vectors, or with an embedder that pools (``can_pool``) on two or more cores, the
+    # windows' token outputs, computed while the batch was parsed (``WindowStatesAhead``); .cancel() drops
+    # requests not yet sent (stops the windows' pass)
+    chunk_vectors: Any
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -159,7 +163,10 @@ class BatchIndexer:
         if windows:
             for chunk in all_chunks:
                 chunk.windows = len(chunk_windows(chunk.text))
-        chunk_vectors = submit_chunk_texts(self.ws.embedder, [c.text for c in all_chunks], windows, self.cancel)
+        if all_chunks and can_pool(self.ws.embedder) and (os.cpu_count() or 1) >= 2:
+            chunk_vectors: Any = WindowStatesAhead(self.ws.embedder, [c.text for c in all_chunks], windows)
+        else:
+            chunk_vectors = submit_chunk_texts(self.ws.embedder, [c.text for c in all_chunks], windows, self.cancel)
         timings = {"chunk": time.perf_counter() - t}
         t = time.perf_counter()
         try:
@@ -241,9 +248,12 @@ class BatchIndexer:
                 sentence_vectors: list = []
                 with cancel_scope(self.cancel):  # a local embedder embeds the chunks here, checking between slices
                     if can_pool(ws.embedder):  # one window pass gives the window and the sentence vectors
-                        per_chunk, sentence_vectors = embed_windows_and_sentences(
-                            ws.embedder, [c.text for c in all_chunks],
-                            [[s.text for s in ex.sentences] for ex in extractions], ws.settings.chunk_vector_windows)
+                        texts_of_chunks = [c.text for c in all_chunks]
+                        computed = (prepared.chunk_vectors.result()
+                                    if isinstance(prepared.chunk_vectors, WindowStatesAhead) else
+                                    window_states(ws.embedder, texts_of_chunks, ws.settings.chunk_vector_windows))
+                        per_chunk, sentence_vectors = pool_windows_and_sentences(
+                            ws.embedder, texts_of_chunks, computed, [[s.text for s in ex.sentences] for ex in extractions])
                         prepared.chunk_vectors.cancel()
                     else:
                         per_chunk = prepared.chunk_vectors.result()  # sent before extraction when the embedder is remote

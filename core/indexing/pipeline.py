@@ -160,8 +160,8 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     ``cancel`` is checked before every batch; when it is set (or the LLM client raises
     ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'; so do
     they when the embeddings server fails (``ServiceUnavailable``, re-raised).
-    ``overlap`` prepares the next batch while the current one embeds (``core.indexing.prefetch``); None = when the
-    embedder is remote.
+    ``overlap`` prepares the next batch while the current one embeds (``core.indexing.prefetch``); None =
+    ``overlap_by_default``.
     """
     report = report or IndexReport()
     batch_tokens = batch_tokens or int(os.environ.get("RAGSCOPE_BATCH_TOKENS") or 24000)  # tokens per batch
@@ -188,7 +188,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     progress = overall = OverallProgress(progress, [sum(d.tokens for d in b) for b in batches], report.timings_s)
     progress_event(progress, "index", 0, total, f"{total} document(s) to index in {len(batches)} batch(es)")
     if overlap is None:
-        overlap = bool(getattr(ws.embedder, "remote", False))
+        overlap = overlap_by_default(ws.embedder, extractor)
     prefetch = None
     if overlap and len(batches) > 1:
         prefetch = Prefetcher(ws, extractor, report, cancel)
@@ -205,6 +205,17 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
             prefetch.close()
     progress_event(progress, "index", done, total, "done")
     return report
+
+
+def overlap_by_default(embedder: Any, extractor: Extractor) -> bool:
+    """Prepare the next batch ahead (``core.indexing.prefetch``) when the embedder is remote (its wait is
+    the network's), or when spaCy extracts on a machine of two or more cores: then the next batch's parse
+    (one core) runs while this batch's merge, tree and local embedding run, and both cores are busy. Not
+    with an LLM extractor beside a local embedder: its requests would then overlap the profile
+    summaries' and exceed the configured LLM concurrency."""
+    if getattr(embedder, "remote", False):
+        return True
+    return getattr(extractor, "name", "") == "spacy" and (os.cpu_count() or 1) >= 2
 
 
 def split_batches(docs: list, batch_tokens: int) -> list[list]:

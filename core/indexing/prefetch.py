@@ -7,8 +7,10 @@ are already sent to the server. Preparation touches no database (the main thread
 so the result is the same as indexing batch after batch; a preparation that fails is simply done again
 on the main thread, where a failing document is isolated as usual.
 
-Used by ``core.indexing.pipeline.process_pending`` when the embedder is remote (``embedder.remote``). With the
-local MiniLM, extraction and embedding compete for the same two cores, so batches stay sequential.
+Used by ``core.indexing.pipeline.process_pending`` when the embedder is remote (``embedder.remote``), and
+with a local embedder when spaCy extracts on two or more cores (``overlap_by_default``): spaCy's parse of
+batch N+1 holds one core while batch N's merge, tree and embedding (onnxruntime releases the interpreter
+lock while it runs) use the other, instead of one core idling through each parse.
 """
 from __future__ import annotations
 
