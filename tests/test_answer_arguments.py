@@ -8,17 +8,12 @@ from core.answers.arguments import NAMED, NEAR, UNRELATED, Side, _parse, _senten
 from core.answers.claim import claimed
 from core.answers.question import make_frame, sentence_stems
 from core.answers.scoring import Pick
-from core.answers.sentences import Sentence
+from answer_picks import doc_pick
 
 CO_FOUNDED = "Which company did the founding director of the Harbour Institute for Tides co-found?"
 
 
-def _pick(text: str, mentions: list[tuple[str, str, str]], typed: list[str], score: float, doc: str,
-          refers_to: str = "") -> Pick:
-    keys = frozenset(key for _, _, key in mentions if key) | ({refers_to} if refers_to else frozenset())
-    sentence = Sentence(text, "c-" + doc, 0, f"{doc}, chunk 1", mentions, keys, sentence_stems(text),
-                        refers_to=refers_to, doc=doc)
-    return Pick(sentence, score, "chunk", "chunk #1", typed)
+_pick = doc_pick
 
 
 def _co_founded_picks() -> list[Pick]:
