@@ -1,7 +1,7 @@
-"""``context_dedup.LineWriter`` writes each table row exactly as ``csv_cells.record_line`` does."""
+"""``csv_cells.LineWriter`` writes each table row exactly as ``csv_cells.record_line`` does."""
 from __future__ import annotations
 
-from core.retrieval.context_dedup import LineWriter
+from core.retrieval.csv_cells import LineWriter
 from core.retrieval.csv_cells import record_line
 
 ROWS = [

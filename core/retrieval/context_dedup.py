@@ -14,7 +14,6 @@ it drops the last chunks, then relation rows, then entity rows, the order of the
 """
 from __future__ import annotations
 
-import csv
 import re
 from bisect import bisect_right
 from functools import lru_cache
@@ -22,7 +21,7 @@ from itertools import accumulate
 from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget, sources_text
-from core.retrieval.csv_cells import LightRAGCells, clean_cell
+from core.retrieval.csv_cells import LineWriter
 from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
                                              render_context)
 from core.types import ChunkHit, EntityHit, RelationHit
@@ -120,24 +119,6 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
     """``render_context`` with compact descriptions."""
     compact_e, compact_r, _ = compact_rows(entities, relations, chunks)
     return render_context(compact_e, compact_r, chunks)
-
-
-class LineWriter:
-    """``csv_cells.record_line`` for many rows through one ``csv.writer`` (the rows of one context):
-    the writer hands each row to ``write`` as one string, so no buffer or writer is made per row. The
-    rows here have several cells, never the lone empty cell ``record_line`` treats apart."""
-
-    def __init__(self) -> None:
-        self._written: list[str] = []
-        self._writer = csv.writer(self, dialect=LightRAGCells)
-        self._cut = len(LightRAGCells.lineterminator)
-
-    def write(self, text: str) -> None:
-        self._written.append(text)
-
-    def __call__(self, values: Sequence[Any]) -> str:
-        self._writer.writerow([clean_cell(v) for v in values])
-        return self._written.pop()[: -self._cut]
 
 
 def compact_context(budgeted: Budgeted, counter: Callable[[str], int],

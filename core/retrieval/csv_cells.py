@@ -49,3 +49,21 @@ def record_line(values: Sequence[Any]) -> str:
 def csv_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     """The compact table format LightRAG places in its context: the header line, then one line a record."""
     return "\n".join([record_line(header), *(record_line(row) for row in rows)])
+
+
+class LineWriter:
+    """``record_line`` for many rows through one ``csv.writer`` (the rows of one context):
+    the writer hands each row to ``write`` as one string, so no buffer or writer is made per row. The
+    rows here have several cells, never the lone empty cell ``record_line`` treats apart."""
+
+    def __init__(self) -> None:
+        self._written: list[str] = []
+        self._writer = csv.writer(self, dialect=LightRAGCells)
+        self._cut = len(LightRAGCells.lineterminator)
+
+    def write(self, text: str) -> None:
+        self._written.append(text)
+
+    def __call__(self, values: Sequence[Any]) -> str:
+        self._writer.writerow([clean_cell(v) for v in values])
+        return self._written.pop()[: -self._cut]
