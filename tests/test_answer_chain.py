@@ -12,13 +12,11 @@ import core.answers as answers_module
 from core.answers import chain
 from core.answers.chain import chained
 from core.answers.layout import compose, sentence_entry
-from core.answers.question import sentence_stems
 from core.answers.scoring import Pick
 from core.answers.sentences import Sentence
 from core.storage.graph_view import as_graph_view
 from core.types import ChunkHit, RetrievalResult
 
-QUESTION = "Who is the spouse of the director of Jump for Glory?"
 FILM = "jump for glory"
 WALSH = "raoul walsh"
 
@@ -34,8 +32,7 @@ def _graph() -> nx.Graph:
 def _pick(text: str, score: float, chunk: str, ord_: int, mentions: list[tuple[str, str, str]],
           typed: list[str], label: str = "chunk #1") -> Pick:
     keys = frozenset(k for _, _, k in mentions)
-    return Pick(Sentence(text, chunk, ord_, f"{chunk}.md, chunk 1", list(mentions), keys, sentence_stems(text)),
-                score, "chunk", label, typed)
+    return Pick(Sentence(text, chunk, ord_, f"{chunk}.md, chunk 1", list(mentions), keys), score, "chunk", label, typed)
 
 
 FIRST = _pick("Jump for Glory is a 1937 British film directed by Raoul Walsh and starring Valerie Hobson.", 4.0,
@@ -50,7 +47,7 @@ NEXT_HOP = _pick("In 1916 Raoul Walsh married the actress Miriam Cooper, who sta
 
 
 def _inputs(lines: int = 4) -> SimpleNamespace:
-    return SimpleNamespace(frame=SimpleNamespace(entity_keys=frozenset({FILM}), text=QUESTION), graph=as_graph_view(_graph()),
+    return SimpleNamespace(frame=SimpleNamespace(entity_keys=frozenset({FILM})), graph=as_graph_view(_graph()),
                            lines=lines)
 
 
@@ -96,33 +93,6 @@ def test_the_bridges_come_from_the_first_hops_sentence():
                   ["Herbert Wilcox"])
     text = _answer(first, [first, FIRST, *SAME_DOC, NEXT_HOP])
     assert "Miriam Cooper" in text
-
-
-# A sentence naming the film that scores above the first hop's but does not state the question's first relation
-# ("the *director* of Jump for Glory"): what it names is not what the question's chain leads to.
-PREMIERE = _pick("Jump for Glory premiered at the Regal cinema of Herbert Wilcox, who had bought its rights.", 4.5,
-                 "premiere", 0, [("WORK_OF_ART", "Jump for Glory", FILM), ("PERSON", "Herbert Wilcox", "herbert wilcox")],
-                 ["Herbert Wilcox"])
-WILCOX = _pick("Herbert Wilcox married the actress Anna Neagle in 1943 after years of working together.", 2.6,
-               "wilcox", 0, [("PERSON", "Herbert Wilcox", "herbert wilcox"), ("PERSON", "Anna Neagle", "anna neagle")],
-               ["Anna Neagle"])
-
-
-def test_the_first_hop_is_the_sentence_stating_the_questions_first_relation():
-    text = _answer(PREMIERE, [PREMIERE, FIRST, *SAME_DOC, NEXT_HOP, WILCOX])
-    assert "Miriam Cooper" in text  # the bridge of "directed by Raoul Walsh" is followed
-    assert "Anna Neagle" not in text
-
-
-def test_without_the_first_relation_the_best_sentence_naming_the_film_is_the_first_hop(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(chain, "FIRST_RELATION", False)
-    text = _answer(PREMIERE, [PREMIERE, FIRST, *SAME_DOC, NEXT_HOP, WILCOX])
-    assert "Anna Neagle" in text and "Miriam Cooper" not in text
-
-
-def test_no_sentence_stating_the_first_relation_falls_back_to_the_best_one():
-    text = _answer(PREMIERE, [PREMIERE, *SAME_DOC, NEXT_HOP, WILCOX])
-    assert "Anna Neagle" in text
 
 
 def test_the_first_lines_own_entities_are_not_bridges_when_it_is_off_the_question():

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
-from core.answers.first_hop import first_relation
 from core.answers.layout import Entry, sentence_entry
 from core.answers.scoring import Pick
 
@@ -34,7 +33,6 @@ if TYPE_CHECKING:
 
 CHAIN_LINES = 1  # next-hop sentences put first among the evidence lines (0: the mode's order alone)
 DISPLACE_MARGIN = 1.0  # the line it pushes out keeps its place when it scores more than this above it
-FIRST_RELATION = True  # the first hop states the question's first relation when a candidate does (False: the best one)
 NOT_BRIDGES = frozenset({"NORP", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
 
 
@@ -44,15 +42,6 @@ def bridges(pick: Pick, question_keys: Iterable[str]) -> set[str]:
     if pick.sentence.refers_to:
         keys.add(pick.sentence.refers_to)
     return keys - set(question_keys)
-
-
-def first_hop(hop: list[Pick], question: str) -> Pick:
-    """The first hop's sentence among candidates naming a question entity: the best one that states the
-    question's first relation (``first_hop.first_relation``: "the *director* of Jump for Glory" → a
-    sentence with "directed"), else the best one (``FIRST_RELATION = False``: always the best one)."""
-    relation = first_relation(question) if FIRST_RELATION else frozenset()
-    stating = [p for p in hop if p.sentence.stems & relation]
-    return max(stating or hop, key=lambda p: p.score)
 
 
 def _names(graph: Any, keys: set[str]) -> set[str]:
@@ -95,7 +84,7 @@ def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry],
     hop = [p for p in candidates if p.sentence.keys & asked]
     if not hop:
         return entries
-    leads = bridges(first_hop(hop, inp.frame.text), asked)  # what the first hop's sentence leads to
+    leads = bridges(max(hop, key=lambda p: p.score), asked)  # what the first hop's best sentence leads to
     if not leads:
         return entries
     lead_names = _names(inp.graph, leads)
