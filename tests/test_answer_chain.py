@@ -17,6 +17,8 @@ from core.answers.sentences import Sentence
 from core.storage.graph_view import as_graph_view
 from core.types import ChunkHit, RetrievalResult
 
+QUESTION = "Who is the spouse of the director of Jump for Glory?"
+ONE_RELATION = "Who directed Jump for Glory?"
 FILM = "jump for glory"
 WALSH = "raoul walsh"
 
@@ -46,14 +48,14 @@ NEXT_HOP = _pick("In 1916 Raoul Walsh married the actress Miriam Cooper, who sta
                  ["Miriam Cooper"], "chunk #4")
 
 
-def _inputs(lines: int = 4) -> SimpleNamespace:
-    return SimpleNamespace(frame=SimpleNamespace(entity_keys=frozenset({FILM})), graph=as_graph_view(_graph()),
+def _inputs(lines: int = 4, question: str = QUESTION) -> SimpleNamespace:
+    return SimpleNamespace(frame=SimpleNamespace(entity_keys=frozenset({FILM}), text=question), graph=as_graph_view(_graph()),
                            lines=lines)
 
 
-def _answer(first: Pick, candidates: list[Pick], lines: int = 4) -> str:
+def _answer(first: Pick, candidates: list[Pick], lines: int = 4, question: str = QUESTION) -> str:
     entries = [sentence_entry(p) for p in sorted(candidates, key=lambda p: -p.score)]
-    return compose(first, chained(first, candidates, entries, _inputs(lines)), lines)
+    return compose(first, chained(first, candidates, entries, _inputs(lines, question)), lines)
 
 
 def test_the_sentence_about_the_bridge_is_quoted_though_it_ranks_below_the_lines_shown():
@@ -105,6 +107,16 @@ def test_the_first_lines_own_entities_are_not_bridges_when_it_is_off_the_questio
                    ["Anna Neagle"])
     text = _answer(first, [first, *SAME_DOC, wilcox])
     assert "Anna Neagle" not in text
+
+
+def test_a_question_asking_one_relation_of_the_named_entity_gets_no_next_hop_line():
+    # "Who directed Jump for Glory?" is answered by the first line; a sentence about its director's marriage is off it
+    assert "Miriam Cooper" not in _answer(FIRST, [FIRST, *SAME_DOC, NEXT_HOP], question=ONE_RELATION)
+
+
+def test_without_the_one_hop_rule_a_one_relation_question_gets_the_next_hop_line(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(chain, "ONE_HOP_NO_CHAIN", False)
+    assert "Miriam Cooper" in _answer(FIRST, [FIRST, *SAME_DOC, NEXT_HOP], question=ONE_RELATION)
 
 
 def test_a_clearly_stronger_line_is_not_pushed_out():

@@ -20,12 +20,17 @@ read from the mode's candidates and evidence lines (sentences already scored: no
 ranked by score. It is inserted before the other evidence lines unless the last line it would push out
 of the answer scores more than ``DISPLACE_MARGIN`` above it (a strong line stays). Nothing else moves:
 the first line, its bold and the other evidence lines keep their order. ``CHAIN_LINES = 0`` turns it off.
+
+A question asking one relation of the entity it names ("Where is the terminus of the Velmora Coastal
+Railway?", ``one_hop.single_relation``) has no bridge to follow: it gets no next-hop line
+(``ONE_HOP_NO_CHAIN = False``: looked for as for any question).
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from core.answers.layout import Entry, sentence_entry
+from core.answers.one_hop import single_relation
 from core.answers.scoring import Pick
 
 if TYPE_CHECKING:
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
 
 CHAIN_LINES = 1  # next-hop sentences put first among the evidence lines (0: the mode's order alone)
 DISPLACE_MARGIN = 1.0  # the line it pushes out keeps its place when it scores more than this above it
+ONE_HOP_NO_CHAIN = True  # no next-hop line when the question asks one relation of a name (one_hop); False: always
 NOT_BRIDGES = frozenset({"NORP", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
 
 
@@ -80,6 +86,8 @@ def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry],
     """``entries`` with the best ``CHAIN_LINES`` next-hop sentences (see the module docstring) first."""
     if first is None or CHAIN_LINES <= 0:
         return entries
+    if ONE_HOP_NO_CHAIN and single_relation(inp.frame.text):
+        return entries  # one relation of a named entity: its answer names that entity, no bridge to follow
     asked = set(inp.frame.entity_keys)
     hop = [p for p in candidates if p.sentence.keys & asked]
     if not hop:
