@@ -91,7 +91,7 @@ class Workspace:
         self.backend = open_backend(store if store is not None else os.environ.get("RAGSCOPE_STORE", ""),
                                     self.path, self.settings)
         self._open_lock = threading.RLock()
-        self._local = threading.local()  # this thread's record store
+        self._local = threading.local()  # this thread's record store and pinned views (one_generation)
         self._records: list[tuple[threading.Thread, RecordStore]] = []  # every thread's, to close them
         self.backend.clear_stale_lock()
         self._embedder = embedder
@@ -252,8 +252,12 @@ class Workspace:
     @property
     def views(self) -> WorkspaceViews:
         """The read views of the generation this thread sees. Inside a unit of work (the writer,
-        before its commit) they are private to the call and never cached."""
+        before its commit) they are private to the call and never cached. Inside ``one_generation``
+        they are the views that block pinned (no read of the generation)."""
         records = self.records
+        pinned = getattr(self._local, "views", None)
+        if pinned is not None and not records.in_unit_of_work():
+            return pinned
         generation = int(records.get_meta("generation", "0"))
         if records.in_unit_of_work():
             return WorkspaceViews(generation, lambda: records, lambda: self.vectors, self)
@@ -264,6 +268,21 @@ class Workspace:
                 if views is None or views.generation != generation:
                     views = self._views = WorkspaceViews(generation, lambda: self.records, lambda: self.vectors, self)
         return views
+
+    @contextmanager
+    def one_generation(self) -> Iterator[WorkspaceViews]:
+        """Pin this thread's read views for the block: the generation is read once on entry and every
+        ``views`` inside returns that generation's views (one question reads one generation, however many
+        times its parts ask; a commit by another session is seen from the next block on). A nested block
+        keeps the outer pin; a unit of work, when one is open, keeps its private views."""
+        if getattr(self._local, "views", None) is not None or self.records.in_unit_of_work():
+            yield self.views
+            return
+        views = self._local.views = self.views
+        try:
+            yield views
+        finally:
+            self._local.views = None
 
     def knowledge_graph(self) -> nx.Graph:
         """The merged graph as networkx, for layouts and exports (retrieval reads ``views.graph``)."""

@@ -17,6 +17,7 @@ from core.extraction.spacy_extract import prepare_text, sentence_occurrences
 # Numeric entity labels are not useful search keys ("two", "first"); other labels are kept.
 _SKIPPED_LOW_LABELS = frozenset({"CARDINAL", "ORDINAL"})
 _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
+_LABELLED = "ragscope.labelled_query_entities"  # the key of their memo in the parse's ``user_data``
 _DROPPED_POS = frozenset({"DET", "PRON", "PUNCT", "PART", "ADP", "CCONJ", "SCONJ", "NUM", "SYM", "SPACE", "X"})
 
 
@@ -42,11 +43,15 @@ def labelled_query_entities(question: str, entity_types: Iterable[str]) -> list[
     if not (question or "").strip():
         return []
     doc = _parse(question)
-    seen: dict[str, str] = {}
-    for occurrences in sentence_occurrences(doc, list(entity_types)):
-        for occ in occurrences:
-            seen.setdefault(occ.term, occ.label)
-    return list(seen.items())
+    types = tuple(entity_types)
+    memo = doc.user_data.get((_LABELLED, types))  # kept on the parse: the tree mode asks three times
+    if memo is None:
+        seen: dict[str, str] = {}
+        for occurrences in sentence_occurrences(doc, list(types)):
+            for occ in occurrences:
+                seen.setdefault(occ.term, occ.label)
+        memo = doc.user_data[(_LABELLED, types)] = tuple(seen.items())
+    return list(memo)
 
 
 def _low_level_spans(doc: Any) -> list[tuple[int, int]]:

@@ -54,6 +54,22 @@ MAX_NAME_WORDS = 12
 _LEADING_SKIP = frozenset({"the", "a", "an", "of", "in", "on", "at", "to", "for", "from", "by", "with", "and", "or"})
 
 
+# a span ``normalize_name`` only lowercases: ASCII letters and digits in words joined by single spaces or by
+# one inner ".", "-" or "'" (so no edge punctuation, whitespace run or accent for it to fold)
+_PLAIN_SPAN = re.compile(r"[A-Za-z0-9]+(?:[ .'-][A-Za-z0-9]+)*")
+
+
+def span_key(surface: str) -> str:
+    """``normalize_name(surface)`` for a question span, without its Unicode folding and edge stripping
+    when the span is plain ASCII (``_PLAIN_SPAN``) with a letter, no trailing possessive and no leading
+    "the": then the key is the span lowercased."""
+    if _PLAIN_SPAN.fullmatch(surface) and not surface.endswith("'s"):
+        key = surface.lower()
+        if not key.startswith("the ") and any(ch.isalpha() for ch in key):
+            return key
+    return normalize_name(surface)
+
+
 def dictionary_names(ws: Workspace, question: str) -> list[str]:
     """Entity names of the graph (or merged aliases) that occur verbatim in the question, longest
     first and never overlapping: the graph's own vocabulary finds titles the small NER model splits
@@ -79,7 +95,7 @@ def dictionary_names(ws: Workspace, question: str) -> list[str]:
                 continue
             if words[i].group().islower() and words[i].group() in _LEADING_SKIP:
                 continue  # "the Velmora Coastal Railway": the name starts after the article
-            key = normalize_name(surface)
+            key = span_key(surface)
             if key and (key in graph or graph.alias_owner(key) is not None):
                 found.append((i, surface))
                 taken[i : i + size] = [True] * size
