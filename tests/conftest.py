@@ -76,6 +76,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         item.add_marker(pytest.mark.xdist_group(groups[item.nodeid.split("::")[0]]))
 
+@pytest.fixture(autouse=True, scope="module")
+def provider_policy_ends_with_its_module():
+    """Forget the process-wide provider policy when a test module ends. An in-process app run installs it
+    at start-up (``core.providers.configure``; sign-in on means only the operator's allowed URLs); without
+    this, a signed-in module left that policy to the next module in the same worker, whose fixtures then
+    could not reach their local fake server (seen: test_viewer_presses.py before test_browser_sessions.py)."""
+    yield
+    from core import providers
+
+    providers.reset()
+
+
 @pytest.fixture(autouse=True)
 def apptest_leaves_pages_folder_mode_like_a_server(monkeypatch):
     """Make an AppTest keep Streamlit's old pages-folder mode off once a run left it, as a server process
