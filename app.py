@@ -30,7 +30,7 @@ PAGES = [
 
 def _redirect(page: Any) -> Callable[[], None]:
     def go() -> None:
-        st.switch_page(page)
+        st.switch_page(page, query_params=st.query_params.to_dict())  # "?workspace=…" survives the switch
     return go
 
 
@@ -44,14 +44,18 @@ def _refused_here() -> None:
 
 
 def app_pages(admin: bool = True) -> list:
-    """st.Page objects of the pages a role may open (Documents is the default page), and for each a
-    hidden page at its capitalised and upper-case URL ("/Compare", "/COMPARE") that switches to it:
-    Streamlit matches URL paths exactly and showed "Page not found" for a capitalised page name typed
-    from the navigation's title. Public API only (``st.Page`` with a callable, ``st.switch_page``)."""
-    pages = [st.Page(path, title=title, icon=icon, default=i == 0) for i, (path, title, icon) in enumerate(PAGES)
-             if admin or path not in ADMIN_PAGES]
-    twins = []
-    for page, (path, _, _) in zip(pages, [p for p in PAGES if admin or p[0] not in ADMIN_PAGES]):
+    """st.Page objects of the pages a role may open, and for each a hidden page at its capitalised and
+    upper-case URL ("/Compare", "/COMPARE") that switches to it: Streamlit matches URL paths exactly and
+    showed "Page not found" for a capitalised page name typed from the navigation's title. The app's
+    root ("/") is a hidden default page that switches to Documents: Streamlit serves its default page
+    only at "/" while reserving the page's own name, so "/documents" (the name the navigation shows)
+    was "Page not found" while Documents was the default. Public API only (``st.Page`` with a callable,
+    ``st.switch_page``)."""
+    shown = [p for p in PAGES if admin or p[0] not in ADMIN_PAGES]
+    pages = [st.Page(path, title=title, icon=icon) for path, title, icon in shown]
+    twins = [st.Page(_redirect(pages[0]), title=pages[0].title, url_path="start", default=True,
+                     visibility="hidden")]
+    for page, (path, _, _) in zip(pages, shown):
         stem = Path(path).stem
         variants = {stem[:1].upper() + stem[1:], stem.upper()} - {stem}
         twins += [st.Page(_redirect(page), title=page.title, url_path=variant, visibility="hidden")
@@ -77,6 +81,8 @@ if decision.principal is None:  # every page URL shows the same refusal / sign-i
     auth_gate.render(decision)
     st.stop()
 navigation = st.navigation(app_pages(decision.principal.role >= Role.admin))
+if navigation.url_path == "":  # the root: on to Documents before the sidebar reads "?workspace=" (once)
+    navigation.run()
 
 from ui.sidebar import render_sidebar  # noqa: E402
 

@@ -194,6 +194,20 @@ def test_bad_workspace_in_the_url_is_refused(data_dir, address, bad) -> None:
     assert sorted(p.name for p in data_dir.iterdir()) == ["default"]
 
 
+@pytest.mark.parametrize("role", [Role.viewer, Role.admin])
+def test_a_workspace_named_only_in_the_url_is_not_created(data_dir, signed_in, role) -> None:
+    """An address naming a workspace that does not exist opens the fallback and says why; no folder is
+    made, whatever the role (an admin creates workspaces in the sidebar)."""
+    (data_dir / "default").mkdir()
+    signed_in(Principal("v", "v@example.com", role))
+    at = run_page(PAGES[0], {"workspace": "typedname"})
+    assert not at.exception
+    assert at.session_state["workspace_name"] == "default"
+    assert any("no workspace named “typedname” exists" in w.value for w in at.sidebar.warning), \
+        [w.value for w in at.sidebar.warning]
+    assert sorted(p.name for p in data_dir.iterdir()) == ["default"]
+
+
 def test_forbidden_workspace_in_the_url_is_refused(data_dir, signed_in) -> None:
     (data_dir / "team").mkdir()
     (data_dir / "secret").mkdir()

@@ -219,6 +219,22 @@ def test_workspace_restriction_is_enforced_by_the_library(data_dir) -> None:
         api.workspace_path(team_only, "secret")
 
 
+def test_only_an_admin_creates_a_workspace_by_opening_it(data_dir) -> None:
+    """A viewer or editor opening a name that does not exist gets a clear refusal and no folder (a signed-in
+    viewer typing names into the address made a 468 KB workspace per name); an admin's open still creates."""
+    for role in (Role.viewer, Role.editor):
+        who = Principal("u", "u@example.com", role)
+        with pytest.raises(WorkspaceNameError, match="only an admin creates workspaces"):
+            api.open_workspace(who, "typed-name")
+    assert sorted(p.name for p in data_dir.iterdir()) == []
+    api.open_workspace(ADMIN, "made-by-admin").close()
+    assert sorted(p.name for p in data_dir.iterdir()) == ["made-by-admin"]
+    viewer = Principal("v", "v@example.com", Role.viewer)
+    api.open_workspace(viewer, "made-by-admin").close()  # an existing one opens for a viewer
+    api.open_workspace(viewer, "default").close()  # the operator's default: a fresh deployment's first visit
+    assert sorted(p.name for p in data_dir.iterdir()) == ["default", "made-by-admin"]
+
+
 @pytest.mark.parametrize("name", ["../outside", "/etc", "a/b", "..", ".hidden", "", "x" * 65, "name with space"])
 def test_malformed_or_escaping_workspace_names_are_refused(data_dir, name) -> None:
     with pytest.raises(WorkspaceNameError):

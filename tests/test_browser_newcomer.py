@@ -281,14 +281,16 @@ def test_5_evaluate_tables_say_what_they_count_over(page):
 
 
 def test_6_a_capitalised_page_url_opens_the_page(browser, server):  # noqa: F811
-    """Typing /Compare (as the navigation spells it) or /KNOWLEDGE_GRAPH opens the page (its URL is
-    then the canonical lower-case one) instead of "Page not found"."""
+    """Typing /Compare (as the navigation spells it), /KNOWLEDGE_GRAPH or /documents (the default page's
+    own name) opens the page (its URL is then the canonical lower-case one) instead of "Page not found"."""
     tab = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
         tab.goto(server, wait_until="domcontentloaded")
         tab.get_by_role("heading", name="Documents").first.wait_for(timeout=120_000)
         for typed, canonical, heading in [("Compare", "compare", "Compare retrieval modes"),
-                                          ("KNOWLEDGE_GRAPH", "knowledge_graph", "Knowledge graph")]:
+                                          ("KNOWLEDGE_GRAPH", "knowledge_graph", "Knowledge graph"),
+                                          ("documents", "documents", "Documents"),
+                                          ("Documents", "documents", "Documents")]:
             tab.goto(f"{server}/{typed}", wait_until="domcontentloaded")
             tab.get_by_role("heading", name=heading).first.wait_for(timeout=120_000)
             tab.wait_for_function(f"() => location.pathname.endsWith('/{canonical}')", timeout=60_000)

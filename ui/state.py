@@ -35,7 +35,7 @@ from core import api, auth
 from core.config import WORKSPACE_NAME
 from core.config import data_dir as configured_data_dir
 from core.config import default_workspace_name, load_settings
-from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError
+from core.errors import PermissionDeniedError, RAGScopeError, WorkspaceBusyError, WorkspaceNameError
 from core.settings import Settings
 from ui import own_writes
 
@@ -127,7 +127,11 @@ def current_workspace_name() -> str:
         name = _fallback_workspace()
         if wanted and wanted != name:
             try:
-                name = api.workspace_path(principal(), wanted).name
+                found = api.workspace_path(principal(), wanted).name
+                if found not in api.workspace_names(principal()):  # an address never creates a workspace
+                    raise WorkspaceNameError(f"no workspace named “{found}” exists (an admin creates "
+                                             "workspaces in the sidebar)")
+                name = found
             except RAGScopeError as exc:
                 st.session_state[URL_ERROR_KEY] = f"The workspace in the address was not opened: {exc}"
         st.session_state["workspace_name"] = name

@@ -20,7 +20,7 @@ from filelock import FileLock, Timeout
 
 from core import config
 from core.auth import Principal, Role, require_workspace, requires
-from core.errors import WorkspaceBusyError
+from core.errors import WorkspaceBusyError, WorkspaceNameError
 from core.settings import Settings
 from core.workspace import LOCK_FILE, Workspace
 
@@ -44,8 +44,14 @@ def workspace_path(principal: Principal, name: str) -> Path:
 @requires(Role.viewer)
 def open_workspace(principal: Principal, name: str, settings: Optional[Settings] = None) -> Workspace:
     """Open workspace ``name`` (validated as ``workspace_path`` does) with ``settings`` (default: its own).
-    The app opens each one once per process and shares it; give each caller a ``session_workspace``."""
-    return Workspace(workspace_path(principal, name), settings=settings)
+    The app opens each one once per process and shares it; give each caller a ``session_workspace``.
+    Opening a workspace that does not exist creates it, for an admin, or for anyone when it is the
+    operator's default workspace (RAGSCOPE_WORKSPACE, a fresh deployment's first visitor); any other
+    name gets a WorkspaceNameError (a viewer typing names into the address must not make folders)."""
+    path = workspace_path(principal, name)
+    if not path.is_dir() and principal.role < Role.admin and path.name != config.default_workspace_name():
+        raise WorkspaceNameError(f"no workspace named “{path.name}” exists; only an admin creates workspaces")
+    return Workspace(path, settings=settings)
 
 
 @requires(Role.viewer)
