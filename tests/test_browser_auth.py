@@ -198,6 +198,7 @@ def test_identity_without_a_role_is_refused(app, browser) -> None:
         sign_in(tab, app["url"], "stranger@example.com")
         tab.get_by_text("has no role in this deployment").wait_for(timeout=120_000)
         assert SAMPLE_DOC not in main_text(tab).lower()
+        tab.get_by_role("button", name="Sign out").wait_for(timeout=60_000)  # drawn after the text: wait, then count
         assert tab.get_by_role("button", name="Sign out").count() == 1
     finally:
         context.close()
