@@ -10,7 +10,10 @@
   of the leaf chunks that name the tree's query entities ("leaf (A, B)", those naming more of them
   score higher) and the other sentences of the first leaves, as evidence lines by score (a summary
   sentence restates its leaves: it leads only when it scores as high; ``SUMMARIES_FIRST`` puts the best
-  two first, as before). A summary sentence is matched to the stored sentence of one of the
+  two first, as before). A summary sentence has a role bonus (``scoring.ROLE``) and a leaf's other
+  sentence none, so one holding the asked-for type near the question (the shape of a second hop's answer)
+  gets the summary's bonus (``TYPED_LEAF_BONUS``): it no longer trails a summary sentence that merely
+  restates the tree's neighbourhood. A summary sentence is matched to the stored sentence of one of the
   summary's leaves (the few closest to the question), so its typed mentions are known; an unmatched
   one is still quoted, citing the summary.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 from core.answers.inputs import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
-from core.answers.scoring import Pick, best
+from core.answers.scoring import ROLE, Pick, best
 from core.answers.sentences import MIN_WORDS, Sentence
 from core.types import RetrievalResult, SummaryHit
 
@@ -29,6 +32,7 @@ SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences (w
 SUMMARIES_FIRST = False  # tree: summary lines before the leaf lines whatever their score (the order before issue 31, part 4)
 SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stored records
 TREE_CHUNKS = 8  # tree: leaf chunks read, in rank order
+TYPED_LEAF_BONUS = ROLE["summary"]  # tree: a leaf's other sentence with a wanted-type mention scores as a summary sentence (0: as before)
 PPR_WEAK_HEAD = 0.7  # ppr: a passage's best sentence scoring below this loses its rank-order line (0: naive's order)
 
 
@@ -125,6 +129,9 @@ def tree_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
     for rank, sentences in enumerate(inp.bank.get(ids[:NAIVE_CHUNKS]).values()):
         other_picks += [inp.score(s, "chunk", rank, f"leaf chunk #{rank + 1}")
                         for s in sentences if (s.chunk_id, s.ord) not in named]
+    for pick in other_picks:
+        if pick.typed:  # a wanted-type mention, the sentence near the question: the shape of the answer
+            pick.score = round(pick.score + TYPED_LEAF_BONUS, 6)
     return summary_picks + leaf_picks + other_picks, tree_lines(summary_picks, leaf_picks, other_picks)
 
 
