@@ -2,11 +2,18 @@
 
 * naive — its top chunks in rank order: every sentence of the first ``NAIVE_CHUNKS`` chunks is a
   candidate; the evidence lines are each chunk's best sentence, chunk by chunk ("chunk #1", …).
+* ppr — the same, in HippoRAG 2's passage order, except that a passage whose best sentence scores below
+  ``PPR_WEAK_HEAD`` gives up its place: the walk reaches passages through the question's entity nodes,
+  so a high-ranked passage can say nothing the question asks ("The company supplies coffee to … Korea"
+  reached through Korea); its line then competes by score with the other passages' further sentences.
 * tree — E2GraphRAG's evidence: the selected summaries' sentences ("summary, level L"), the sentences
   of the leaf chunks that name the tree's query entities ("leaf (A, B)", those naming more of them
   score higher) and the other sentences of the first leaves, as evidence lines by score (a summary
   sentence restates its leaves: it leads only when it scores as high; ``SUMMARIES_FIRST`` puts the best
-  two first, as before). A summary sentence is matched to the stored sentence of one of the
+  two first, as before). A summary sentence has a role bonus (``scoring.ROLE``) and a leaf's other
+  sentence none, so one holding the asked-for type near the question (the shape of a second hop's answer)
+  gets the summary's bonus (``TYPED_LEAF_BONUS``): it no longer trails a summary sentence that merely
+  restates the tree's neighbourhood. A summary sentence is matched to the stored sentence of one of the
   summary's leaves (the few closest to the question), so its typed mentions are known; an unmatched
   one is still quoted, citing the summary.
 """
@@ -15,7 +22,7 @@ from __future__ import annotations
 from core.answers.inputs import AnswerInputs
 from core.answers.layout import Entry, sentence_entry
 from core.answers.question import sentence_stems
-from core.answers.scoring import Pick, best
+from core.answers.scoring import ROLE, Pick, best
 from core.answers.sentences import MIN_WORDS, Sentence
 from core.types import RetrievalResult, SummaryHit
 
@@ -25,22 +32,46 @@ SUMMARY_LINES = 2  # tree: summary sentences quoted before the leaf sentences (w
 SUMMARIES_FIRST = False  # tree: summary lines before the leaf lines whatever their score (the order before issue 31, part 4)
 SUMMARY_LEAVES = 6  # tree: leaves of a summary searched for its sentences' stored records
 TREE_CHUNKS = 8  # tree: leaf chunks read, in rank order
+TYPED_LEAF_BONUS = ROLE["summary"]  # tree: a leaf's other sentence with a wanted-type mention scores as a summary sentence (0: as before)
+PPR_WEAK_HEAD = 0.7  # ppr: a passage's best sentence scoring below this loses its rank-order line (0: naive's order)
 
 
-def naive_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
-    """Candidates and evidence lines of the naive mode."""
+def chunk_picks(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Pick]]:
+    """Every sentence of the first ``NAIVE_CHUNKS`` chunks, scored (the candidates), and each chunk's best
+    sentence in the mode's rank order."""
     ids = [c.chunk_id for c in result.chunks[:NAIVE_CHUNKS]]
     candidates: list[Pick] = []
-    entries: list[Entry] = []
+    heads: list[Pick] = []
     for rank, sentences in enumerate(inp.bank.get(ids).values()):
         picks = [inp.score(s, "chunk", rank, f"chunk #{rank + 1}") for s in sentences]
         candidates += picks
         top = best(picks)
         if top is not None:
-            entries.append(sentence_entry(top))
-    rest = sorted((p for p in candidates if all(p.sentence.text not in e.texts for e in entries)),
-                  key=lambda p: -p.score)
-    return candidates, entries + [sentence_entry(p) for p in rest]
+            heads.append(top)
+    return candidates, heads
+
+
+def chunk_lines(heads: list[Pick], candidates: list[Pick], weak_below: float = 0.0) -> list[Entry]:
+    """Evidence lines of a chunk mode: each chunk's best sentence (``heads``) in rank order, then the other
+    candidates by score. A head scoring below ``weak_below`` keeps no rank-order line: it competes by score
+    with the other candidates (0 or less: every head keeps its line)."""
+    kept = [p for p in heads if p.score >= weak_below]
+    texts = {p.sentence.text for p in kept}
+    rest = sorted((p for p in candidates if p.sentence.text not in texts), key=lambda p: -p.score)
+    return [sentence_entry(p) for p in kept + rest]
+
+
+def naive_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
+    """Candidates and evidence lines of the naive mode."""
+    candidates, heads = chunk_picks(inp, result)
+    return candidates, chunk_lines(heads, candidates)
+
+
+def ppr_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
+    """Candidates and evidence lines of the ppr mode: naive's, with a weak passage's line competing by
+    score (``PPR_WEAK_HEAD``, see the module docstring)."""
+    candidates, heads = chunk_picks(inp, result)
+    return candidates, chunk_lines(heads, candidates, PPR_WEAK_HEAD)
 
 
 def _norm(text: str) -> str:
@@ -98,6 +129,9 @@ def tree_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick],
     for rank, sentences in enumerate(inp.bank.get(ids[:NAIVE_CHUNKS]).values()):
         other_picks += [inp.score(s, "chunk", rank, f"leaf chunk #{rank + 1}")
                         for s in sentences if (s.chunk_id, s.ord) not in named]
+    for pick in other_picks:
+        if pick.typed:  # a wanted-type mention, the sentence near the question: the shape of the answer
+            pick.score = round(pick.score + TYPED_LEAF_BONUS, 6)
     return summary_picks + leaf_picks + other_picks, tree_lines(summary_picks, leaf_picks, other_picks)
 
 

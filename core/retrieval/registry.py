@@ -43,7 +43,7 @@ SPECS: tuple[ModeSpec, ...] = (
              "core.retrieval.path_search:PathRetriever", "core.answers.path:path_answer",
              llm_answer="core.llm.generated_answers:context_is_prompt"),
     ModeSpec("ppr", "HippoRAG", "personalised PageRank over entities and chunks from the question's entities.",
-             "core.retrieval.ppr_search:PPRRetriever"),
+             "core.retrieval.ppr_search:PPRRetriever", "core.answers.chunk_modes:ppr_answer"),
     ModeSpec("auto", "router", "picks one of the other modes per question from cheap question features, runs only it.",
              "core.routing.auto_mode:AutoRetriever", "core.routing.auto_mode:auto_answer",
              llm_answer="core.routing.auto_mode:auto_llm_message"),
