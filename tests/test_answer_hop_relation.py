@@ -172,3 +172,42 @@ def test_without_the_holders_a_chance_bridge_brings_the_unrelated_founding(monke
     frame = _frame(COASTAL, {CENTRE}, [("ORG",)])
     text = _answer(COAST_FIRST, [COAST_FIRST, DIRECTOR, MARLOWE_LINE, *OTHERS], frame, COAST_GRAPH)
     assert "Edwin Marlowe" in text
+
+
+def test_a_where_question_asks_the_location_relation(monkeypatch: pytest.MonkeyPatch):
+    question = "Where is the district that Knott is part of located in the UK?"
+    assert stem("located") in last_relation(question)
+    last_relation.cache_clear()
+    monkeypatch.setattr(hop_relation, "_asks_where", lambda doc: False)
+    try:
+        assert stem("located") not in last_relation(question)
+    finally:
+        last_relation.cache_clear()
+
+
+KNOTT, ENGLISH_LAKES, LAKES, CUMBRIA, ENGLAND = "knott", "english lake district", "lake district", "cumbria", "england"
+KNOTT_GRAPH = _graph([(KNOTT, "Knott", "LOC"), (ENGLISH_LAKES, "English Lake District", "LOC"),
+                      (LAKES, "Lake District", "LOC"), (CUMBRIA, "Cumbria", "GPE"), (ENGLAND, "England", "GPE")])
+KNOTT_QUESTION = "Where is the district that Knott is part of located in the UK?"
+KNOTT_FIRST = _pick("Knott is a mountain in the northern part of the English Lake District.", 3.0, "knott", 0,
+                    [("LOC", "Knott", KNOTT), ("LOC", "English Lake District", ENGLISH_LAKES)], [])
+LOCATED = _pick("It is located entirely within the county of Cumbria.", 2.4, "lakes", 0,
+                [("GPE", "Cumbria", CUMBRIA)], ["Cumbria"], "naive chunk #5", refers=LAKES)
+
+
+def test_a_shorter_name_ending_the_bridges_name_names_the_bridge():
+    frame = _frame(KNOTT_QUESTION, {KNOTT}, [("GPE", "LOC", "FAC")])
+    inputs = SimpleNamespace(frame=frame, graph=as_graph_view(KNOTT_GRAPH), lines=4)
+    found = chain.relation_lines(KNOTT_FIRST, [KNOTT_FIRST, LOCATED], [KNOTT_FIRST], frozenset(), inputs)
+    assert found and found[0].sentence.text.startswith("It is located entirely within the county of Cumbria")
+    unrelated = _pick("The Lake District of Chile lies far to the south.", 2.4, "chile", 0,
+                      [("LOC", "Lake District of Chile", "lake district of chile")], [], refers="")
+    assert not chain._names_bridge(unrelated, {ENGLISH_LAKES}, {"english lake district"}, as_graph_view(KNOTT_GRAPH))
+
+
+def test_the_holders_are_read_from_sentences_about_the_owner_itself():
+    frame = _frame(COASTAL, {CENTRE}, [("ORG",)])
+    elsewhere = _pick("Edwin Marlowe, founding director of the Velmora ocean centre, surveyed the coast.", 2.0, "agency", 0,
+                      [("PERSON", "Edwin Marlowe", MARLOWE)], [], "entity chunk #3")
+    inputs = SimpleNamespace(frame=frame, graph=as_graph_view(COAST_GRAPH), lines=4)
+    assert chain._holders([DIRECTOR, elsewhere], inputs) == frozenset({OKAFOR})

@@ -119,6 +119,18 @@ def _start_keys(inp: "AnswerInputs") -> set[str]:
     return found or asked
 
 
+def _names_bridge(pick: Pick, wide: set[str], names: set[str], graph: Any) -> bool:
+    """Does the sentence name a bridge: its key, or a name of at least two words that ends a bridge's name
+    ("the Lake District" for the English Lake District)?"""
+    if pick.sentence.keys & wide:
+        return True
+    for key in pick.sentence.keys:
+        name = str(graph.name(key)).lower() if key in graph else key.lower()
+        if len(name.split()) >= 2 and any(full != name and full.endswith(" " + name) for full in names):
+            return True
+    return False
+
+
 def _spells(pick: Pick, names: set[str]) -> bool:
     """Does the sentence spell a question entity's name, linked or not ("The euro is …" for the Euro)?"""
     text = f" {' '.join(pick.sentence.text.lower().split())} "
@@ -142,7 +154,8 @@ def _holders(candidates: list[Pick], inp: "AnswerInputs") -> frozenset[str]:
     from core.answers.role_bridge import holders
     from core.storage.graph_view import as_graph_view
 
-    return holders(candidates, role[0], role[1], as_graph_view(inp.graph))
+    starts = _start_keys(inp)  # the role said about the owner itself (named, or its opening pronoun resolved to it)
+    return holders([p for p in candidates if p.sentence.keys & starts], role[0], role[1], as_graph_view(inp.graph))
 
 
 def relation_lines(first: Pick, pool: list[Pick], hop: list[Pick], held: frozenset[str], inp: "AnswerInputs"
@@ -161,7 +174,7 @@ def relation_lines(first: Pick, pool: list[Pick], hop: list[Pick], held: frozens
     names = _names(inp.graph, wide)
     asked_names = _names(inp.graph, asked)
     found = [p for p in pool if p.sentence.text != first.sentence.text
-             and p.sentence.chunk_id != first.sentence.chunk_id and (p.sentence.keys & wide)
+             and p.sentence.chunk_id != first.sentence.chunk_id and _names_bridge(p, wide, names, inp.graph)
              and not (p.sentence.keys & asked) and not _spells(p, asked_names) and not _lists(p)
              and says_relation(p.sentence.text, p.sentence.stems, relation) and _wanted_other(p, wide, names, inp)]
     return sorted(found, key=lambda p: -p.score)

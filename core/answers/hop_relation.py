@@ -59,6 +59,7 @@ FAMILIES: tuple[frozenset[str], ...] = tuple(frozenset(stem(w) for w in words.sp
     "member members membership joined join",
 ))
 PLACE_RELATIONS = frozenset({"capital"})  # place nouns that name a relation ("the *capital* of X"), not a kind
+LOCATION = frozenset(stem(w) for w in "located location situated lies based".split())  # what "where is X?" asks
 DERIVATION = 4  # a relation word and a sentence word meet on this many first letters ("invad"/"invas")
 
 _CLAUSES = frozenset({"relcl", "acl"})
@@ -119,6 +120,12 @@ def _relation_tokens(doc: Any) -> list[Any]:
     return out
 
 
+def _asks_where(doc: Any) -> bool:
+    """Does the main clause ask "where" ("*Where* is the district … located?"): the location relation?"""
+    return any(t.lower_ == "where" and t.i not in {d.i for c in doc if c.dep_ in _CLAUSES for d in c.subtree}
+               for t in doc)
+
+
 @lru_cache(maxsize=256)
 def last_relation(question: str) -> frozenset[str]:
     """Stems of the words stating the relation the question's last hop asks (see the module docstring),
@@ -145,6 +152,8 @@ def last_relation(question: str) -> frozenset[str]:
         if kind is not None and kind != ("PERSON",) and word not in PLACE_RELATIONS:
             continue  # "which *company*", "the *country*": the answer's or the bridge's kind, not a relation
         words.add(stem(word))
+    if _asks_where(doc):
+        words |= LOCATION
     out = set(words)
     for family in FAMILIES:
         if family & words:
