@@ -202,7 +202,8 @@ def test_a_shorter_name_ending_the_bridges_name_names_the_bridge():
     assert found and found[0].sentence.text.startswith("It is located entirely within the county of Cumbria")
     unrelated = _pick("The Lake District of Chile lies far to the south.", 2.4, "chile", 0,
                       [("LOC", "Lake District of Chile", "lake district of chile")], [], refers="")
-    assert not chain._names_bridge(unrelated, {ENGLISH_LAKES}, {"english lake district"}, as_graph_view(KNOTT_GRAPH))
+    assert not chain._names_bridge(unrelated, {ENGLISH_LAKES}, chain._tails({"english lake district"}),
+                                   as_graph_view(KNOTT_GRAPH))
 
 
 def test_the_holders_are_read_from_sentences_about_the_owner_itself():

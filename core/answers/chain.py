@@ -119,16 +119,23 @@ def _start_keys(inp: "AnswerInputs") -> set[str]:
     return found or asked
 
 
-def _names_bridge(pick: Pick, wide: set[str], names: set[str], graph: Any) -> bool:
+def _tails(names: set[str]) -> set[str]:
+    """The last two or more words of each bridge name, shorter than the name ("lake district" of "english lake
+    district"): a sentence naming an entity by one of them names the bridge."""
+    out = set()
+    for name in names:
+        words = name.split()
+        out |= {" ".join(words[i:]) for i in range(1, len(words) - 1)}
+    return out
+
+
+def _names_bridge(pick: Pick, wide: set[str], tails: set[str], graph: Any) -> bool:
     """Does the sentence name a bridge: its key, or a name of at least two words that ends a bridge's name
     ("the Lake District" for the English Lake District)?"""
     if pick.sentence.keys & wide:
         return True
-    for key in pick.sentence.keys:
-        name = str(graph.name(key)).lower() if key in graph else key.lower()
-        if len(name.split()) >= 2 and any(full != name and full.endswith(" " + name) for full in names):
-            return True
-    return False
+    return bool(tails) and any((str(graph.name(key)) if key in graph else key).lower() in tails
+                               for key in pick.sentence.keys)
 
 
 def _spells(pick: Pick, names: set[str]) -> bool:
@@ -172,10 +179,16 @@ def relation_lines(first: Pick, pool: list[Pick], hop: list[Pick], held: frozens
     if not wide:
         return []
     names = _names(inp.graph, wide)
+    tails = _tails(names)
     asked_names = _names(inp.graph, asked)
-    found = [p for p in pool if p.sentence.text != first.sentence.text
-             and p.sentence.chunk_id != first.sentence.chunk_id and _names_bridge(p, wide, names, inp.graph)
-             and not (p.sentence.keys & asked) and not _spells(p, asked_names) and not _lists(p)
+    best: dict[tuple[str, int], Pick] = {}  # each sentence once, at its best score
+    for p in pool:
+        where = (p.sentence.chunk_id, p.sentence.ord)
+        if where not in best or p.score > best[where].score:
+            best[where] = p
+    found = [p for p in best.values() if p.sentence.chunk_id != first.sentence.chunk_id
+             and p.sentence.text != first.sentence.text and not (p.sentence.keys & asked)
+             and _names_bridge(p, wide, tails, inp.graph) and not _lists(p) and not _spells(p, asked_names)
              and says_relation(p.sentence.text, p.sentence.stems, relation) and _wanted_other(p, wide, names, inp)]
     return sorted(found, key=lambda p: -p.score)
 

@@ -161,6 +161,7 @@ def last_relation(question: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@lru_cache(maxsize=1 << 14)  # the same sentences are read by every mode of a comparison
 def says_relation(text: str, stems: frozenset[str], relation: frozenset[str]) -> bool:
     """Does a sentence (its text and stored stems) say one of the relation's stems, directly, through its
     family, or as the same word in another part of speech (first ``DERIVATION`` letters)?"""
