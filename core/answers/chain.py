@@ -21,6 +21,20 @@ ranked by score. It is inserted before the other evidence lines unless the last 
 of the answer scores more than ``DISPLACE_MARGIN`` above it (a strong line stays). Nothing else moves:
 the first line, its bold and the other evidence lines keep their order. ``CHAIN_LINES = 0`` turns it off.
 
+Preferred to that next-hop sentence, when there is one: a sentence saying **the last hop's relation about a
+bridge** (``relation_lines``; ``RELATION_LINE = False`` turns it off). The relation's words come from the
+question's parse (``hop_relation.last_relation``: "spouse" with married/wife/husband …, "currency",
+"invade"/"invasion", "where" → located/situated …); the bridges are what any sentence naming a question
+entity the chain starts from (``hop_relation.start_names``: not the last hop's own object) leads to, and a
+name made of the last words of a bridge's name counts ("the Lake District" for the English Lake District).
+The sentence names a bridge and no question entity (linked or spelt), is no list (more than ``LIST_LIMIT``
+mentions of one label), sits in another chunk than the first line and names something of the wanted type
+other than a bridge; the same ``DISPLACE_MARGIN`` applies, and the next-hop sentence is looked for when it
+fails. When the first hop is a person's role noun owning a name ("the founding *director* of the Centre …"),
+the bridges are only whom the sentences about that owner say holds the role (``role_bridge.holders``;
+``ROLE_HOLDERS = False``: the entities of the first hop's sentence), not any other entity that sentence
+names ("Carrow Sound" in "Its founding director is Peter Okafor, whose measurements of … Carrow Sound …").
+
 A question asking one relation of the entity it names ("Where is the terminus of the Velmora Coastal
 Railway?", ``one_hop.single_relation``) has no bridge to follow: it gets no next-hop line
 (``ONE_HOP_NO_CHAIN = False``: looked for as for any question).
