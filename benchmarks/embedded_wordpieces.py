@@ -8,6 +8,10 @@ change to what is embedded is read on the dev workspaces in seconds, before re-e
 
     python benchmarks/embedded_wordpieces.py --workspace COPY_OF_WORKSPACE [--json]
 
+A candidate cut is priced the same way, without editing the code: ``--entity-tokens N``, ``--tree-tokens N``
+and ``--relation-keywords N`` set ``core.indexing.profiles``' caps for this count only (0 for the tree: the
+whole node).
+
 ``benchmarks/index_throughput.py --count-wordpieces`` books the same kinds during a real indexing run.
 """
 from __future__ import annotations
@@ -16,7 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -91,17 +95,36 @@ def count(path: Path) -> dict[str, Any]:
                         for k, (t, n) in kinds.items()}}
 
 
+CAPS = {"entity_tokens": "ENTITY_PROFILE_TOKENS", "tree_tokens": "TREE_VECTOR_TOKENS",
+        "relation_keywords": "RELATION_KEYWORDS"}
+
+
+def with_caps(**caps: Optional[int]) -> dict[str, int]:
+    """Set ``core.indexing.profiles``' caps named in ``caps`` (None: leave it); returns the caps in force."""
+    from core.indexing import profiles
+
+    for option, constant in CAPS.items():
+        if caps.get(option) is not None:
+            setattr(profiles, constant, caps[option])
+    return {option: getattr(profiles, constant) for option, constant in CAPS.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workspace", required=True, type=Path)
     parser.add_argument("--json", action="store_true")
+    for option in CAPS:
+        parser.add_argument("--" + option.replace("_", "-"), type=int, default=None,
+                            help=f"price this cap instead of the code's ({CAPS[option]})")
     args = parser.parse_args()
+    caps = with_caps(**{option: getattr(args, option) for option in CAPS})
     report = count(args.workspace)
+    report["caps"] = caps
     if args.json:
         print(json.dumps(report, indent=1))
         return
     print(f"{args.workspace.name}: {report['wordpieces']:,} wordpieces / {report['corpus_tokens']:,} corpus tokens "
-          f"= {report['per_corpus_token']:.2f} per token")
+          f"= {report['per_corpus_token']:.2f} per token  ({', '.join(f'{k} {v}' for k, v in caps.items())})")
     for kind, row in report["by_kind"].items():
         print(f"  {kind:14s} {row['texts']:>7,} texts {row['wordpieces']:>9,} wp  {row['per_corpus_token']:.2f}/token")
 

@@ -86,3 +86,21 @@ def test_wordpiece_counter_matches_the_embedded_texts(sample_ws_copy):
     assert kinds["relations"]["texts"] == len(sample_ws_copy.records.relation_vector_rows())
     assert report["wordpieces"] == sum(k["wordpieces"] for k in kinds.values()) > 0
     assert report["per_corpus_token"] == pytest.approx(report["wordpieces"] / report["corpus_tokens"], abs=1e-3)
+
+
+def test_wordpiece_counter_prices_a_candidate_cut(sample_ws_copy, monkeypatch):
+    """``--entity-tokens`` / ``--tree-tokens`` / ``--relation-keywords`` count what a cut would embed,
+    without editing the code: fewer entity and tree wordpieces, the chunk windows unchanged."""
+    sys.path.insert(0, str(BENCHMARKS))
+    import embedded_wordpieces
+
+    for constant in embedded_wordpieces.CAPS.values():  # restored after the test
+        monkeypatch.setattr(profiles, constant, getattr(profiles, constant))
+    today = embedded_wordpieces.count(Path(sample_ws_copy.path))["by_kind"]
+    caps = embedded_wordpieces.with_caps(entity_tokens=3, tree_tokens=8, relation_keywords=1)
+    assert caps == {"entity_tokens": 3, "tree_tokens": 8, "relation_keywords": 1}
+    cut = embedded_wordpieces.count(Path(sample_ws_copy.path))["by_kind"]
+    assert cut["chunk windows"] == today["chunk windows"]
+    for kind in ("entities", "tree"):
+        assert cut[kind]["texts"] == today[kind]["texts"] and cut[kind]["wordpieces"] < today[kind]["wordpieces"]
+    assert cut["relations"]["wordpieces"] <= today["relations"]["wordpieces"]
