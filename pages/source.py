@@ -77,7 +77,11 @@ def main() -> None:
     with show_errors("Opening the source"):
         view = api.source_view(state.principal(), ws, chunk_id, quote, doc=doc)
     if view is None:
-        st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
+        if chunk_id:
+            st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
+        else:  # the URL named a document (``?doc=``): say so, not "that chunk"
+            st.warning(f"No chunk of a document named “{escape_markdown(doc[:200])}” in this workspace holds the "
+                       "quoted sentence (the document was deleted, renamed or re-indexed, or never was here).")
         return
     st.subheader(escape_markdown(view.cited))
     if view.note:
