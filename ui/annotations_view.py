@@ -122,8 +122,12 @@ def render_annotation_list(ws: "Workspace") -> None:
     st.subheader("Annotations")
     frame = annotations_frame(ws)
     if frame.empty:
-        st.caption("No annotations yet: mark retrieved chunks relevant or not relevant on the Inspect or Compare "
-                   "page, or import a file of marks below.")
+        if can(Role.editor):
+            st.caption("No annotations yet: mark retrieved chunks relevant or not relevant on the Inspect or "
+                       "Compare page, or import a file of marks below.")
+        else:  # a viewer has neither the marks nor the import
+            st.caption("No annotations yet: an editor marks retrieved chunks relevant or not relevant on the "
+                       "Inspect or Compare page, or imports a file of marks; they then show here.")
     else:
         st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
                    f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
