@@ -31,6 +31,7 @@ from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 from ui.escape import md  # noqa: E402
+from ui.safe_tables import safe_dataframe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
@@ -126,14 +127,14 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
                 f"{over['with_gold']} of {over['questions']} questions that have gold documents "
                 f"({over['gold_documents']} gold documents in all). R@k: share of a question's gold documents in "
                 "the mode's top k; all@k: share of questions with every gold document in the top k.")
-    st.dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
+    safe_dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
     st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
                 f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
                 f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
                 "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
                 "answer is / is not the gold answer (no bold counts as neither). A gold answer longer than six words "
                 "(a sentence) is matched by its content words instead, and left out of the bold columns.")
-    st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
+    safe_dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)
     routed = auto_frame(report)
@@ -141,7 +142,7 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
         st.markdown("**auto: one mode chosen per question** — against the best fixed mode of this run and the "
                     "per-question oracle (the best mode on each question); regret = oracle − auto. auto chose: "
                     f"{md(auto_chosen_text(report))}.")
-        st.dataframe(routed, hide_index=True, key="eval_auto_table")
+        safe_dataframe(routed, hide_index=True, key="eval_auto_table")
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
     names = api.doc_names(state.principal(), ws)
@@ -154,11 +155,11 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     shown = ranks.drop(columns=["qid"])  # qid: in the rows below
     for mode in modes:  # a missing rank reads "—" (a number column showed NaN as "None")
         shown[mode] = shown[mode].map(lambda v: NO_VALUE if pd.isna(v) else f"{int(v)}")
-    st.dataframe(shown, hide_index=True, key="eval_gold_ranks",
+    safe_dataframe(shown, hide_index=True, key="eval_gold_ranks",
                  column_config={c: st.column_config.TextColumn(c, width=w) for c, w in widths.items()})
     rows = rows_frame(report.rows, names)
     with st.expander("All per-question rows (one per question and mode)", expanded=False):
-        st.dataframe(rows, hide_index=True, key="eval_rows_table")
+        safe_dataframe(rows, hide_index=True, key="eval_rows_table")
     raw = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"]),
                          **{k: json.dumps(r[k]) for k in ("evidence_loss", "evidence_loss_chunks") if k in r}}
                         for r in report.rows])

@@ -24,6 +24,7 @@ from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, draw_view
 from ui.graph_view import MAX_LAYOUT_NODES, legend_html
 from ui.prose import prose_html
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import EdgeDetail, GraphSummary, NodeDetail, Workspace
@@ -111,7 +112,7 @@ def entity_panel(ws: "Workspace", detail: "NodeDetail") -> None:
     st.caption(f"Relations ({len(rows)})")
     if rows:
         frame = pd.DataFrame(rows).sort_values("weight", ascending=False)
-        st.dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)),
+        safe_dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)),
                      column_config=RELATION_COLUMNS)  # fixed widths: a narrow column cut its header ("keywo…")
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
 
@@ -123,7 +124,7 @@ def term_panel(ws: "Workspace", detail: "NodeDetail") -> None:
                    for other, _, edge in detail.neighbours), key=lambda r: -float(r["sentences together"]))
     st.caption(f"Co-occurring terms ({len(rows)})")
     if rows:
-        st.dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
+        safe_dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
                      height=min(400, 38 + 35 * len(rows)))
     counts = detail.chunk_counts
     ranked = sorted(counts, key=lambda c: -counts[c])

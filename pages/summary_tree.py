@@ -25,6 +25,7 @@ from ui.graph_component import clickable_graph, last_click
 from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
 from ui.escape import label
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -216,7 +217,7 @@ def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict
                          "kind": "chunk", "start": meta.text[:120]})
     st.caption(f"Children ({len(rows)})")
     if rows:
-        st.dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
+        safe_dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
     leaves = list(node.leaf_chunk_ids)
     st.caption(f"Leaf chunks ({len(leaves)})")
     chunks = api.chunks_by_id(state.principal(), ws, leaves[:MAX_LEAVES_SHOWN])

@@ -20,6 +20,7 @@ from core.citations import pages_label
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -131,7 +132,7 @@ def render_annotation_list(ws: "Workspace") -> None:
     else:
         st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
                    f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
-        st.dataframe(frame, hide_index=True, key="annotations_table")
+        safe_dataframe(frame, hide_index=True, key="annotations_table")
         st.download_button("Download annotations (JSONL question file)", api.export_annotations(principal(), ws),
                            file_name=f"annotations-{getattr(ws, 'name', 'workspace')}.jsonl",
                            mime="application/jsonl", key="annotations_download", on_click="ignore")
