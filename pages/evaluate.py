@@ -26,7 +26,8 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
 from ui.eval_tables import (NO_VALUE, answers_frame, auto_chosen_text, auto_frame, counted_over,  # noqa: E402
-                            evidence_frame, gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
+                            MAX_K, MAX_KS, evidence_frame, gold_rank_columns, gold_rank_frame, parse_ks, rows_frame,
+                            summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
@@ -92,10 +93,14 @@ def main() -> None:
         questions = load_questions(files[choice])
         remember_questions(choice, questions)
     chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes")
-    ks_text = st.text_input("k values", "2,5,10", key="eval_ks")
+    ks_text = st.text_input("k values", "2,5,10", key="eval_ks", max_chars=100,
+                            help=f"Recall cut-offs, e.g. 2,5,10: at most {MAX_KS} whole numbers from 1 to {MAX_K}.")
+    ks, dropped = parse_ks(ks_text)
+    if dropped:  # said before the run, not silently replaced
+        st.warning(f"Left out of k values: {md('; '.join(dropped[:5]))}{' …' if len(dropped) > 5 else ''}. "
+                   f"The run uses k = {', '.join(map(str, ks))}.")
     limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
     if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):
-        ks = sorted({int(k) for k in ks_text.replace(" ", "").split(",") if k.isdigit() and int(k) > 0}) or [5]
         selected = questions[: int(limit)] if limit else questions
         bar = st.progress(0.0, text="Starting…")
 
