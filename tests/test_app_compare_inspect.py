@@ -248,6 +248,18 @@ def test_first_line_html_escapes_document_text_and_bolds_only_the_short_answer()
     assert out.count("<b>") == 1 and "**" not in out
 
 
+def test_first_line_html_leaves_the_bold_marks_of_a_document_name_as_written():
+    """A document named ``… **b**.txt`` showed a bold "b" in the headline line (found in a browser):
+    a bold there reads as the short answer, so the citation's ``**`` stay literal text."""
+    from ui.results_view import first_line_html
+
+    out = first_line_html('Founded in 1850 by **Quentin Marsh**. [x **b** <i>.txt, l. 3]')
+    assert out.count("<b>") == 1 and "<b>Quentin Marsh</b>" in out
+    assert "[x **b** &lt;i&gt;.txt, l. 3]" in out
+    two = first_line_html("**A** [d **1**.md, chunk 2] and **B** [d.md, § **H**]")
+    assert two.count("<b>") == 2 and "[d **1**.md, chunk 2]" in two and "§ **H**]" in two
+
+
 def test_retrieved_subgraph_highlights_and_caps():
     from core.types import EntityHit, RelationHit, RetrievalResult
     from ui.subgraph_view import query_subgraph

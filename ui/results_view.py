@@ -21,7 +21,7 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
-from core.citations import hit_citation
+from core.citations import cited_places, hit_citation
 from ui.citation_links import render_citation_links
 from ui.safe_tables import safe_dataframe
 from core.types import Answer, PathHit, RetrievalResult
@@ -246,11 +246,23 @@ def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal[
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
+def _bolded(text: str) -> str:
+    return _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", html.escape(text, quote=True))
+
+
 def first_line_html(line: str) -> str:
     """An extractive answer's first line as HTML: everything escaped, then the ``**…**`` markers
-    of the short answer turned into bold (their content is escaped text too)."""
-    escaped = html.escape(line, quote=True)
-    return '<div style="line-height:1.5">' + _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", escaped) + "</div>"
+    of the short answer turned into bold (their content is escaped text too). A citation's text is
+    the document's name, which the uploader chose: its ``**`` stay as written, never a bold that
+    reads as the answer."""
+    parts, pos = [], 0
+    for written, _, _, _ in cited_places(line):
+        at = line.find(written, pos)
+        if at < 0:
+            continue
+        parts += [_bolded(line[pos:at]), html.escape(written, quote=True)]
+        pos = at + len(written)
+    return '<div style="line-height:1.5">' + "".join(parts) + _bolded(line[pos:]) + "</div>"
 
 
 def render_answer(result: RetrievalResult) -> None:
