@@ -66,3 +66,17 @@ def test_an_editor_is_told_where_to_annotate_and_import(data_dir, signed_in, sam
     signed_in(Principal("e", "editor@example.com", Role.editor))
     at = page_with("pages/evaluate.py", {})
     assert "import a file of marks below" in empty_annotations_caption(at)
+
+
+def test_a_chunk_opened_from_a_link_offers_the_pickers_again(data_dir, sample_workspace_dir):  # noqa: F811
+    """The Source viewer opened by a citation link showed only that chunk, and clicking "Source viewer" in
+    the navigation kept the link's address: no way back to the pickers. "Pick another chunk" drops the
+    link's chunk and sentence (the workspace stays) and the pickers come back."""
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    at = page_with("pages/source.py", {"chunk": "chunk-that-is-not-there", "quote": "Port Sallow"})
+    assert not at.radio
+    at.button(key="source_pick_other").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "chunk" not in at.query_params and "quote" not in at.query_params
+    assert at.radio(key="source_from").value == "A document's chunk"
+    assert at.text_input(key="source_quote").value == ""
