@@ -25,7 +25,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
-from ui.upload_check import estimate_tokens, large_upload_notes
+from ui.upload_check import estimate_tokens, large_upload_notes, pasted_document_name
 from ui.escape import md
 from ui.safe_tables import safe_dataframe
 
@@ -186,7 +186,7 @@ def job_chart() -> None:
 
 def _stash_paste() -> None:
     text = st.session_state.get("doc_paste_text") or ""
-    name = (st.session_state.get("doc_paste_name") or "").strip() or "pasted-text"
+    name = pasted_document_name(st.session_state.get("doc_paste_name") or "")
     if not text.strip():
         st.session_state["doc_paste_error"] = "Paste some text first."
         return
