@@ -326,6 +326,22 @@ def test_an_auto_result_is_shown_as_the_mode_it_ran():
     assert route_frame(RetrievalResult(mode="mix", query="q")).empty
 
 
+def test_the_routing_table_shows_the_question_s_word_count():
+    """The router stores the word count / 10; the table showed "question feature: words 1" for a
+    ten-word question (seen in a browser). It shows the count."""
+    from core.routing.features import form_features
+    from core.types import RetrievalResult
+    from ui.results_view import route_frame
+
+    question = "What happened to Port Sallow in the Great Velmora Flood?"
+    features = form_features(question)
+    auto = RetrievalResult(mode="auto", query=question, route={
+        "chosen": "ppr", "default": "mix", "reason": "r", "gains": {"predicted_hops": 1.9}, "features": features})
+    rows = dict(zip(route_frame(auto)["field"], route_frame(auto)["value"]))
+    assert rows["question feature: words"] == "10"
+    assert rows["question feature: clauses"] == f"{features['clauses']:g}"
+
+
 def test_inspect_auto_that_ran_tree_shows_the_tree_trace_and_the_routing(data_dir, monkeypatch):
     from core.routing import auto_mode
 

@@ -44,6 +44,7 @@ def shown_mode(result: RetrievalResult) -> str:
 
 
 QUESTION_FORM = ("words", "clauses", "possessives")  # the hop router's deciding features shown with its choice
+FEATURE_SCALE = {"words": 10.0}  # core.routing.features stores the word count / 10: shown as the count
 
 
 def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
@@ -61,7 +62,8 @@ def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
     if hops is not None:
         rows.append(("predicted hops (gold passages)", f"{float(hops):.2f}"))
         features = route.get("features") or {}
-        rows += [(f"question feature: {f}", f"{float(features[f]):g}") for f in QUESTION_FORM if f in features]
+        rows += [(f"question feature: {f}", f"{float(features[f]) * FEATURE_SCALE.get(f, 1.0):g}")
+                 for f in QUESTION_FORM if f in features]
     rows += [(f"predicted gain: {m}", f"{g:+.3f}") for m, g in ranked]
     return pd.DataFrame(rows, columns=["field", "value"])
 
