@@ -52,18 +52,28 @@ def empty_annotations_caption(at: AppTest) -> str:
     return next(c.value for c in at.caption if str(c.value).startswith("No annotations yet"))
 
 
-def test_a_viewer_is_not_told_to_annotate_or_import(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+def as_(signed_in, monkeypatch, who: Principal) -> None:  # noqa: F811
+    """Sign ``who`` in, also where ``ui.annotations_view`` bound ``principal`` when an earlier test imported it."""
+    import ui.annotations_view
+
+    signed_in(who)
+    monkeypatch.setattr(ui.annotations_view, "principal", lambda: who)
+
+
+def test_a_viewer_is_not_told_to_annotate_or_import(data_dir, signed_in, monkeypatch,  # noqa: F811
+                                                    sample_workspace_dir):
     shutil.copytree(sample_workspace_dir, data_dir / "default")
-    signed_in(Principal("v", "viewer@example.com", Role.viewer))
+    as_(signed_in, monkeypatch, Principal("v", "viewer@example.com", Role.viewer))
     at = page_with("pages/evaluate.py", {})
     caption = empty_annotations_caption(at)
     assert "below" not in caption and "an editor" in caption
     assert "annotations_upload" not in {u.key for u in at.get("file_uploader")}
 
 
-def test_an_editor_is_told_where_to_annotate_and_import(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+def test_an_editor_is_told_where_to_annotate_and_import(data_dir, signed_in, monkeypatch,  # noqa: F811
+                                                       sample_workspace_dir):
     shutil.copytree(sample_workspace_dir, data_dir / "default")
-    signed_in(Principal("e", "editor@example.com", Role.editor))
+    as_(signed_in, monkeypatch, Principal("e", "editor@example.com", Role.editor))
     at = page_with("pages/evaluate.py", {})
     assert "import a file of marks below" in empty_annotations_caption(at)
 
