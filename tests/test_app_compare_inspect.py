@@ -66,6 +66,26 @@ def all_modes() -> list[str]:
 
 
 # --- Compare ---------------------------------------------------------------------------------
+def test_citation_links_name_the_workspace_of_the_answer(data_dir):
+    """A citation link opened in a new tab (a new session) opened the default workspace, not the one the
+    answer came from ("That chunk is not in this workspace"): each link carries ``workspace=``."""
+    from urllib.parse import parse_qs
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["workspace_name"] = "sample"
+    at.run()
+    at.switch_page("pages/compare.py")
+    at.run()
+    at.text_area(key="compare_question").input(QUESTION)
+    at.multiselect(key="compare_modes").set_value(["naive"])
+    at.button(key="compare_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    links = [parse_qs(e.proto.query_string) for e in elements(at, "page_link")]
+    assert links and all(q.get("workspace") == ["sample"] and "quote" in q for q in links), links
+
+
 def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     import core.api
     from ui import results_view as rv
