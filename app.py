@@ -90,7 +90,4 @@ render_sidebar()
 from ui.warmup import warm_in_background  # noqa: E402
 
 warm_in_background()  # models and the workspace's views load in a daemon thread; the page does not wait
-from ui.page_choices import keep_other_pages  # noqa: E402
-
-keep_other_pages(navigation.url_path)  # a page's typed and picked values survive a visit elsewhere
 navigation.run()

@@ -77,7 +77,7 @@ def main() -> None:
     modes = api.mode_names(state.principal())
     files = _question_files()
     source = st.radio("Questions", ["Built-in or shared file", "Upload a file", annotations_view.SOURCE_LABEL],
-                      key="eval_source", horizontal=True)
+                      key="eval_source", persist_state="session", horizontal=True)
     questions = None
     if source == annotations_view.SOURCE_LABEL:
         questions = annotations_view.questions_from_annotations(ws)
@@ -92,14 +92,15 @@ def main() -> None:
         choice = st.selectbox("Question file", list(files), key="eval_file")
         questions = load_questions(files[choice])
         remember_questions(choice, questions)
-    chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes")
-    ks_text = st.text_input("k values", "2,5,10", key="eval_ks", max_chars=100,
+    chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes", persist_state="session")
+    ks_text = st.text_input("k values", "2,5,10", key="eval_ks", persist_state="session", max_chars=100,
                             help=f"Recall cut-offs, e.g. 2,5,10: at most {MAX_KS} whole numbers from 1 to {MAX_K}.")
     ks, dropped = parse_ks(ks_text)
     if dropped:  # said before the run, not silently replaced
         st.warning(f"Left out of k values: {md('; '.join(dropped[:5]))}{' …' if len(dropped) > 5 else ''}. "
                    f"The run uses k = {', '.join(map(str, ks))}.")
-    limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
+    limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit",
+                            persist_state="session")
     if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):
         selected = questions[: int(limit)] if limit else questions
         bar = st.progress(0.0, text="Starting…")

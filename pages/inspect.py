@@ -213,7 +213,7 @@ def main() -> None:
     left, right = st.columns([1, 3])
     with left:
         mode = st.selectbox("Mode", available, index=available.index("path") if "path" in available else 0,
-                            key="inspect_mode")
+                            key="inspect_mode", persist_state="session")
     with right:
         take_shared_question("inspect_question")  # start from the question last typed on Compare
         example_picker(ws, "inspect_question")

@@ -238,7 +238,8 @@ def choose_scope(ws: "Workspace") -> tuple[str, str]:
     docs = [d for d in names if d in roots]
     total = len(api.tree_index(state.principal(), ws)) + api.chunk_count(state.principal(), ws)
     cols = st.columns([2, 3])
-    scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False)
+    scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False,
+                          persist_state="session")  # kept across page switches (Streamlit drops it otherwise)
     doc_id = ""
     if scope == "doc":
         if docs and st.session_state.get("tree_doc") not in docs:

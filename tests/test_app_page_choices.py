@@ -2,7 +2,8 @@
 
 Streamlit forgets a widget's value at the end of any run that does not draw it, so a page switch
 lost the Knowledge graph's search and filters, the Summary tree's view, Evaluate's k values and the
-modes picked on Compare, Inspect and Evaluate (``ui.page_choices`` keeps them)."""
+modes picked on Compare, Inspect and Evaluate. Those widgets now use Streamlit's own
+``persist_state="session"``."""
 from __future__ import annotations
 
 import shutil
