@@ -91,7 +91,7 @@ def main() -> None:
     question = st.text_area("Question", key="compare_question", height=90,
                             placeholder="e.g. Who founded the Velmora Marine Institute and why?")
     share_question(question)
-    chosen = st.multiselect("Modes", available, default=available, key="compare_modes",
+    chosen = st.multiselect("Modes", available, default=available, key="compare_modes", persist_state="session",
                             help="; ".join(f"{m}: {rv.mode_blurb(m)}" for m in available))
     if st.button("Run", type="primary", key="compare_run"):
         text = (question or "").strip()

@@ -25,8 +25,9 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
-from ui.upload_check import estimate_tokens, large_upload_notes
+from ui.upload_check import estimate_tokens, large_upload_notes, pasted_document_name
 from ui.escape import md
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -185,7 +186,7 @@ def job_chart() -> None:
 
 def _stash_paste() -> None:
     text = st.session_state.get("doc_paste_text") or ""
-    name = (st.session_state.get("doc_paste_name") or "").strip() or "pasted-text"
+    name = pasted_document_name(st.session_state.get("doc_paste_name") or "")
     if not text.strip():
         st.session_state["doc_paste_error"] = "Paste some text first."
         return
@@ -245,7 +246,7 @@ def usage_section(report: dict[str, Any]) -> None:
                  f"prompt and {t['completion_tokens'] / chunks:,.0f} completion tokens per chunk.") if chunks else ""
     st.caption(f"LLM {md(report.get('model', ''))}: {t['calls']} call(s), {t['cached']} answered from the cache, "
                f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens.{per_chunk}")
-    st.dataframe(usage_frame(usage), hide_index=True, key="doc_llm_usage")
+    safe_dataframe(usage_frame(usage), hide_index=True, key="doc_llm_usage")
 
 
 def report_section() -> None:
@@ -291,7 +292,7 @@ def dropped_section(ws: Workspace) -> None:
     with st.expander(f"What the extraction dropped ({int(frame['dropped'].sum())} record(s))", expanded=False):
         st.caption("Records the extractor's parser could not use, from each document's last indexing. Small "
                    "models drift from the record format; these never reach the graph.")
-        st.dataframe(frame, hide_index=True, key="doc_dropped")
+        safe_dataframe(frame, hide_index=True, key="doc_dropped")
 
 
 def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame | None = None) -> None:
@@ -302,7 +303,7 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
         st.info("No documents yet: upload files, paste text or load the sample corpus above.")
         return
     st.caption(f"{len(frame)} document(s), most recently changed first (times in UTC).")
-    st.dataframe(frame.drop(columns=["doc_id"]), key="doc_table", hide_index=True,
+    safe_dataframe(frame.drop(columns=["doc_id"]), key="doc_table", hide_index=True,
                  height=35 * (min(len(frame), MAX_TABLE_ROWS) + 1) + 3,
                  column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2f")})
     failed = frame[frame["status"] == "failed"]

@@ -26,11 +26,13 @@ from core.evaluation.questions import load_questions, parse_questions  # noqa: E
 from core.types import ProgressEvent  # noqa: E402
 from ui import annotations_view, judge_view, loss_view, state  # noqa: E402
 from ui.eval_tables import (NO_VALUE, answers_frame, auto_chosen_text, auto_frame, counted_over,  # noqa: E402
-                            evidence_frame, gold_rank_columns, gold_rank_frame, rows_frame, summary_notes)
+                            MAX_K, MAX_KS, evidence_frame, gold_rank_columns, gold_rank_frame, parse_ks, rows_frame,
+                            summary_notes)
 from ui.examples import remember_questions  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 from ui.escape import md  # noqa: E402
+from ui.safe_tables import safe_dataframe  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
@@ -75,7 +77,7 @@ def main() -> None:
     modes = api.mode_names(state.principal())
     files = _question_files()
     source = st.radio("Questions", ["Built-in or shared file", "Upload a file", annotations_view.SOURCE_LABEL],
-                      key="eval_source", horizontal=True)
+                      key="eval_source", persist_state="session", horizontal=True)
     questions = None
     if source == annotations_view.SOURCE_LABEL:
         questions = annotations_view.questions_from_annotations(ws)
@@ -90,11 +92,16 @@ def main() -> None:
         choice = st.selectbox("Question file", list(files), key="eval_file")
         questions = load_questions(files[choice])
         remember_questions(choice, questions)
-    chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes")
-    ks_text = st.text_input("k values", "2,5,10", key="eval_ks")
-    limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit")
+    chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes", persist_state="session")
+    ks_text = st.text_input("k values", "2,5,10", key="eval_ks", persist_state="session", max_chars=100,
+                            help=f"Recall cut-offs, e.g. 2,5,10: at most {MAX_KS} whole numbers from 1 to {MAX_K}.")
+    ks, dropped = parse_ks(ks_text)
+    if dropped:  # said before the run, not silently replaced
+        st.warning(f"Left out of k values: {md('; '.join(dropped[:5]))}{' …' if len(dropped) > 5 else ''}. "
+                   f"The run uses k = {', '.join(map(str, ks))}.")
+    limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit",
+                            persist_state="session")
     if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):
-        ks = sorted({int(k) for k in ks_text.replace(" ", "").split(",") if k.isdigit() and int(k) > 0}) or [5]
         selected = questions[: int(limit)] if limit else questions
         bar = st.progress(0.0, text="Starting…")
 
@@ -126,14 +133,14 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
                 f"{over['with_gold']} of {over['questions']} questions that have gold documents "
                 f"({over['gold_documents']} gold documents in all). R@k: share of a question's gold documents in "
                 "the mode's top k; all@k: share of questions with every gold document in the top k.")
-    st.dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
+    safe_dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
     st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
                 f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
                 f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
                 "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
                 "answer is / is not the gold answer (no bold counts as neither). A gold answer longer than six words "
                 "(a sentence) is matched by its content words instead, and left out of the bold columns.")
-    st.dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
+    safe_dataframe(answers_frame(report), hide_index=True, key="eval_answers_table", width="stretch")
     for note in summary_notes(report):
         st.caption(note)
     routed = auto_frame(report)
@@ -141,7 +148,7 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
         st.markdown("**auto: one mode chosen per question** — against the best fixed mode of this run and the "
                     "per-question oracle (the best mode on each question); regret = oracle − auto. auto chose: "
                     f"{md(auto_chosen_text(report))}.")
-        st.dataframe(routed, hide_index=True, key="eval_auto_table")
+        safe_dataframe(routed, hide_index=True, key="eval_auto_table")
     k_plot = st.selectbox("Recall chart at k", report.ks, index=min(1, len(report.ks) - 1), key="eval_k_plot")
     st.plotly_chart(_recall_figure(report, int(k_plot)), key="eval_recall_chart")
     names = api.doc_names(state.principal(), ws)
@@ -154,11 +161,11 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     shown = ranks.drop(columns=["qid"])  # qid: in the rows below
     for mode in modes:  # a missing rank reads "—" (a number column showed NaN as "None")
         shown[mode] = shown[mode].map(lambda v: NO_VALUE if pd.isna(v) else f"{int(v)}")
-    st.dataframe(shown, hide_index=True, key="eval_gold_ranks",
+    safe_dataframe(shown, hide_index=True, key="eval_gold_ranks",
                  column_config={c: st.column_config.TextColumn(c, width=w) for c, w in widths.items()})
     rows = rows_frame(report.rows, names)
     with st.expander("All per-question rows (one per question and mode)", expanded=False):
-        st.dataframe(rows, hide_index=True, key="eval_rows_table")
+        safe_dataframe(rows, hide_index=True, key="eval_rows_table")
     raw = pd.DataFrame([{**r, "gold": ", ".join(r["gold"]), "found_ranks": json.dumps(r["found_ranks"]),
                          **{k: json.dumps(r[k]) for k in ("evidence_loss", "evidence_loss_chunks") if k in r}}
                         for r in report.rows])

@@ -33,6 +33,7 @@ from ui.llm import llm_for_queries  # noqa: E402
 from ui.settings_widgets import settings_field_widget  # noqa: E402
 from ui.escape import md  # noqa: E402
 from ui.state import current_workspace_name, indexed_workspace, principal, session_settings  # noqa: E402
+from ui.safe_tables import safe_dataframe  # noqa: E402
 
 MAX_QUESTION_CHARS = 2000
 MAX_GRAPH_NODES = 300
@@ -154,7 +155,7 @@ def render_tabs(result: RetrievalResult, ws: Any = None) -> None:
         st.code(result.context_text or "(empty context)", language=None, wrap_lines=True, height=500)
     with tabs["Trace & timings"]:
         st.code("\n".join(result.trace_lines()) or "(no trace)", language=None, wrap_lines=True)
-        st.dataframe(rv.stages_frame(result), hide_index=True, key="inspect_stages")
+        safe_dataframe(rv.stages_frame(result), hide_index=True, key="inspect_stages")
         st.caption("Parameters")
         st.code(json.dumps(result.params, indent=2, default=str), language="json")
 
@@ -212,7 +213,7 @@ def main() -> None:
     left, right = st.columns([1, 3])
     with left:
         mode = st.selectbox("Mode", available, index=available.index("path") if "path" in available else 0,
-                            key="inspect_mode")
+                            key="inspect_mode", persist_state="session")
     with right:
         take_shared_question("inspect_question")  # start from the question last typed on Compare
         example_picker(ws, "inspect_question")

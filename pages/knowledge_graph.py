@@ -24,6 +24,7 @@ from ui.graph_component import apply_click, clickable_graph, last_click
 from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, draw_view
 from ui.graph_view import MAX_LAYOUT_NODES, legend_html
 from ui.prose import prose_html
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import EdgeDetail, GraphSummary, NodeDetail, Workspace
@@ -44,22 +45,26 @@ def controls(summary: "GraphSummary", mention: bool) -> dict[str, Any]:
     kinds = list(summary.kinds)
     cols = st.columns([3, 1, 1, 1])
     search = cols[0].text_input("Search an entity" if not mention else "Search a term", key="kg_search",
+                                persist_state="session",  # kept across page switches (Streamlit drops it otherwise)
                                 placeholder="part of a name, e.g. harbour", max_chars=200)
     depth = cols[1].number_input("Neighbourhood depth", min_value=0, max_value=4, value=1, step=1, key="kg_depth",
+                                 persist_state="session",
                                  help="Hops around the matching entities (used with a search).")
     show_all = st.session_state.get("kg_show_all", False)
     max_nodes = cols[2].number_input("Max nodes", min_value=10, max_value=2000, value=DEFAULT_NODES, step=10,
-                                     key="kg_max_nodes", disabled=bool(show_all),
+                                     key="kg_max_nodes", persist_state="session", disabled=bool(show_all),
                                      help="The view keeps this many nodes: search matches, then their "
                                           "neighbours, then the best-connected. Larger views take longer to draw.")
     min_degree = cols[3].number_input("Min degree", min_value=0, max_value=100, value=0, step=1, key="kg_min_degree",
+                                      persist_state="session",
                                       help="Hide nodes with fewer connections (search matches are kept).")
     cols = st.columns([3, 1, 1])
     types = cols[0].multiselect("Entity types" if not mention else "Labels", kinds,
-                                key="kg_types_mention" if mention else "kg_types",
+                                key="kg_types_mention" if mention else "kg_types", persist_state="session",
                                 help="Empty = all types.")
-    size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree")
-    cols[2].checkbox("Show all nodes", key="kg_show_all",
+    size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree",
+                                      persist_state="session")
+    cols[2].checkbox("Show all nodes", key="kg_show_all", persist_state="session",
                      help=f"Draw every node that passes the filters ({summary.nodes} in all), up to "
                           f"{MAX_LAYOUT_NODES:,}; labels are still drawn only where they fit (hover a node for its name).")
     budget = min(summary.nodes, MAX_LAYOUT_NODES) if show_all else int(max_nodes)
@@ -111,7 +116,7 @@ def entity_panel(ws: "Workspace", detail: "NodeDetail") -> None:
     st.caption(f"Relations ({len(rows)})")
     if rows:
         frame = pd.DataFrame(rows).sort_values("weight", ascending=False)
-        st.dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)),
+        safe_dataframe(frame, key="kg_relations_table", hide_index=True, height=min(400, 38 + 35 * len(rows)),
                      column_config=RELATION_COLUMNS)  # fixed widths: a narrow column cut its header ("keywo…")
     show_chunks(ws, list(data.get("source_chunk_ids") or []))
 
@@ -123,7 +128,7 @@ def term_panel(ws: "Workspace", detail: "NodeDetail") -> None:
                    for other, _, edge in detail.neighbours), key=lambda r: -float(r["sentences together"]))
     st.caption(f"Co-occurring terms ({len(rows)})")
     if rows:
-        st.dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
+        safe_dataframe(pd.DataFrame(rows), key="kg_cooccurrence_table", hide_index=True,
                      height=min(400, 38 + 35 * len(rows)))
     counts = detail.chunk_counts
     ranked = sorted(counts, key=lambda c: -counts[c])
@@ -239,7 +244,8 @@ def export_section(ws: "Workspace") -> None:
 def main() -> None:
     st.title("Knowledge graph")
     ws = state.workspace()
-    mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention", on_change=_on_graph_switch,
+    mention = st.toggle("Show the E2GraphRAG mention graph instead", key="kg_mention", persist_state="session",
+                        on_change=_on_graph_switch,
                         help="Co-occurrence of named entities and nouns in the same sentence (weights = count).")
     provenance.provenance_caption(ws)
     summary = api.graph_summary(state.principal(), ws, mention)

@@ -5,7 +5,8 @@ over the span; every other document as its text around the span, escaped, with t
 The chunks to open are the evidence of the last Compare run (each labelled with its citation), or
 any chunk picked by document; the URL parameters ``?chunk=<id>&quote=<sentence>`` (the links under an
 answer on Compare and Inspect, ``ui.citation_links``) open one directly with that sentence highlighted,
-``?doc=<name>&quote=<answer line>`` the chunk of that document holding the quoted sentence. Viewing needs
+``?doc=<name>&quote=<answer line>`` the chunk of that document holding the quoted sentence ("Pick another chunk" leaves the link for the
+pickers). Viewing needs
 the role that may read the workspace's documents (``core.api.source_view``); nothing is written."""
 from __future__ import annotations
 
@@ -49,6 +50,15 @@ def _document_choice(ws: "api.Workspace") -> str:
     return chunks[int(picked)].chunk_id
 
 
+def _forget_link() -> None:
+    """Drop the chunk, document and sentence a citation link put in the address (the workspace stays), so
+    the page offers its pickers again: clicking "Source viewer" in the navigation kept the link's chunk."""
+    for param in ("chunk", "doc", "quote"):
+        st.query_params.pop(param, None)
+    for key in ("source_quote", "source_quote_param"):
+        st.session_state.pop(key, None)
+
+
 def main() -> None:
     st.title("Source viewer")
     ws = state.indexed_workspace("open a cited source")
@@ -59,6 +69,10 @@ def main() -> None:
     if "quote" in st.query_params and st.query_params.get("quote") != st.session_state.get("source_quote_param"):
         st.session_state["source_quote_param"] = str(st.query_params["quote"])
         st.session_state["source_quote"] = st.session_state["source_quote_param"][:MAX_QUOTE_CHARS]
+    if (chunk_id or doc) and st.button("Pick another chunk", key="source_pick_other",
+                                       help="This chunk was opened from a link; pick any cited chunk or document."):
+        _forget_link()
+        st.rerun()
     if not chunk_id and not doc:
         choices = _compare_choices()
         source = st.radio("Open", ["Evidence of the last Compare run", "A document's chunk"], horizontal=True,
@@ -77,7 +91,11 @@ def main() -> None:
     with show_errors("Opening the source"):
         view = api.source_view(state.principal(), ws, chunk_id, quote, doc=doc)
     if view is None:
-        st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
+        if chunk_id:
+            st.warning("That chunk is not in this workspace (it was deleted or re-indexed).")
+        else:  # the URL named a document (``?doc=``): say so, not "that chunk"
+            st.warning(f"No chunk of a document named “{escape_markdown(doc[:200])}” in this workspace holds the "
+                       "quoted sentence (the document was deleted, renamed or re-indexed, or never was here).")
         return
     st.subheader(escape_markdown(view.cited))
     if view.note:

@@ -25,6 +25,7 @@ from ui.graph_component import clickable_graph, last_click
 from ui.graph_view import graph_html, legend_html, legend_items
 from ui.prose import prose_html
 from ui.escape import label
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -216,7 +217,7 @@ def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict
                          "kind": "chunk", "start": meta.text[:120]})
     st.caption(f"Children ({len(rows)})")
     if rows:
-        st.dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
+        safe_dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
     leaves = list(node.leaf_chunk_ids)
     st.caption(f"Leaf chunks ({len(leaves)})")
     chunks = api.chunks_by_id(state.principal(), ws, leaves[:MAX_LEAVES_SHOWN])
@@ -237,7 +238,8 @@ def choose_scope(ws: "Workspace") -> tuple[str, str]:
     docs = [d for d in names if d in roots]
     total = len(api.tree_index(state.principal(), ws)) + api.chunk_count(state.principal(), ws)
     cols = st.columns([2, 3])
-    scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False)
+    scope = cols[0].radio("View", list(SCOPES), format_func=SCOPES.get, key="tree_scope", horizontal=False,
+                          persist_state="session")  # kept across page switches (Streamlit drops it otherwise)
     doc_id = ""
     if scope == "doc":
         if docs and st.session_state.get("tree_doc") not in docs:

@@ -66,6 +66,26 @@ def all_modes() -> list[str]:
 
 
 # --- Compare ---------------------------------------------------------------------------------
+def test_citation_links_name_the_workspace_of_the_answer(data_dir):
+    """A citation link opened in a new tab (a new session) opened the default workspace, not the one the
+    answer came from ("That chunk is not in this workspace"): each link carries ``workspace=``."""
+    from urllib.parse import parse_qs
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
+    at.session_state["workspace_name"] = "sample"
+    at.run()
+    at.switch_page("pages/compare.py")
+    at.run()
+    at.text_area(key="compare_question").input(QUESTION)
+    at.multiselect(key="compare_modes").set_value(["naive"])
+    at.button(key="compare_run").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    links = [parse_qs(e.proto.query_string) for e in elements(at, "page_link")]
+    assert links and all(q.get("workspace") == ["sample"] and "quote" in q for q in links), links
+
+
 def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
     import core.api
     from ui import results_view as rv
@@ -248,6 +268,18 @@ def test_first_line_html_escapes_document_text_and_bolds_only_the_short_answer()
     assert out.count("<b>") == 1 and "**" not in out
 
 
+def test_first_line_html_leaves_the_bold_marks_of_a_document_name_as_written():
+    """A document named ``… **b**.txt`` showed a bold "b" in the headline line (found in a browser):
+    a bold there reads as the short answer, so the citation's ``**`` stay literal text."""
+    from ui.results_view import first_line_html
+
+    out = first_line_html('Founded in 1850 by **Quentin Marsh**. [x **b** <i>.txt, l. 3]')
+    assert out.count("<b>") == 1 and "<b>Quentin Marsh</b>" in out
+    assert "[x **b** &lt;i&gt;.txt, l. 3]" in out
+    two = first_line_html("**A** [d **1**.md, chunk 2] and **B** [d.md, § **H**]")
+    assert two.count("<b>") == 2 and "[d **1**.md, chunk 2]" in two and "§ **H**]" in two
+
+
 def test_retrieved_subgraph_highlights_and_caps():
     from core.types import EntityHit, RelationHit, RetrievalResult
     from ui.subgraph_view import query_subgraph
@@ -312,6 +344,22 @@ def test_an_auto_result_is_shown_as_the_mode_it_ran():
     assert [k for k in rows if k.startswith("predicted gain")] == \
         ["predicted gain: tree", "predicted gain: ppr", "predicted gain: naive"]  # top 3, largest first
     assert route_frame(RetrievalResult(mode="mix", query="q")).empty
+
+
+def test_the_routing_table_shows_the_question_s_word_count():
+    """The router stores the word count / 10; the table showed "question feature: words 1" for a
+    ten-word question (seen in a browser). It shows the count."""
+    from core.routing.features import form_features
+    from core.types import RetrievalResult
+    from ui.results_view import route_frame
+
+    question = "What happened to Port Sallow in the Great Velmora Flood?"
+    features = form_features(question)
+    auto = RetrievalResult(mode="auto", query=question, route={
+        "chosen": "ppr", "default": "mix", "reason": "r", "gains": {"predicted_hops": 1.9}, "features": features})
+    rows = dict(zip(route_frame(auto)["field"], route_frame(auto)["value"]))
+    assert rows["question feature: words"] == "10"
+    assert rows["question feature: clauses"] == f"{features['clauses']:g}"
 
 
 def test_inspect_auto_that_ran_tree_shows_the_tree_trace_and_the_routing(data_dir, monkeypatch):

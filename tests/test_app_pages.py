@@ -290,6 +290,22 @@ def test_create_switch_and_delete_workspace(data_dir):
     assert at.session_state["workspace_name"] == "default"
 
 
+def test_a_ticked_delete_confirmation_does_not_follow_create_and_switch(data_dir):
+    """Ticking "Yes, delete workspace default" and then creating (or switching to an existing) workspace
+    left the box ticked for the new one, its Delete button enabled without a confirmation for it."""
+    (data_dir / "kept").mkdir()
+    at = sidebar_app()
+    at.run()
+    at.sidebar.checkbox(key="sidebar_delete_confirm").check().run()
+    assert not at.sidebar.button(key="sidebar_delete").disabled
+    at.sidebar.text_input(key="sidebar_new_workspace").input("kept")  # an existing workspace: switched to
+    at.sidebar.button(key="sidebar_create").click().run()
+    assert_clean(at)
+    assert at.session_state["workspace_name"] == "kept"
+    assert at.sidebar.checkbox(key="sidebar_delete_confirm").value is False
+    assert at.sidebar.button(key="sidebar_delete").disabled
+
+
 # --- documents ------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_paste_text_indexes_a_document_and_escapes_it(data_dir):

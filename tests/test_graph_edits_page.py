@@ -63,3 +63,23 @@ def test_an_editor_merges_from_the_details_panel_and_undoes_it(data_dir, signed_
         assert ws.knowledge_graph().number_of_nodes() == before and other in ws.knowledge_graph()
     finally:
         ws.close()
+
+
+@pytest.mark.slow
+def test_a_confirmation_does_not_carry_over_to_another_entity(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+    """Ticking "I confirm this change" for deleting one entity, then picking another in the Details panel,
+    left the tick and the Apply button ready for the other (found walking the page): the tick belongs to
+    the statement it confirmed."""
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    signed_in(Principal("e", "editor@example.com", Role.editor))
+    at = run_page(KG)
+    at.radio(key="kg_edit_kind").set_value("delete").run()
+    at.checkbox(key="kg_delete_ok").check().run()
+    assert [b.key for b in at.button if b.key == "kg_delete_go"]
+    first = at.selectbox(key="kg_entity").value
+    other = next(o for o in at.selectbox(key="kg_entity").options if o != first)
+    at.selectbox(key="kg_entity").set_value(other).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.checkbox(key="kg_delete_ok").value is False
+    assert not [b.key for b in at.button if b.key == "kg_delete_go"]
+    assert not at.warning, [w.value for w in at.warning]

@@ -32,3 +32,15 @@ def test_token_estimate_counts_text_and_extrapolates_a_long_one():
     long = ("word " * 600_000).encode()
     assert 590_000 <= estimate_tokens("long.txt", long) <= 610_000
     assert estimate_tokens("scan.pdf", b"x" * 8_000) == 1_000  # bytes, not text: a byte ratio
+
+
+def test_a_pasted_name_with_slashes_keeps_every_part():
+    """Pasted text is indexed as an upload, whose name the loader reads as a path: "Q1/Q2 notes" was
+    indexed as "Q2 notes.txt". The name typed is kept whole, slashes as dashes."""
+    from core.loaders import sanitize_name
+    from ui.upload_check import pasted_document_name
+
+    for typed, kept in [("Q1/Q2 notes", "Q1-Q2 notes"), ("a\\b/c", "a-b-c"), ("  plain  ", "plain"),
+                        ("", "pasted-text"), ("   ", "pasted-text")]:
+        assert pasted_document_name(typed) == kept
+        assert sanitize_name(pasted_document_name(typed) + ".txt") == kept + ".txt"

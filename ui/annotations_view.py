@@ -20,6 +20,7 @@ from core.citations import pages_label
 from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -122,12 +123,16 @@ def render_annotation_list(ws: "Workspace") -> None:
     st.subheader("Annotations")
     frame = annotations_frame(ws)
     if frame.empty:
-        st.caption("No annotations yet: mark retrieved chunks relevant or not relevant on the Inspect or Compare "
-                   "page, or import a file of marks below.")
+        if can(Role.editor):
+            st.caption("No annotations yet: mark retrieved chunks relevant or not relevant on the Inspect or "
+                       "Compare page, or import a file of marks below.")
+        else:  # a viewer has neither the marks nor the import
+            st.caption("No annotations yet: an editor marks retrieved chunks relevant or not relevant on the "
+                       "Inspect or Compare page, or imports a file of marks; they then show here.")
     else:
         st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
                    f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
-        st.dataframe(frame, hide_index=True, key="annotations_table")
+        safe_dataframe(frame, hide_index=True, key="annotations_table")
         st.download_button("Download annotations (JSONL question file)", api.export_annotations(principal(), ws),
                            file_name=f"annotations-{getattr(ws, 'name', 'workspace')}.jsonl",
                            mime="application/jsonl", key="annotations_download", on_click="ignore")

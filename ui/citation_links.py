@@ -4,8 +4,9 @@ Each ``[doc, p. 3]`` / ``[doc, § Heading]`` / ``[doc, l. 40]`` / ``[doc, chunk 
 link to ``pages/source.py`` carrying the chunk that holds the quoted sentence and the sentence itself
 (``?chunk=<id>&quote=<sentence>``); a sentence that is in none of the result's chunks (a graph mode
 quoting an entity's source chunk) is sent as ``?doc=<name>&quote=<line>`` and found there in that
-document's chunks. The links navigate inside the session (``st.page_link``): the viewer opens the
-current workspace under the same role checks, and nothing is served as a file.
+document's chunks. The links navigate inside the session (``st.page_link``) and name the workspace
+(``?workspace=``), so a link opened in a new tab, a new session, opens the same workspace; the viewer
+opens it under the same role checks, and nothing is served as a file.
 """
 from __future__ import annotations
 
@@ -50,9 +51,12 @@ def render_citation_links(result: Any) -> None:
     if not targets:
         return
     st.caption("Open a cited source (the Source viewer highlights the quoted sentence):")
+    from ui.state import URL_PARAM, current_workspace_name
+
+    workspace = {URL_PARAM: current_workspace_name()}  # a link opened in a new tab is a new session
     for written, params in targets:
         try:
             st.page_link(SOURCE_PAGE, label=escape_markdown(written),
-                         help=escape_markdown(params["quote"][:300]), query_params=params)
+                         help=escape_markdown(params["quote"][:300]), query_params={**params, **workspace})
         except StreamlitPageNotFoundError:  # a page run on its own (no app navigation): no viewer to link to
             st.caption(escape_markdown(written))

@@ -15,6 +15,7 @@ from core.auth import Role
 from core.evaluation.questions import load_questions
 from ui import state
 from ui.errors import show_errors
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import EditImpact, Workspace
@@ -92,8 +93,8 @@ def panel(ws: "Workspace") -> None:
             impact = last["impact"]
             st.caption(f"{impact.after.questions} questions; before = edits {', '.join(map(str, impact.undone))} "
                        "undone in a copy of the workspace.")
-            st.dataframe(table_frame(impact), hide_index=True, use_container_width=True)
+            safe_dataframe(table_frame(impact), hide_index=True, use_container_width=True)
             if impact.changed:
-                st.dataframe(changed_frame(impact, last["texts"]), hide_index=True, use_container_width=True)
+                safe_dataframe(changed_frame(impact, last["texts"]), hide_index=True, use_container_width=True)
             else:
                 st.caption("No question's evidence or answer changed.")

@@ -16,6 +16,7 @@ from core.auth import Role
 from ui import state
 from ui.errors import show_errors
 from ui.escape import md
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import QuestionDiff, Workspace
@@ -63,7 +64,7 @@ def render_diff(diff: "QuestionDiff", key: str) -> None:
     st.caption(f"Before = edit(s) {', '.join(f'#{i}' for i in diff.undone)} undone in a copy of the workspace; "
                f"after = the index as it is. Top {diff.top} of each list; answers are extractive (no LLM) on "
                "both sides.")
-    st.dataframe(summary_frame(diff), hide_index=True, key=f"{key}_edit_diff_summary")
+    safe_dataframe(summary_frame(diff), hide_index=True, key=f"{key}_edit_diff_summary")
     if not diff.changed_modes:
         st.caption("No mode's top evidence or answer changed for this question.")
         return
@@ -72,7 +73,7 @@ def render_diff(diff: "QuestionDiff", key: str) -> None:
         st.markdown(f"**{md(mode)}**")
         frame = moves_frame(diff, mode)
         if len(frame):
-            st.dataframe(frame, hide_index=True, key=f"{key}_edit_diff_{mode}")
+            safe_dataframe(frame, hide_index=True, key=f"{key}_edit_diff_{mode}")
         if found.answer_changed:
             st.caption(f"Answer ({found.answer_change} changed): − before, + after")
             st.code("\n".join(line[:400] for line in found.answer_lines()[:40]), language=None, wrap_lines=True)

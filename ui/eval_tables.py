@@ -153,3 +153,26 @@ def gold_rank_columns(modes: Sequence[str]) -> dict[str, Any]:
                    min(QUESTION_COLUMN_PX, TABLE_PX - DOCUMENT_COLUMN_PX - RANK_COLUMN_PX * len(modes)))
     return {"question": question, "document": DOCUMENT_COLUMN_PX, **{m: RANK_COLUMN_PX for m in modes}}
 
+
+
+MAX_KS = 6  # cut-offs per run: two table columns each
+MAX_K = 1000
+
+
+def parse_ks(text: str) -> tuple[list[int], list[str]]:
+    """The recall cut-offs typed in Evaluate's "k values" (commas, semicolons or spaces between them),
+    and the entries left out with why: not a whole number, outside 1–``MAX_K``, or beyond the first
+    ``MAX_KS`` distinct values. Nothing usable gives ``[5]``."""
+    ks: list[int] = []
+    dropped: list[str] = []
+    for entry in text.replace(";", ",").replace(" ", ",").split(","):
+        if not entry:
+            continue
+        if not entry.isdigit() or not 1 <= int(entry) <= MAX_K:
+            dropped.append(f"{entry[:20]} (not a whole number from 1 to {MAX_K})")
+        elif int(entry) not in ks:
+            if len(ks) == MAX_KS:
+                dropped.append(f"{entry} (at most {MAX_KS} values)")
+            else:
+                ks.append(int(entry))
+    return sorted(ks) or [5], dropped

@@ -39,8 +39,13 @@ def _run(ws: "Workspace", op: str, args: dict[str, Any]) -> None:
 
 
 def _confirmed(key: str, what: str, action: Callable[[], None]) -> None:
-    """A plain-text statement of the change, a confirmation tick and the button that runs it."""
+    """A plain-text statement of the change, a confirmation tick and the button that runs it. The tick
+    belongs to the statement: when it changes (another entity picked, another partner, another new
+    name) the tick is cleared, so a change is never applied on a confirmation given for another."""
     st.text(what)
+    if st.session_state.get(f"{key}_what") != what:
+        st.session_state.pop(f"{key}_ok", None)
+        st.session_state[f"{key}_what"] = what
     if st.checkbox("I confirm this change", key=f"{key}_ok") and st.button("Apply", key=f"{key}_go"):
         action()
 

@@ -26,6 +26,7 @@ from core.judge.prompt import CRITERIA_SETS
 from ui.errors import escape_markdown, show_errors
 from ui.judge_job import JudgeJob
 from ui.escape import label, md, plotly_text
+from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -129,8 +130,8 @@ def render_report(report: JudgeReport) -> None:
            if share is not None else "")
         + (f"Both orders named the same winner in {100 * agree:.0f}% of {consistency['judged_in_both_orders']} "
            "verdicts judged in both." if agree is not None else ""))
-    st.dataframe(counts_frame(report), hide_index=True, key="judge_counts")
-    st.dataframe(cost_frame(report.estimate, report.usage), hide_index=True, key="judge_cost")
+    safe_dataframe(counts_frame(report), hide_index=True, key="judge_counts")
+    safe_dataframe(cost_frame(report.estimate, report.usage), hide_index=True, key="judge_cost")
     if not report.questions:
         return
     st.markdown("**Per question**")
@@ -145,7 +146,7 @@ def render_report(report: JudgeReport) -> None:
         with column:
             st.caption(f"{md(mode)} · {q.context_tokens.get(mode, 0)} context tokens")
             st.text(q.answers.get(mode, "") or "(no answer)")
-    st.dataframe(verdicts_frame(report, int(index), pair), hide_index=True, key="judge_verdicts")
+    safe_dataframe(verdicts_frame(report, int(index), pair), hide_index=True, key="judge_verdicts")
     for j in q.judgments:
         if j.pair == pair and j.raw:
             with st.expander(f"Judge reply ({label(j.first)} shown first): not fully readable"):

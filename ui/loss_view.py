@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from ui.safe_tables import safe_dataframe
 
 from core.evaluation.loss import LEVELS, STAGE_LABELS, STAGES, funnel, loss_sentence, stage_counts
 
@@ -105,4 +106,4 @@ def render_loss(report: Any, names: Mapping[str, str] | None = None) -> None:
                         key="loss_question_funnel")
         table = question_table(rows, qid, names or {})  # one column per gold document: it fits, a column per mode did not
         shown = table.set_index(table.columns[0]).T.rename_axis("mode").reset_index() if not table.empty else table
-        st.dataframe(shown, hide_index=True, key="loss_question_table")
+        safe_dataframe(shown, hide_index=True, key="loss_question_table")

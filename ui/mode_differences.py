@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 import streamlit as st
+from ui.safe_tables import safe_dataframe
 
 from core.types import RetrievalResult
 
@@ -69,5 +70,5 @@ def render_differences(results: Mapping[str, RetrievalResult], k: int = TOP_K) -
                f"has this chunk in its top-{k}.")
     frame = pd.DataFrame(difference_rows(results, k))
     # the rank column stays in view while the modes scroll, wide enough for "only here" (it read "only he")
-    st.dataframe(frame, hide_index=True, column_config={"rank": st.column_config.TextColumn("rank", width=RANK_PX,
+    safe_dataframe(frame, hide_index=True, column_config={"rank": st.column_config.TextColumn("rank", width=RANK_PX,
                                                                                           pinned=True)})

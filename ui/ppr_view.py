@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
+from ui.safe_tables import safe_dataframe
 
 from core.types import RetrievalResult
 
@@ -79,8 +80,8 @@ def render_ppr(result: RetrievalResult, key_prefix: str) -> None:
                f"{walk.get('synonyms', 0):,} synonym edges.")
     if note := fact_filter_text(result):
         st.text(note)  # plain text: an LLM error message may be part of it
-    st.dataframe(seeds_frame(result), hide_index=True, key=f"{key_prefix}_ppr_seeds")
+    safe_dataframe(seeds_frame(result), hide_index=True, key=f"{key_prefix}_ppr_seeds")
     st.caption("Entities with the most PageRank mass")
-    st.dataframe(top_entities_frame(result), hide_index=True, key=f"{key_prefix}_ppr_entities")
+    safe_dataframe(top_entities_frame(result), hide_index=True, key=f"{key_prefix}_ppr_entities")
     st.caption("Why each chunk ranked where it did")
-    st.dataframe(chunk_reasons_frame(result), hide_index=True, key=f"{key_prefix}_ppr_chunks")
+    safe_dataframe(chunk_reasons_frame(result), hide_index=True, key=f"{key_prefix}_ppr_chunks")

@@ -21,8 +21,9 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
-from core.citations import hit_citation
+from core.citations import cited_places, hit_citation
 from ui.citation_links import render_citation_links
+from ui.safe_tables import safe_dataframe
 from core.types import Answer, PathHit, RetrievalResult
 
 
@@ -43,6 +44,7 @@ def shown_mode(result: RetrievalResult) -> str:
 
 
 QUESTION_FORM = ("words", "clauses", "possessives")  # the hop router's deciding features shown with its choice
+FEATURE_SCALE = {"words": 10.0}  # core.routing.features stores the word count / 10: shown as the count
 
 
 def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
@@ -60,7 +62,8 @@ def route_frame(result: RetrievalResult, top: int = 3) -> pd.DataFrame:
     if hops is not None:
         rows.append(("predicted hops (gold passages)", f"{float(hops):.2f}"))
         features = route.get("features") or {}
-        rows += [(f"question feature: {f}", f"{float(features[f]):g}") for f in QUESTION_FORM if f in features]
+        rows += [(f"question feature: {f}", f"{float(features[f]) * FEATURE_SCALE.get(f, 1.0):g}")
+                 for f in QUESTION_FORM if f in features]
     rows += [(f"predicted gain: {m}", f"{g:+.3f}") for m, g in ranked]
     return pd.DataFrame(rows, columns=["field", "value"])
 
@@ -71,7 +74,7 @@ def render_route(result: RetrievalResult, key_prefix: str) -> None:
         return
     st.caption(escape_markdown(f"auto ran {shown_mode(result)}"))
     frame = route_frame(result)
-    st.dataframe(frame, hide_index=True, key=f"{key_prefix}_route", height=table_height(len(frame)))
+    safe_dataframe(frame, hide_index=True, key=f"{key_prefix}_route", height=table_height(len(frame)))
 
 
 # --- small accessors -----------------------------------------------------------------------
@@ -233,10 +236,10 @@ def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal[
     config = {"score": st.column_config.NumberColumn(format="%.4f"),
               "reliability": st.column_config.NumberColumn(format="%.4f")}
     if on_row is None:
-        st.dataframe(frame, hide_index=True, key=key, height=height, column_config=config)
+        safe_dataframe(frame, hide_index=True, key=key, height=height, column_config=config)
         return
     st.caption("Select a row (the box at its left) to open its source in the Source viewer, the span highlighted.")
-    event = st.dataframe(frame, hide_index=True, key=key, height=height, column_config=config,
+    event = safe_dataframe(frame, hide_index=True, key=key, height=height, column_config=config,
                          on_select="rerun", selection_mode="single-row")
     on_row(event)
 
@@ -245,11 +248,23 @@ def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal[
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
 
 
+def _bolded(text: str) -> str:
+    return _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", html.escape(text, quote=True))
+
+
 def first_line_html(line: str) -> str:
     """An extractive answer's first line as HTML: everything escaped, then the ``**…**`` markers
-    of the short answer turned into bold (their content is escaped text too)."""
-    escaped = html.escape(line, quote=True)
-    return '<div style="line-height:1.5">' + _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", escaped) + "</div>"
+    of the short answer turned into bold (their content is escaped text too). A citation's text is
+    the document's name, which the uploader chose: its ``**`` stay as written, never a bold that
+    reads as the answer."""
+    parts, pos = [], 0
+    for written, _, _, _ in cited_places(line):
+        at = line.find(written, pos)
+        if at < 0:
+            continue
+        parts += [_bolded(line[pos:at]), html.escape(written, quote=True)]
+        pos = at + len(written)
+    return '<div style="line-height:1.5">' + "".join(parts) + _bolded(line[pos:]) + "</div>"
 
 
 def render_answer(result: RetrievalResult) -> None:
@@ -285,7 +300,7 @@ def render_mode_column(mode: str, result: RetrievalResult, key_prefix: str) -> N
             render_route(result, f"{key_prefix}_{mode}")
     with st.expander("Latency per stage", expanded=False):
         stages = stages_frame(result)
-        st.dataframe(stages, hide_index=True, key=f"{key_prefix}_{mode}_stages", height=table_height(len(stages)))
+        safe_dataframe(stages, hide_index=True, key=f"{key_prefix}_{mode}_stages", height=table_height(len(stages)))
     if not any(c.values()):
         st.warning("Nothing was retrieved for this question.")
 
@@ -334,7 +349,7 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3, on
             st.plotly_chart(path_resource_figure(path, i + 1), key=f"{key_prefix}_path_{i}")
             if path.relations:
                 hops = list(path.hop_cited or [])
-                st.dataframe(pd.DataFrame([{"source": r.source, "target": r.target, "keywords": _join(r.keywords),
+                safe_dataframe(pd.DataFrame([{"source": r.source, "target": r.target, "keywords": _join(r.keywords),
                                             "description": r.description, "weight": r.weight,
                                             "rests on": hops[h] if h < len(hops) else ""}
                                            for h, r in enumerate(path.relations)]),
@@ -353,7 +368,7 @@ def render_tree_trace(result: RetrievalResult, key_prefix: str) -> None:
     cols[1].metric("Starting h", str(params.get("tree_hops", "–")))
     steps = params.get("h_loop") or params.get("loop")
     if isinstance(steps, list) and steps and all(isinstance(s, Mapping) for s in steps):
-        st.dataframe(pd.DataFrame([{k: _cell(v) for k, v in s.items()} for s in steps]), hide_index=True,
+        safe_dataframe(pd.DataFrame([{k: _cell(v) for k, v in s.items()} for s in steps]), hide_index=True,
                      key=f"{key_prefix}_hloop")
     st.caption("Trace (h-loop history)")
     st.code("\n".join(result.trace_lines()) or "(no trace)", language=None, wrap_lines=True)  # long lines wrap, never cut

@@ -43,6 +43,7 @@ def _on_create() -> None:
         st.session_state[_MESSAGE] = ("error", f"Not created: {exc}")
         return
     state.set_workspace(name)
+    st.session_state["sidebar_delete_confirm"] = False  # a tick given for the workspace left behind
     st.session_state["sidebar_new_workspace"] = ""
     st.session_state[_MESSAGE] = ("info", f"Switched to existing workspace {name}." if existed
                                   else f"Created workspace {name}.")

@@ -6,7 +6,8 @@ files, extrapolated from a prefix; a byte ratio for PDF / DOCX, whose bytes are 
 processed documents), falling back to ``DEFAULT_TOKENS_PER_S`` (the idle-machine figure of
 docs/evaluation.md) while it has indexed too little to measure. ``large_upload_notes`` returns one
 plain sentence per flagged file: its size, how many times the median of the other files (or, for a
-lone file, of the workspace's documents) that is, and the expected time.
+lone file, of the workspace's documents) that is, and the expected time. ``pasted_document_name`` is
+the name a pasted text is indexed under.
 
 No Streamlit here: the Documents page shows the notes.
 """
@@ -80,3 +81,11 @@ def large_upload_notes(files: Sequence[tuple[str, int]], documents: Sequence[Map
                      "first and Cancel stops it at the next safe point; the CLI (`python -m core index`) "
                      "indexes it without a browser tab.")
     return notes
+
+
+def pasted_document_name(typed: str) -> str:
+    """The name a pasted text is indexed under: what was typed (default ``pasted-text``), with ``/`` and
+    ``\\`` as ``-``. The text is indexed as an upload, whose name is read as a path, so "Q1/Q2 notes"
+    became "Q2 notes.txt": the part before the last slash was lost without a word."""
+    name = (typed or "").strip().replace("/", "-").replace("\\", "-").strip()
+    return name or "pasted-text"
