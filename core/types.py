@@ -332,9 +332,8 @@ class SummaryHit(_Hit):
     @classmethod
     def make(cls, node: Any, score: float, reason: str, doc_name: str = "") -> "SummaryHit":
         """The one constructor, from a ``core.storage`` tree node."""
-        return cls(node_id=node.node_id, level=int(node.level), scope=node.scope, doc_id=node.doc_id or "",
-                   doc_name=doc_name, text=node.text, score=round(float(score), 6), reason=reason,
-                   leaf_chunk_ids=list(node.leaf_chunk_ids))
+        return cls(node_id=node.node_id, level=int(node.level), scope=node.scope, doc_id=node.doc_id or "", doc_name=doc_name,
+                   text=node.text, score=round(float(score), 6), reason=reason, leaf_chunk_ids=list(node.leaf_chunk_ids))
 
 
 @dataclass
@@ -344,6 +343,7 @@ class Answer:
     model: str = ""
     note: str = ""  # why an extractive answer bolds no short answer (``core.answers.claim``), else ""
     ranking: str = ""  # extractive: "meaning" when sentence vectors ranked its sentences, "lexical" without them
+    bold: list[str] = field(default_factory=list)  # extractive: the short answers its first line wraps in "**" (any other "**" there is the document's own)
 
 
 @dataclass

@@ -117,7 +117,8 @@ def test_compare_runs_every_mode_and_shows_answers(data_dir, monkeypatch):
         assert result.answer is not None and result.answer.kind == "extractive"
         first, _, rest = result.answer.text.strip().partition("\n")
         # the first line (short answer in bold) through escaped HTML, the evidence lines as plain text
-        assert rv.first_line_html(first) in htmls, f"{mode}: first line not shown"
+        assert rv.first_line_html(first, result.answer.bold) in htmls, f"{mode}: first line not shown"
+        assert ("**" in first) == bool(result.answer.bold), f"{mode}: the bolded short answers are listed"
         assert not rest.strip() or rest.strip() in texts, f"{mode}: evidence lines not shown"
         # untrusted answer text never goes through Markdown
         assert not any(first in m.value or (rest.strip() and rest.strip() in m.value) for m in at.markdown)
@@ -278,6 +279,27 @@ def test_first_line_html_leaves_the_bold_marks_of_a_document_name_as_written():
     assert "[x **b** &lt;i&gt;.txt, l. 3]" in out
     two = first_line_html("**A** [d **1**.md, chunk 2] and **B** [d.md, § **H**]")
     assert two.count("<b>") == 2 and "[d **1**.md, chunk 2]" in two and "§ **H**]" in two
+
+
+def test_first_line_html_bolds_only_the_answers_own_short_answers():
+    """A Markdown document's own emphasis ("the **first** keeper") quoted in the first line showed as a
+    bold that reads as the short answer; only the spans the answer lists (``Answer.bold``) are bold."""
+    from ui.results_view import first_line_html
+
+    line = "The **first** principal keeper was **Josiah Harland** (1831–1904). [05-kestrel.md, § Keepers]"
+    out = first_line_html(line, ["Josiah Harland"])
+    assert out.count("<b>") == 1 and "<b>Josiah Harland</b>" in out and "The **first** principal" in out
+    assert first_line_html(line, []).count("<b>") == 0  # no short answer: every "**" is the document's
+    assert first_line_html(line).count("<b>") == 2  # without the list (older results): every pair, as before
+
+
+def test_the_answer_lists_what_its_first_line_bolds():
+    from core.answers.layout import bold_surfaces, first_line
+    from tests.answer_picks import doc_pick
+
+    pick = doc_pick("The **first** keeper was josiah harland of Greywick.", [], ["Josiah Harland"], 1.0, "k.md")
+    assert bold_surfaces(pick) == ["josiah harland"]  # as written in the sentence
+    assert "**josiah harland**" in first_line(pick) and "The **first** keeper" in first_line(pick)
 
 
 def test_retrieved_subgraph_highlights_and_caps():

@@ -9,9 +9,7 @@ subgraph selection) take plain results so they can be tested without a browser.
 """
 from __future__ import annotations
 
-import html
 import math
-import re
 from typing import Any, Iterable, Literal, Mapping, Optional
 
 import pandas as pd
@@ -21,7 +19,8 @@ from ui.errors import escape_markdown
 from ui.escape import plotly_text
 
 from core import api
-from core.citations import cited_places, hit_citation
+from core.citations import hit_citation
+from ui.answer_line import first_line_html
 from ui.citation_links import render_citation_links
 from ui.safe_tables import safe_dataframe
 from core.types import Answer, PathHit, RetrievalResult
@@ -245,28 +244,6 @@ def show_table(frame: pd.DataFrame, key: str, empty: str, height: int | Literal[
 
 
 # --- composite views -----------------------------------------------------------------------
-_BOLD = re.compile(r"\*\*(.+?)\*\*")
-
-
-def _bolded(text: str) -> str:
-    return _BOLD.sub(lambda m: f"<b>{m.group(1)}</b>", html.escape(text, quote=True))
-
-
-def first_line_html(line: str) -> str:
-    """An extractive answer's first line as HTML: everything escaped, then the ``**…**`` markers
-    of the short answer turned into bold (their content is escaped text too). A citation's text is
-    the document's name, which the uploader chose: its ``**`` stay as written, never a bold that
-    reads as the answer."""
-    parts, pos = [], 0
-    for written, _, _, _ in cited_places(line):
-        at = line.find(written, pos)
-        if at < 0:
-            continue
-        parts += [_bolded(line[pos:at]), html.escape(written, quote=True)]
-        pos = at + len(written)
-    return '<div style="line-height:1.5">' + "".join(parts) + _bolded(line[pos:]) + "</div>"
-
-
 def render_answer(result: RetrievalResult) -> None:
     """The answer in a bordered box, labelled extractive or LLM. An extractive answer's first line
     (its best sentence, short answer in bold) is shown apart from its evidence lines."""
@@ -275,7 +252,7 @@ def render_answer(result: RetrievalResult) -> None:
         text = (result.answer.text if result.answer else "").strip()
         if result.answer is not None and result.answer.kind == "extractive" and text:
             first, _, rest = text.partition("\n")
-            st.html(first_line_html(first))
+            st.html(first_line_html(first, result.answer.bold))
             if result.answer.note:  # why no short answer is bolded (core.answers.claim)
                 st.caption(escape_markdown(result.answer.note))
             if rest.strip():

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from core.answers.chain import chained
 from core.answers.claim import claimed
 from core.answers.inputs import AnswerInputs, answer_inputs, question_names
-from core.answers.layout import EMPTY, Entry, compose
+from core.answers.layout import EMPTY, Entry, bold_surfaces, compose
 from core.answers.scoring import Pick, best
 from core.retrieval.query import QuestionState
 from core.types import Answer, RetrievalResult
@@ -61,7 +61,8 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
     ranking = "meaning" if inputs.ranked_by_meaning(candidates) else "lexical"
     entries = chained(first, candidates, entries, inputs)  # the next hop's line
-    return Answer(compose(first, entries, inputs.lines), "extractive", "", note, ranking)
+    bold = bold_surfaces(first) if first is not None else []
+    return Answer(compose(first, entries, inputs.lines), "extractive", "", note, ranking, bold)
 
 
 def answer(result: RetrievalResult, ws: Workspace, llm: Optional[Any] = None, cache: Optional[QuestionState] = None,

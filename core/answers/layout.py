@@ -63,6 +63,19 @@ def bolded(text: str, surfaces: list[str]) -> str:
     return out
 
 
+def bold_surfaces(pick: Pick) -> list[str]:
+    """The short answers ``first_line`` wraps in ``**`` (as written there), so that a reader of the line can
+    tell them from a ``**`` the quoted document wrote itself."""
+    lowered = pick.sentence.text.lower()
+    shown = []
+    for surface in pick.typed:
+        if not surface.strip():
+            continue
+        at = lowered.find(surface.lower())
+        shown.append(surface if at < 0 else pick.sentence.text[at:at + len(surface)].strip())
+    return shown
+
+
 def first_line(pick: Pick) -> str:
     """The best sentence, short answer bolded, with its citation. A short answer the sentence only
     refers to ("Since 1985 *the festival* has been …") is named in bold before it."""
