@@ -53,7 +53,8 @@ def _question_pair_search(d: Mapping[str, Any]) -> str:
 
 TEXTS: dict[str, Template] = {
     # LightRAG modes (local, global, hybrid, mix)
-    "keywords": "keywords ({extractor}): low-level {low}, high-level {high}",
+    "keywords": lambda d: (f"keywords ({d['extractor']}): low-level {', '.join(d['low']) or 'none'}, "
+                           f"high-level {', '.join(d['high']) or 'none'}"),
     "keyword_fallback": "no {level} keywords: falling back to the {other} ones",
     "no_keywords": "no keywords at all: nothing to search with",
     "keywords_searched": lambda d: f"{d['level']} keywords searched: {', '.join(d['terms'])}",
