@@ -16,20 +16,15 @@ import networkx as nx
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.sample_data_dir import sample_data_dir
+
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300
 
 
 @pytest.fixture()
 def data_dir(tmp_path, monkeypatch, sample_workspace_dir) -> Path:
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "sample")
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
-    monkeypatch.delenv("RAGSCOPE_WORKSPACE", raising=False)
-    monkeypatch.delenv("RAGSCOPE_LLM_BASE_URL", raising=False)
-    monkeypatch.delenv("RAGSCOPE_LLM_MODEL", raising=False)
-    return folder
+    return sample_data_dir(tmp_path, monkeypatch, sample_workspace_dir, "sample")
 
 
 def run_page(path: str, workspace: str = "sample") -> AppTest:

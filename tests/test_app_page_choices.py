@@ -6,11 +6,12 @@ modes picked on Compare, Inspect and Evaluate. Those widgets now use Streamlit's
 ``persist_state="session"``."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.sample_data_dir import sample_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 300
@@ -18,13 +19,7 @@ TIMEOUT = 300
 
 @pytest.fixture()
 def sample_app(tmp_path, monkeypatch, sample_workspace_dir) -> AppTest:
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "sample")
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
-    monkeypatch.delenv("RAGSCOPE_WORKSPACE", raising=False)
-    monkeypatch.delenv("RAGSCOPE_LLM_BASE_URL", raising=False)
-    monkeypatch.delenv("RAGSCOPE_LLM_MODEL", raising=False)
+    sample_data_dir(tmp_path, monkeypatch, sample_workspace_dir, "sample")
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=TIMEOUT)
     at.session_state["workspace_name"] = "sample"
     return at

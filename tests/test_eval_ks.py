@@ -4,12 +4,13 @@ Before, any entry that was not digits was dropped silently (``2;5;10`` ran k = 5
 cut-offs of any size was taken (a long list made two table columns per value)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from ui.eval_tables import MAX_K, MAX_KS, parse_ks
+
+from tests.sample_data_dir import sample_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,12 +34,7 @@ def test_at_most_max_ks_values():
 
 
 def test_the_page_says_what_it_left_out_before_the_run(tmp_path, monkeypatch, sample_workspace_dir):
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "default")
-    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "RAGSCOPE_ROLES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
+    sample_data_dir(tmp_path, monkeypatch, sample_workspace_dir)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
     at.run()
     at.switch_page("pages/evaluate.py")

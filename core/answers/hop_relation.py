@@ -26,6 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Optional
 
+from core.answers.one_hop import name_heads
 from core.answers.question import OF_NOUNS, RANK_WORDS, STOP, WHERE, noun_types, said_stems, stem
 
 # general relations, each a family of words that state it (verb, noun, role); a question word in a family
@@ -64,7 +65,6 @@ DERIVATION = 4  # a relation word and a sentence word meet on this many first le
 
 _CLAUSES = frozenset({"relcl", "acl"})
 _WH = frozenset("who whom whose what which when where how why".split())
-_NAME_PARTS = frozenset({"compound", "flat", "nmod", "amod", "appos", "nummod"})
 
 
 def _parse(question: str) -> Any:
@@ -73,25 +73,13 @@ def _parse(question: str) -> Any:
     return parse_question(question)
 
 
-def _name_heads(doc: Any) -> list[Any]:
-    heads: dict[int, Any] = {}
-    for token in doc:
-        if token.pos_ != "PROPN":
-            continue
-        head = token
-        while head.dep_ in _NAME_PARTS and head.head.pos_ == "PROPN" and head.head.i != head.i:
-            head = head.head
-        heads[head.i] = head
-    return list(heads.values())
-
-
 def _first_hop_words(doc: Any) -> set[int]:
     """Positions of the nouns tying a name to the question ("the *director* of X", "X's *performer*": the
     first hop, ``one_hop._relation_of``); a verb a name is an argument of may be the last hop's own ("when
     did … *invade* Manchuria")."""
     from core.answers.one_hop import _relation_of
 
-    return {t.i for head in _name_heads(doc) for t in _relation_of(head) if t.pos_ != "VERB"}
+    return {t.i for head in name_heads(doc) for t in _relation_of(head) if t.pos_ != "VERB"}
 
 
 _ARGUMENTS = frozenset({"nsubj", "nsubjpass", "attr", "dobj", "acomp", "oprd"})
@@ -181,7 +169,7 @@ def first_role(question: str) -> Optional[tuple[str, frozenset[str]]]:
     if not (question or "").strip():
         return None
     doc = _parse(question)
-    for head in _name_heads(doc):
+    for head in name_heads(doc):
         owner = None
         if head.dep_ == "poss" and head.head.pos_ == "NOUN":
             owner = head.head
@@ -209,7 +197,7 @@ def start_names(question: str) -> tuple[frozenset[str], ...]:
         if token.dep_ in _CLAUSES:
             inside.update(t.i for t in token.subtree)
     out = []
-    for head in _name_heads(doc):
+    for head in name_heads(doc):
         owned = (head.dep_ == "poss" and head.head.pos_ == "NOUN") or (
             head.dep_ == "pobj" and head.head.lower_ == "of" and head.head.head.pos_ == "NOUN")
         if head.i in inside or owned:

@@ -52,7 +52,7 @@ def _relation_of(name: Any) -> set[Any]:
     return set()
 
 
-def _name_heads(doc: Any) -> list[Any]:
+def name_heads(doc: Any) -> list[Any]:
     """The head token of every proper-name phrase ("Jump for Glory" → its head within the phrase)."""
     heads: dict[int, Any] = {}
     for token in doc:
@@ -87,7 +87,7 @@ def single_relation(question: str) -> bool:
 
     doc = parse_question(question)
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    heads = _name_heads(doc)
+    heads = name_heads(doc)
     if root is None or not heads:
         return False
     if any(c.dep_ == "prep" and not list(c.children) for c in root.children):
