@@ -127,5 +127,5 @@ def test_the_route_table_shows_the_hop_routers_prediction_and_deciding_features(
                     "gains": {"predicted_hops": 3.1}, "features": {"words": 2.4, "clauses": 3.0, "possessives": 1.0}}
     frame = dict(zip(route_frame(result)["field"], route_frame(result)["value"]))
     assert frame["chosen mode"] == "ppr+mix+global+path" and frame["predicted hops (gold passages)"] == "3.10"
-    assert frame["question feature: words"] == "2.4" and frame["question feature: clauses"] == "3"
+    assert frame["question feature: words"] == "24" and frame["question feature: clauses"] == "3"  # words: the count (stored / 10)
     assert not any(k.startswith("predicted gain") for k in frame)
