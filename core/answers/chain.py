@@ -207,6 +207,30 @@ def relation_lines(first: Pick, pool: list[Pick], hop: list[Pick], held: frozens
     return sorted(found, key=lambda p: -p.score)
 
 
+def next_hop_lines(first: Pick, candidates: list[Pick], pool: list[Pick], held: frozenset[str],
+                   inp: "AnswerInputs") -> list[Pick]:
+    """Sentences that follow the first hop (``follows``): the entities the best candidate naming a question
+    entity leads to (or the first hop's role holders) named with something of the wanted type; best first."""
+    asked = set(inp.frame.entity_keys)
+    hop = [p for p in candidates if p.sentence.keys & asked]
+    if not hop:
+        return []
+    leads = set(held) if held else bridges(max(hop, key=lambda p: p.score), asked)  # the first hop leads there
+    if not leads:
+        return []
+    lead_names = _names(inp.graph, leads)
+    seen: set[tuple[str, int]] = {(first.sentence.chunk_id, first.sentence.ord)}
+    found: list[Pick] = []
+    for pick in pool:
+        where = (pick.sentence.chunk_id, pick.sentence.ord)
+        if where in seen or pick.sentence.text == first.sentence.text:
+            continue
+        seen.add(where)
+        if follows(pick, first, leads, lead_names, asked):
+            found.append(pick)
+    return sorted(found, key=lambda p: -p.score)
+
+
 def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry], inp: "AnswerInputs") -> list[Entry]:
     """``entries`` with the best ``CHAIN_LINES`` next-hop sentences (see the module docstring) first."""
     if first is None or CHAIN_LINES <= 0:
@@ -219,27 +243,10 @@ def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry],
     if not hop:
         return entries
     held = _holders(pool, inp)
+    floor = _last_shown_score(first, entries, inp.lines) - DISPLACE_MARGIN  # a line below it leaves a strong line be
     chosen = relation_lines(first, pool, hop, held, inp)[:CHAIN_LINES] if RELATION_LINE else []
-    if chosen and _last_shown_score(first, entries, inp.lines) > chosen[0].score + DISPLACE_MARGIN:
-        chosen = []  # a strong line stays: look for the next hop as before
-    if not chosen:
-        hop = [p for p in candidates if p.sentence.keys & asked]
-        if not hop:
-            return entries
-        leads = set(held) if held else bridges(max(hop, key=lambda p: p.score), asked)  # the first hop leads there
-        if not leads:
-            return entries
-        lead_names = _names(inp.graph, leads)
-        seen: set[tuple[str, int]] = {(first.sentence.chunk_id, first.sentence.ord)}
-        found: list[Pick] = []
-        for pick in pool:
-            where = (pick.sentence.chunk_id, pick.sentence.ord)
-            if where in seen or pick.sentence.text == first.sentence.text:
-                continue
-            seen.add(where)
-            if follows(pick, first, leads, lead_names, asked):
-                found.append(pick)
-        chosen = sorted(found, key=lambda p: -p.score)[:CHAIN_LINES]
-    if not chosen or _last_shown_score(first, entries, inp.lines) > chosen[0].score + DISPLACE_MARGIN:
+    if not chosen or chosen[0].score < floor:  # none, or a strong line stays: look for the next hop as before
+        chosen = next_hop_lines(first, candidates, pool, held, inp)[:CHAIN_LINES]
+    if not chosen or chosen[0].score < floor:
         return entries
     return [sentence_entry(p) for p in chosen] + entries
