@@ -66,8 +66,8 @@ def test_without_the_name_rule_the_noun_falls_back_to_an_earlier_topic(monkeypat
 
 
 def test_the_head_noun_is_the_last_word_or_the_word_before_of():
-    assert sentence_module._head_noun("University of Dunmore") == "university"
-    assert sentence_module._head_noun("Hollow Bay Tidal Project") == "project"
+    assert sentence_module.head_noun("University of Dunmore") == "university"
+    assert sentence_module.head_noun("Hollow Bay Tidal Project") == "project"
     rows = [("The Hollow Bay Tidal Project was built by the company in the bay.",
              [["ORG", "Hollow Bay Tidal Project", "hollow bay tidal project"]]),
             ("The bay is sheltered from the westerly gales by the headland.", [])]
@@ -118,3 +118,32 @@ def test_sample_museum_festival_question_is_answered_first_and_bolded_in_global(
              if json.loads(line)["qid"] == "sample:9")
     first = run_modes(LOCAL_ADMIN, sample_ws, q["question"], "global")["global"].answer.text.split("\n")[0]
     assert first.startswith("**Lantern Tide Festival** — Since 1985 the festival has been organised by"), first
+
+
+COASTAL = "Which company did the founding director of the Centre for Coastal Oceanography co-found?"
+
+
+def _local_lines(sample_ws) -> list[str]:
+    from core.api import run_modes
+    from core.auth import LOCAL_ADMIN
+
+    return run_modes(LOCAL_ADMIN, sample_ws, COASTAL, "local")["local"].answer.text.split("\n")
+
+
+@pytest.mark.slow
+def test_the_line_saying_who_holds_the_first_hops_role_comes_first(sample_ws):
+    """Issue 31 (c): the first line names Peter Okafor as a founder of Meridian Tidal Power; the line that shows
+    why he is the question's person ("Its founding director is Peter Okafor …") is the first evidence line,
+    not the third behind relation lines between two places (``chain.holder_lines``)."""
+    lines = _local_lines(sample_ws)
+    assert lines[0].startswith("**Meridian Tidal Power**"), lines[0]
+    assert "Its founding director is Peter Okafor" in lines[1], lines
+
+
+@pytest.mark.slow
+def test_without_the_holder_line_it_is_not_first(sample_ws, monkeypatch):
+    from core.answers import chain
+
+    monkeypatch.setattr(chain, "HOLDER_LINE", False)
+    lines = _local_lines(sample_ws)
+    assert "Its founding director is Peter Okafor" not in lines[1], lines

@@ -102,12 +102,12 @@ def _named_by_noun(noun: str, recent: list[list[str]], graph: Any) -> str:
     Tidal Project ("" when none fits)."""
     for keys in reversed(recent[-LOOKBACK:]):
         for key in keys:
-            if _head_noun(str(graph.name(key) if key in graph else key)) == noun:
+            if head_noun(str(graph.name(key) if key in graph else key)) == noun:
                 return key
     return ""
 
 
-def _head_noun(name: str) -> str:
+def head_noun(name: str) -> str:
     """The head noun of a name: its last word, or the last word before "of" ("University of Dunmore")."""
     words = re.findall(r"\w+", name.lower())
     if "of" in words[1:]:
