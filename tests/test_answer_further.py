@@ -98,3 +98,16 @@ def test_sample_7_is_bolded_in_naive_though_another_sentence_gives_the_same_year
 def test_without_the_same_answer_rule_sample_7_is_not_bolded_in_naive(sample_ws, monkeypatch):
     monkeypatch.setattr(claim, "SAME_ANSWER_AGREES", False)
     assert "**" not in _first_line(sample_ws, "sample:7", "naive")
+
+
+@pytest.mark.slow
+def test_the_first_keeper_sentence_past_the_fifth_chunk_is_quoted_first_in_hybrid(sample_ws):
+    """Sample question 8 asks "Who was the first keeper of …" (no focus verb): the later chunks' sentence saying
+    its rank pair the same way ("The first principal keeper was Josiah Harland …") is read and quoted first."""
+    assert _first_line(sample_ws, "sample:8", "hybrid").startswith("The first principal keeper was Josiah Harland")
+
+
+@pytest.mark.slow
+def test_without_the_rank_pairs_the_first_keeper_sentence_is_not_read(sample_ws, monkeypatch):
+    monkeypatch.setattr(lightrag, "FURTHER_RANKS", False)
+    assert "Josiah Harland" not in _first_line(sample_ws, "sample:8", "hybrid")
