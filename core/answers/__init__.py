@@ -22,7 +22,7 @@ from core.answers.chain import chained
 from core.answers.claim import claimed
 from core.answers.inputs import AnswerInputs, answer_inputs, question_names
 from core.answers.layout import EMPTY, Entry, bold_surfaces, compose
-from core.answers.scoring import Pick, best
+from core.answers.scoring import Pick, first_choice
 from core.retrieval.query import QuestionState
 from core.types import Answer, RetrievalResult
 
@@ -58,7 +58,7 @@ def extractive_answer(result: RetrievalResult, ws: Workspace, ctx: Optional[Quer
     inputs = answer_inputs(ws, result.query, max(1, lines or settings.answer_sentences), ctx, cache)
     candidates, entries = _builder(result.mode)(inputs, result)
     # the first line: bolded only where its sentence supports the short answer as a clear claim
-    first, note = claimed(best(candidates), candidates, inputs.frame, inputs.graph, inputs.cache)
+    first, note = claimed(first_choice(candidates, inputs.frame), candidates, inputs.frame, inputs.graph, inputs.cache)
     ranking = "meaning" if inputs.ranked_by_meaning(candidates) else "lexical"
     entries = chained(first, candidates, entries, inputs)  # the next hop's line
     bold = bold_surfaces(first) if first is not None else []

@@ -56,6 +56,7 @@ DISPLACE_MARGIN = 1.0  # the line it pushes out keeps its place when it scores m
 ONE_HOP_NO_CHAIN = True  # no next-hop line when the question asks one relation of a name (one_hop); False: always
 RELATION_LINE = True  # prefer a sentence saying the last hop's relation about a bridge (hop_relation); False: off
 ROLE_HOLDERS = True  # a first hop named by a role noun ("the director of X") leads only to its holders; False: off
+HOLDER_LINE = True  # the sentence saying who holds the first hop's role, first when the first line names that holder
 LIST_LIMIT = 2  # a sentence with more mentions of one label is a list (as ``bridge.LIST_LIMIT``)
 NOT_BRIDGES = frozenset({"NORP", "DATE", "TIME", "CARDINAL", "ORDINAL", "QUANTITY", "MONEY", "PERCENT"})
 
@@ -243,10 +244,28 @@ def chained(first: Optional[Pick], candidates: list[Pick], entries: list[Entry],
     if not hop:
         return entries
     held = _holders(pool, inp)
+    holding = holder_lines(first, pool, held, inp)[:1]
     floor = _last_shown_score(first, entries, inp.lines) - DISPLACE_MARGIN  # a line below it leaves a strong line be
     chosen = relation_lines(first, pool, hop, held, inp)[:CHAIN_LINES] if RELATION_LINE else []
     if not chosen or chosen[0].score < floor:  # none, or a strong line stays: look for the next hop as before
         chosen = next_hop_lines(first, candidates, pool, held, inp)[:CHAIN_LINES]
     if not chosen or chosen[0].score < floor:
-        return entries
-    return [sentence_entry(p) for p in chosen] + entries
+        chosen = []
+    return [sentence_entry(p) for p in holding + chosen] + entries
+
+
+def holder_lines(first: Pick, pool: list[Pick], held: frozenset[str], inp: "AnswerInputs") -> list[Pick]:
+    """When the first line names a holder of the first hop's role ("… founded by … Peter Okafor" for "the
+    founding director of the Centre …"), the sentences saying that role about the owner and naming that holder
+    ("Its founding director is Peter Okafor"): the first hop that shows why the first line answers; best first."""
+    named = first.sentence.keys & held
+    if not HOLDER_LINE or not named:
+        return []
+    from core.answers.question import said_stems
+
+    role = first_role(inp.frame.text)
+    starts = _start_keys(inp)
+    found = {(p.sentence.chunk_id, p.sentence.ord): p for p in sorted(pool, key=lambda p: p.score)
+             if p.sentence.text != first.sentence.text and p.sentence.keys & starts and p.sentence.keys & named
+             and role is not None and role[0] in said_stems(p.sentence.text, p.sentence.stems)}
+    return sorted(found.values(), key=lambda p: -p.score)

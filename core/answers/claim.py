@@ -16,8 +16,9 @@ a bold was wrong on the dev sets (``docs/offline-answers.md`` has the measured e
    type (the wanted group's first label: PERSON for "who") besides the question's own (a table row, a
    list of members or counts) does not say which of them answers; nearness to a question word is a guess.
 3. **The choice is clear.** The chosen sentence scores at least ``CLEAR_MARGIN`` above the best
-   candidate with other words (``scoring``'s scale; its own copies under other labels do not count):
-   when two different sentences are nearly equal, which one holds the answer is not known.
+   candidate with other words (``scoring``'s scale; its own copies under other labels do not count, nor a
+   sentence giving the same short answer): when two different sentences are nearly equal, which one holds the
+   answer is not known.
 
 Strong evidence overrides checks 3 and the first line's choice: a sentence whose parse shows the claim —
 the question's verb with the question's named subject on the other side and the span in the asked-for
@@ -54,6 +55,7 @@ MAIN_CLAUSE_SHARE = 0.5  # at least half of the question's own words for its ans
 MAX_CANDIDATES = 2  # more mentions of the asked-for type than this: a list, no single answer
 CLEAR_MARGIN = 0.2  # the best sentence's lead over the next sentence with other words (scoring's scale)
 PROMOTE_WINDOW = 2.0  # a lower sentence this close to the best may be quoted first when its parse proves the claim
+SAME_ANSWER_AGREES = True  # a close sentence giving the same short answer is no rival for the margin (False: it is)
 PROMOTE_TRIES = 4  # at most this many lower sentences are parsed per answer
 
 NOTE_RELATION = "No short answer is bolded: the quoted sentence does not state what the question asks."
@@ -98,8 +100,12 @@ def _candidates(pick: Pick, frame: QuestionFrame, bridges: frozenset[str] = froz
 
 def _lead(pick: Pick, candidates: Sequence[Pick]) -> float:
     """The pick's lead over the best candidate quoting another sentence (its own copies under other
-    labels, or the same words in a duplicated document, do not count); negative when promoted."""
-    others = [c.score for c in candidates if c.sentence.text != pick.sentence.text]
+    labels, or the same words in a duplicated document, do not count; nor, with ``SAME_ANSWER_AGREES``, another
+    sentence giving the same short answer: "The university received its charter in 1952" agrees with "The
+    University of Dunmore received its charter in **1952**"); negative when promoted."""
+    same = {t.lower() for t in pick.typed} if SAME_ANSWER_AGREES else set()
+    others = [c.score for c in candidates if c.sentence.text != pick.sentence.text
+              and not (same and {t.lower() for t in c.typed} == same)]
     return pick.score - max(others) if others else float("inf")
 
 

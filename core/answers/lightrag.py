@@ -14,7 +14,10 @@ relations are where that link is:
 3. relation statements — with no bridge (no question entity, or none among the retrieved relations),
    the first ``RELATIONS`` relations in the mode's order and the sentences that name both endpoints.
 4. the mode's own context chunks, first ``CONTEXT_CHUNKS``: every sentence, labelled with what
-   brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n").
+   brought the chunk ("entity chunk #n", "relation chunk #n", mix's "naive chunk #n"); from the later
+   chunks only the sentences that say the question's verb, with its sides filled by what the question names
+   or leads to (or, without a verb, its rank pairs: "the *first* keeper"), and a mention of the asked-for type
+   (``_further``, ``FURTHER_CHUNKS``).
 
 5. descriptions — the context shows each retrieved entity's description (sentences of its source chunks);
    for the first ``DESCRIBED`` entities, those sentences (read from the entity's ``DESCRIPTION_CHUNKS``
@@ -44,6 +47,8 @@ CONTEXT_CHUNKS = 5  # own context chunks whose sentences are candidates
 GRAPH_LINES = 2  # bridge / about / relation lines shown before the best chunk sentences
 DESCRIBED = 6  # retrieved entities whose description sentences may be evidence lines
 DESCRIPTION_CHUNKS = 2  # source chunks read per described entity
+FURTHER_RANKS = True  # … and, for a question without a focus verb, those saying its last hop's rank pairs (False: none)
+FURTHER_CHUNKS = True  # the later context chunks' sentences saying the question's verb of what it leads to (False: none)
 
 
 def _ends(relation: RelationHit) -> tuple[str, str]:
@@ -81,6 +86,41 @@ def _described(inp: AnswerInputs, result: RetrievalResult, own: list[str]) -> li
     return [pick for entity in result.entities[:DESCRIBED] if entity.key and entity.key in graph
             for pick in inp.described(entity.key, entity.description, "chunk", f"entity {graph.name(entity.key)}",
                                       own, DESCRIPTION_CHUNKS)]
+
+
+def _further(inp: AnswerInputs, own: list[str], via: dict[str, str], candidates: list[Pick]) -> list[Pick]:
+    """Candidates from the context chunks past the first ``CONTEXT_CHUNKS``, each holding a mention of the
+    asked-for type and stating the question's relation: every focus term of the question ("Who *founded* …") with
+    the question's verb's sides filled by what the question names or leads to in the mode's evidence
+    (``arguments.argument_fit`` above 0: the described side's head noun, "the Velmora Marine *Institute*" for "the
+    research institute …", or an entity one or two hops away), so a sentence saying the verb of unrelated entities
+    is not read in; or, for a question without a focus verb ("Who was the *first* keeper of …"), every rank pair of
+    its last hop said the same way ("The *first* principal *keeper* was …", ``scoring.rank_agreement``)."""
+    import functools
+
+    from core.answers.arguments import _layers, argument_fit, asked_relation
+    from core.answers.cache import parsed_once
+    from core.answers.scoring import rank_agreement
+
+    frame = inp.frame
+    if not frame.groups or not (frame.focus or (FURTHER_RANKS and frame.ranks)):
+        return []
+    asked = parsed_once(inp.cache, "asked_relation", frame.text, asked_relation) if frame.focus else None
+    if frame.focus and asked is None:
+        return []
+    layers = functools.cache(lambda: _layers(candidates, frame, inp.graph, inp.cache))
+    out: list[Pick] = []
+    for rank, (chunk_id, sentences) in enumerate(inp.bank.get(own[CONTEXT_CHUNKS:]).items(), start=CONTEXT_CHUNKS):
+        label = f"{via[chunk_id]} chunk #{rank + 1}".strip()
+        for sentence in sentences:
+            if frame.focus and not frame.focus <= sentence.stems:
+                continue
+            if not frame.focus and rank_agreement(frame, sentence) < 1.0:
+                continue
+            pick = inp.score(sentence, "chunk", rank, label)
+            if pick.typed and (asked is None or argument_fit(pick, asked, frame, inp.graph, layers) > 0):
+                out.append(pick)
+    return out
 
 
 def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pick], list[Entry]]:
@@ -133,7 +173,7 @@ def lightrag_answer(inp: AnswerInputs, result: RetrievalResult) -> tuple[list[Pi
     for rank, (chunk_id, sentences) in enumerate(inp.bank.get(own[:CONTEXT_CHUNKS]).items()):
         label = f"{via[chunk_id]} chunk #{rank + 1}".strip()  # who brought it: entity, relation, naive (mix)
         chunk_picks += [inp.score(s, "chunk", rank, label) for s in sentences]
-    candidates += chunk_picks
+    candidates += chunk_picks + (_further(inp, own, via, candidates) if FURTHER_CHUNKS else [])
     described = _described(inp, result, own)
     chunk_entries = [sentence_entry(p) for p in sorted(chunk_picks + described, key=lambda p: -p.score)]
     return candidates, entries[:GRAPH_LINES] + chunk_entries + entries[GRAPH_LINES:]

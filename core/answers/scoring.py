@@ -22,6 +22,11 @@ score = LEXICAL × (share of the question's term weight found among its words ou
         for "Who was the first principal keeper of the lighthouse where …?", ``rank_agreement``)
       − RANK × (its place in the mode's own evidence order)
 
+The first line (``first_choice``) is the best by score plus ``KIND`` for a sentence giving its wanted-type
+mention as one of the question's kind ("Which annual *festival* …": a mention named "… *Festival*", or the
+sentence says "festival"; ``asked_kind``, ``of_the_kind``); the scores themselves, and so the evidence lines'
+order and the bold's margin, do not count it.
+
 A wanted-type match is a mention whose NER label or knowledge-graph type is in the first group of
 wanted types (1.0; a later label of the group ``LATER_LABEL``), plus half that per further group (a
 "…, and for how much?" part); never a mention the question names (also in other order: "Leader of
@@ -35,8 +40,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from core.answers.question import _WORD, RANK_REACH, STOP, QuestionFrame, stem
-from core.answers.sentences import Sentence
+from functools import lru_cache
+
+from core.answers.question import (_NOUN_TYPES, _WORD, RANK_REACH, STOP, QuestionFrame, _interrogative, _words, noun_types,
+                                   stem)
+from core.answers.sentences import Sentence, head_noun
 from core.types import display_name
 
 LEXICAL = 2.0
@@ -51,6 +59,7 @@ SIMILARITY = 1.0  # × cosine to the question of what the sentence states (store
 RANK = 0.01
 MEANING = 0.5  # × cosine of the question to the sentence's own vector (0 without one: the score of before)
 RANKED = 1.0  # × share of the last hop's rank pairs ("the *first* keeper") the sentence says the same way
+KIND = 0.5  # the first line: a sentence giving a wanted-type mention as one of the asked kind ("Which *festival* …")
 LINK = 1.0  # × how directly the sentence links two question entities (connection questions only)
 ROLE = {"bridge": 1.0, "about": 0.8, "edge": 0.8, "relation": 0.6, "node": 0.4, "summary": 0.3, "leaf": 0.4,
         "chunk": 0.0}
@@ -128,6 +137,45 @@ def typed_mentions(frame: QuestionFrame, sentence: Sentence, graph: Any, exclude
     return score, surfaces
 
 
+_UNNAMED = frozenset({"DATE", "TIME", "CARDINAL", "QUANTITY", "MONEY", "PERCENT"})
+
+
+@lru_cache(maxsize=1024)
+def asked_kind(question: str) -> str:
+    """The kind noun a "what/which" question asks for, singular ("Which annual *festival* …" → festival, "In what
+    *county* …" → county); "" when the question asks none."""
+    words = _words(question)
+    for i, word in enumerate(words):
+        if word not in ("what", "which") or not _interrogative(words, i):
+            continue
+        found = ""
+        for w in words[i + 1:i + 6]:
+            if noun_types(w) is None:
+                if found:
+                    break
+                continue
+            found = next((s for s in (w, w[:-3] + "y", w[:-1]) if s in _NOUN_TYPES), w)
+        if found and set(noun_types(found) or ()) & _UNNAMED:
+            return ""  # a year, a number, a code: no name to be headed by it
+        return found
+    return ""
+
+
+def _says_kind(text: str, kind: str) -> bool:
+    """Does the sentence say the kind noun as a common noun ("notable *hotels* in Windhoek such as …")?"""
+    plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"
+    return any(word in (kind, plural) for word in _WORD.findall(text))
+
+
+def of_the_kind(pick: Pick, frame: QuestionFrame) -> bool:
+    """Does the sentence give a mention of the wanted type as one of the question's kind: its name is headed by
+    the kind noun ("Lantern Tide *Festival*" for "Which annual *festival* …") or the sentence says the kind noun
+    ("notable *hotels* in Windhoek such as …")? (``asked_kind``; False when the question asks no kind.)"""
+    kind = asked_kind(frame.text) if KIND else ""
+    return bool(kind) and bool(pick.typed) and (any(head_noun(s) == kind for s in pick.typed)
+                                                or _says_kind(pick.sentence.text, kind))
+
+
 def _question_words(frame: QuestionFrame, surface: str) -> bool:
     """Is the mention made only of the question's own words, in any order ("Leader of Opposition" for "the
     current opposition leader")? Then it restates what is asked, it is not the answer."""
@@ -181,6 +229,21 @@ def score_sentence(frame: QuestionFrame, sentence: Sentence, graph: Any, role: s
              + SIMILARITY * similarity + MEANING * meaning + LINK * link - RANK * rank
              + RANKED * parts[4])
     return Pick(sentence, round(score, 6), role, label or role, surfaces if near else [])
+
+
+def first_choice(picks: list[Pick], frame: QuestionFrame) -> Optional[Pick]:
+    """The sentence quoted first: the best by score plus ``KIND`` for one giving its wanted-type mention as one of
+    the question's kind (``of_the_kind``); ties go to the earlier one. Only the first line's choice: the
+    scores, and so the evidence lines' order and the bold's margin, are the scorer's."""
+    if not KIND or not asked_kind(frame.text):
+        return best(picks)
+    top: Optional[Pick] = None
+    top_value = 0.0
+    for pick in picks:
+        value = pick.score + (KIND if of_the_kind(pick, frame) else 0.0)
+        if top is None or value > top_value:
+            top, top_value = pick, value
+    return top
 
 
 def best(picks: list[Pick]) -> Optional[Pick]:

@@ -4,10 +4,12 @@ Each chunk's sentences (markup removed, typed mentions ``[label, surface, key]``
 workspace generation and kept in memory (``SentenceBank``), so no sentence is parsed per query. At
 load time every mention key is resolved to its knowledge-graph entity (merged aliases:
 "Brightwater" → "brightwater robotics"), and a sentence that opens with a pronoun or with "the
-<noun>" ("It was bought …", "The company is headquartered …") is also counted as mentioning the
-entity it most likely refers to: the entity an earlier sentence of the chunk (at most ``LOOKBACK``
-back) is about, of a fitting type (a person for he/she, an ORG for "the company", a place for "the
-town", anything for it/they).
+<noun>" ("It was bought …", "The company is headquartered …"), also after an opening time phrase
+("Since 1985 the festival …", ``OPENING_TIME``), is also counted as mentioning the entity it most likely
+refers to: for "the <noun>", the latest entity named in the last ``LOOKBACK`` sentences whose name that noun
+heads ("the cooperative" after "… formed the Tidewater Shipping Cooperative", ``NAMED_NOUN``); else the
+entity an earlier sentence of the chunk (at most ``LOOKBACK`` back) is about, of a fitting type (a person
+for he/she, an ORG for "the company", a place for "the town", anything for it/they).
 A sentence the parse split after a title abbreviation ("… is Hon." | "Winnie Kiiza of …") is joined on
 read (``core.extraction.title_splits``; its vector is the mean of its parts' vectors), so workspaces indexed
 before the indexing rule quote it whole without a re-index.
@@ -38,7 +40,11 @@ LOOKBACK = 4  # sentences searched backwards for the entity a pronoun refers to
 
 _PERSONAL = frozenset("he she his her him".split())
 _NEUTER = frozenset("it its they their this".split())
-_OPENING = re.compile(r"^\W*(\w+)(?:\s+(\w+))?", re.UNICODE)
+# the sentence's first words, after an opening time phrase ("Since 1985 the festival …", "In 2012, it …")
+_OPENING = re.compile(r"^\W*(?:(?:in|since|from|by|after|before|during|until|around)\s+(?:the\s+)?\d[\ds–-]*,?\s+)?"
+                      r"(\w+)(?:\s+(\w+))?", re.UNICODE | re.IGNORECASE)
+OPENING_TIME = True  # an opening time phrase is skipped before the pronoun or "the <noun>" (False: the old reading)
+NAMED_NOUN = True  # "the <noun>" refers first to a recent entity whose name holds the noun (False: the topic only)
 
 
 @dataclass
@@ -74,6 +80,41 @@ def _wanted_label(opening: str, second: str) -> Optional[frozenset[str]]:
     return None
 
 
+def _opening(text: str) -> tuple[str, str]:
+    """The sentence's first two words (lowercase), past an opening time phrase when ``OPENING_TIME``."""
+    match = _OPENING.match(text) if OPENING_TIME else re.match(r"^\W*(\w+)(?:\s+(\w+))?", text, re.UNICODE)
+    return (match.group(1).lower(), (match.group(2) or "").lower()) if match else ("", "")
+
+
+def opening_reference(text: str) -> Optional[tuple[int, int]]:
+    """Characters of the words by which the sentence's opening refers to an earlier entity ("it", "the
+    festival" in "Since 1985 the festival has been organised by …"); None when it opens otherwise."""
+    match = _OPENING.match(text) if OPENING_TIME else re.match(r"^\W*(\w+)(?:\s+(\w+))?", text, re.UNICODE)
+    if not match or _wanted_label(match.group(1).lower(), (match.group(2) or "").lower()) is None:
+        return None
+    return match.start(1), match.end(2) if match.group(1).lower() == "the" else match.end(1)
+
+
+def _named_by_noun(noun: str, recent: list[list[str]], graph: Any) -> str:
+    """The most recent entity (of the last ``LOOKBACK`` sentences' mentions) whose name's head noun is
+    ``noun``: "the cooperative" after "… formed the Tidewater Shipping Cooperative" is that cooperative, whatever
+    the earlier sentence was about; "the university" is the University of Dunmore, "the bay" not the Hollow Bay
+    Tidal Project ("" when none fits)."""
+    for keys in reversed(recent[-LOOKBACK:]):
+        for key in keys:
+            if head_noun(str(graph.name(key) if key in graph else key)) == noun:
+                return key
+    return ""
+
+
+def head_noun(name: str) -> str:
+    """The head noun of a name: its last word, or the last word before "of" ("University of Dunmore")."""
+    words = re.findall(r"\w+", name.lower())
+    if "of" in words[1:]:
+        words = words[:words.index("of", 1)]
+    return words[-1] if words else ""
+
+
 def _fits(key: str, label: str, labels: frozenset[str], graph: Any) -> bool:
     kind = str(graph.attributes(key).get("type", "")) if key in graph else ""
     return not labels or label in labels or kind in labels
@@ -86,6 +127,7 @@ def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[st
     graph = as_graph_view(graph)
     out: list[Sentence] = []
     topics: list[tuple[str, str]] = []  # per sentence: (entity it is about, that entity's label)
+    named: list[list[str]] = []  # per sentence: the entities it names, in order
     for ord_, (text, mentions) in enumerate(rows):
         text = " ".join(str(text).split())
         if len(text) > MAX_CHARS:
@@ -94,10 +136,16 @@ def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[st
                     for m in mentions if len(m) >= 2]
         sentence = Sentence(text, chunk_id, ord_, cite, resolved, frozenset(k for _, _, k in resolved if k),
                             sentence_stems(text))
-        match = _OPENING.match(text)
-        labels = _wanted_label(match.group(1).lower(), (match.group(2) or "").lower()) if match else None
+        opening, second = _opening(text)
+        labels = _wanted_label(opening, second) if opening else None
         topic = ("", "")
-        if labels is not None:
+        by_noun = _named_by_noun(second, named, graph) if NAMED_NOUN and labels and opening == "the" else ""
+        if by_noun:
+            sentence.refers_to = by_noun
+            sentence.keys = sentence.keys | {by_noun}
+            kind = str(graph.attributes(by_noun).get("type", "")) if by_noun in graph else ""
+            topic = (by_noun, kind)
+        elif labels is not None:
             for key, label in reversed(topics[-LOOKBACK:]):
                 if key and _fits(key, label, labels, graph):
                     sentence.refers_to = key
@@ -109,6 +157,7 @@ def build_sentences(chunk_id: str, cite: str, rows: list[tuple[str, list[list[st
             if first is not None:
                 topic = (first[1], first[0])
         topics.append(topic)
+        named.append([k for _, _, k in resolved if k] + ([sentence.refers_to] if sentence.refers_to else []))
         out.append(sentence)
     return [s for s in out if len(s.text.split()) >= MIN_WORDS]
 

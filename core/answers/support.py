@@ -15,7 +15,9 @@ sentence (one short spaCy parse per mode, memoised per question):
   a participle "founded by …"; the noun a "who …" clause hangs on) and the undergoer (object; passive
   subject; the noun a participle modifies). The bold must lie in the asked-for argument; otherwise a
   wanted-type mention inside it is bolded instead, or nothing. When the other argument names something
-  other than the question's name, the occurrence is about another entity and supports nothing.
+  other than the question's name, the occurrence is about another entity and supports nothing. An answer the
+  sentence names only by its opening reference ("Since 1985 *the festival* has been organised by the museum",
+  ``sentences.opening_reference``) lies in the asked-for argument when those words do (``REFERRED``).
 * A sentence without the verb keeps the scorer's bold (a paraphrase may still state the relation).
 * A multi-hop question starts from an entity its relative clause names ("the country that released
   *Han Vodka*"): a sentence naming it states the first hop, so its wanted-type mention is the bridge
@@ -38,9 +40,11 @@ from core.answers.question import QuestionFrame, noun_types, sentence_stems, set
 from core.answers.scoring import Pick
 from core.retrieval.query import QuestionState
 from core.storage.graph_view import as_graph_view
+from core.types import display_name
 
 _YEAR_QUESTION = re.compile(r"\b(?:what|which)\s+year\b", re.IGNORECASE)
 _YEAR = re.compile(r"\b\d{3,4}\b")
+REFERRED = True  # an answer the sentence's opening only refers to ("the festival") may be in the asked-for side
 
 
 def bridge_names(question: str) -> list[frozenset[str]]:
@@ -199,6 +203,21 @@ def _inside(text: str, surface: str, spans: list[tuple[int, int]]) -> bool:
     return any(a < end and at < b for a, b in spans)
 
 
+def _referred_inside(pick: Pick, surface: str, graph: Any, spans: list[tuple[int, int]]) -> bool:
+    """Is ``surface`` the entity the sentence's opening refers to, unspelt, with those opening words ("the
+    festival" in "Since 1985 the festival has been organised by the museum") in the asked-for side? Then the
+    sentence states the relation about it as if it named it (``REFERRED``; the answer line names it first)."""
+    key = pick.sentence.refers_to
+    if not REFERRED or not key or surface.lower() in pick.sentence.text.lower():
+        return False
+    if display_name(key, as_graph_view(graph).attributes(key) if key in graph else {}) != surface:
+        return False
+    from core.answers.sentences import opening_reference
+
+    where = opening_reference(pick.sentence.text)
+    return where is not None and any(a < where[1] and where[0] < b for a, b in spans)
+
+
 def _replacements(pick: Pick, frame: QuestionFrame, graph: Any) -> list[str]:
     """Mentions of the sentence with a wanted type of the first group that the question does not name."""
     group = frame.groups[0] if frame.groups else ()
@@ -265,7 +284,7 @@ def supported_surfaces(pick: Pick, frame: QuestionFrame, graph: Any, cache: Any 
         if relation.other_names and other_names and not other_names & relation.other_names:
             continue  # this occurrence is about another entity ("Z was founded by A")
         spans = _span(answer_side)
-        if _inside(text, first, spans):
+        if _inside(text, first, spans) or _referred_inside(pick, first, graph, spans):
             return [first] + rest
         inside = [s for s in _replacements(pick, frame, graph) if _inside(text, s, spans)]
         if inside:
