@@ -83,3 +83,21 @@ def test_a_confirmation_does_not_carry_over_to_another_entity(data_dir, signed_i
     assert at.checkbox(key="kg_delete_ok").value is False
     assert not [b.key for b in at.button if b.key == "kg_delete_go"]
     assert not at.warning, [w.value for w in at.warning]
+
+
+def test_the_edit_history_says_each_edit_in_words_without_python_lists():
+    """The history line read "merge by local: into=river anwen, names=['anwen']" and "keywords=['flood']"
+    (Python's list notation, seen in a browser). Each edit is a phrase; lists are their items."""
+    from ui.graph_edits_view import edit_summary
+
+    assert edit_summary("merge", {"names": ["anwen", "Anwen R."], "into": "river anwen"}) == \
+        "anwen, Anwen R. merged into river anwen"
+    related = edit_summary("relate", {"source": "ashcombe", "target": "great velmora flood", "keywords": ["flood", "tide"],
+                                      "description": "Ashcombe was flooded."})
+    assert related == "ashcombe — great velmora flood related (keywords: flood, tide): Ashcombe was flooded."
+    assert edit_summary("delete_relation", {"source": "a", "target": "b"}) == "the relation a — b deleted"
+    assert edit_summary("rename", {"name": "harland", "to": "Harland family"}) == "harland renamed to Harland family"
+    assert edit_summary("future_op", {"names": ["x", "y"]}) == "names: x, y"  # no sentence: its arguments
+    for op in ("merge", "relate", "future_op"):
+        assert "[" not in edit_summary(op, {"names": ["x"], "into": "y", "source": "s", "target": "t",
+                                            "keywords": ["k"]})

@@ -107,6 +107,34 @@ def relation_edits(ws: "Workspace", edge: "EdgeDetail") -> None:
                    lambda: _run(ws, "delete_relation", {"source": edge.a, "target": edge.b}))
 
 
+def _shown(value: Any) -> str:
+    """An edit argument as read: a list as its items joined with commas (was Python's ['a', 'b'])."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def edit_summary(op: str, args: dict[str, Any]) -> str:
+    """What an edit of the log did, in words: "anwen merged into river anwen", "kestrel island — anwen
+    valley deleted"; an operation without a sentence lists its arguments (name: value)."""
+    a = {k: _shown(v) for k, v in args.items()}
+    sentences = {
+        "merge": lambda: f"{a['names']} merged into {a['into']}",
+        "rename": lambda: f"{a['name']} renamed to {a['to']}",
+        "retype": lambda: f"{a['name']} given the type {a['type']}",
+        "describe": lambda: f"{a['name']} described as: {a.get('description', '')}",
+        "delete_entity": lambda: f"{a['name']} deleted",
+        "delete_relation": lambda: f"the relation {a['source']} — {a['target']} deleted",
+        "relate": lambda: (f"{a['source']} — {a['target']} related"
+                           + (f" (keywords: {a['keywords']})" if a.get("keywords") else "")
+                           + (f": {a['description']}" if a.get("description") else "")),
+    }
+    try:
+        return sentences[op]()
+    except KeyError:  # an unknown operation or a missing argument (an imported log): its arguments as written
+        return "; ".join(f"{k}: {v}" for k, v in sorted(a.items()))
+
+
 def history(ws: "Workspace") -> None:
     """The edit log, newest first, with undo (editor or admin)."""
     if not allowed():
@@ -118,7 +146,7 @@ def history(ws: "Workspace") -> None:
         if not edits:
             st.caption("No edits yet.")
         for edit in reversed(edits[-50:]):
-            label = ", ".join(f"{k}={v}" for k, v in sorted(edit.args.items()))
+            label = edit_summary(edit.op, edit.args)
             st.text(f"#{edit.id} {edit.op} {'(undone) ' if edit.undone else ''}by {edit.principal or '—'}: "
                     f"{label[:200]}")
             if not edit.undone and st.button("Undo", key=f"kg_undo_{edit.id}"):
