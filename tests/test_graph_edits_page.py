@@ -98,6 +98,12 @@ def test_the_edit_history_says_each_edit_in_words_without_python_lists():
     assert edit_summary("delete_relation", {"source": "a", "target": "b"}) == "the relation a — b deleted"
     assert edit_summary("rename", {"name": "harland", "to": "Harland family"}) == "harland renamed to Harland family"
     assert edit_summary("future_op", {"names": ["x", "y"]}) == "names: x, y"  # no sentence: its arguments
+    from types import SimpleNamespace
+
+    from ui.edit_question_view import edit_label  # Compare's / Inspect's "Before edit" picker says the same
+
+    assert edit_label(SimpleNamespace(id=4, op="merge", args={"names": ["anwen"], "into": "river anwen"})) == \
+        "#4 merge: anwen merged into river anwen"
     for op in ("merge", "relate", "future_op"):
         assert "[" not in edit_summary(op, {"names": ["x"], "into": "y", "source": "s", "target": "t",
                                             "keywords": ["k"]})

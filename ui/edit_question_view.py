@@ -16,6 +16,7 @@ from core.auth import Role
 from ui import state
 from ui.errors import show_errors
 from ui.escape import md
+from ui.graph_edits_view import edit_summary
 from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
@@ -25,9 +26,9 @@ TOP_K = 10
 KIND_LABELS = {"chunks": "chunk", "entities": "entity", "relations": "relation", "paths": "path"}
 
 
-def _edit_label(edit: Any) -> str:
-    args = ", ".join(f"{k}={v}" for k, v in sorted(edit.args.items()))
-    return f"#{edit.id} {edit.op}: {args}"[:120]
+def edit_label(edit: Any) -> str:
+    """An edit in the "Before edit" picker: its number and what it did, in words (no Python lists)."""
+    return f"#{edit.id} {edit.op}: {edit_summary(edit.op, edit.args)}"[:120]
 
 
 def _rank(value: Optional[int]) -> str:
@@ -93,7 +94,7 @@ def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> Non
                      expanded=fresh):
         by_id = {e.id: e for e in active}
         ids = sorted(by_id, reverse=True)
-        since = st.selectbox("Before edit", ids, format_func=lambda i: _edit_label(by_id[i]), key=f"{key}_edit_since",
+        since = st.selectbox("Before edit", ids, format_func=lambda i: edit_label(by_id[i]), key=f"{key}_edit_since",
                              help="Before = the index with this edit and every later one undone (a copy); the "
                                   "newest edit alone by default.")
         if st.button("Show before → after", key=f"{key}_edit_diff_go"):
