@@ -36,13 +36,14 @@ def _rank(value: Optional[int]) -> str:
 
 
 def summary_frame(diff: "QuestionDiff") -> pd.DataFrame:
-    """One row per mode: how many chunks, entities, relations and paths entered (+) and left (−) the top k,
-    and whether the answer changed."""
+    """One row per mode: how many chunks, entities, relations and paths entered and left the top k ("2 in,
+    1 out"), and whether the answer changed. Not "+2 / −1": a cell starting with + is given the formula guard's
+    leading ' by ``safe_dataframe``, and the table showed "'+0 / −0"."""
     rows = []
     for mode in diff.modes:
         row: dict[str, Any] = {"mode": mode.mode}
         for kind in KIND_LABELS:
-            row[kind] = f"+{len(mode.entered[kind])} / −{len(mode.left[kind])}"
+            row[kind] = f"{len(mode.entered[kind])} in, {len(mode.left[kind])} out"
         row["answer changed"] = mode.answer_change
         rows.append(row)
     return pd.DataFrame(rows)
