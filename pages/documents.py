@@ -25,7 +25,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
-from ui.upload_check import estimate_tokens, large_upload_notes, pasted_document_name
+from ui.upload_check import MANY_FILES_HINT, estimate_tokens, large_upload_notes, pasted_document_name
 from ui.escape import md
 from ui.safe_tables import safe_dataframe
 from ui.status_table import capped_reasons, rows_while_indexing
@@ -211,7 +211,7 @@ def input_section(ws: Workspace) -> None:
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
                                  type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS),
                                  help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line); "
-                                      f"up to {UPLOAD_LIMIT_MB} MB per file.")
+                                      f"up to {UPLOAD_LIMIT_MB} MB per file. {MANY_FILES_HINT}")
         sizes = upload_sizes(files or [])
         notes = large_upload_notes([(f.name, sizes[f.file_id]) for f in files or []],
                                    documents_frame(str(ws.path), api.generation(state.principal(), ws), ws).to_dict("records"))
