@@ -317,9 +317,11 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
                                    "the status table's error column"):
             st.text(line)
     interrupted = int((frame["status"] == "interrupted").sum())
-    if interrupted:
-        st.warning(f"{interrupted} document(s) were interrupted: the run indexing them stopped (a crash or a "
-                   "killed process) before they were done. Resume pending indexes them.")
+    if interrupted:  # after a crash the rest of the run is still pending: say what Resume will take on
+        waiting = int((frame["status"] == "pending").sum())
+        st.warning(f"{interrupted:,} document(s) were interrupted: the run indexing them stopped (a crash or a killed "
+                   "process) before they were done. Resume pending indexes them"
+                   + (f" and the {waiting:,} still pending ({interrupted + waiting:,} in all)." if waiting else "."))
     gaps = api.position_gaps(state.principal(), ws)  # citations that name chunks where pages are wanted
     if gaps:
         st.info(escape_markdown(gaps))
