@@ -107,3 +107,21 @@ def test_the_edit_history_says_each_edit_in_words_without_python_lists():
     for op in ("merge", "relate", "future_op"):
         assert "[" not in edit_summary(op, {"names": ["x"], "into": "y", "source": "s", "target": "t",
                                             "keywords": ["k"]})
+
+
+@pytest.mark.slow
+def test_rename_offers_apply_only_for_a_new_name(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+    """The New name field starts with the current name: Apply on it logged an edit that changed nothing, and
+    on an emptied field failed with "rename needs to". Both now show a hint and no confirmation."""
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    signed_in(Principal("e", "editor@example.com", Role.editor))
+    at = run_page(KG)
+    at.radio(key="kg_edit_kind").set_value("rename").run()
+    current = at.text_input(key="kg_edit_rename").value
+    for typed, hint in ((current, "Type the new name: this is the current one."), ("  ", "Type the new name.")):
+        at.text_input(key="kg_edit_rename").set_value(typed).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert hint in [c.value for c in at.caption]
+        assert not [w for w in at.checkbox if w.key == "kg_rename_ok"]
+    at.text_input(key="kg_edit_rename").set_value(current + " Harbour").run()
+    assert [w for w in at.checkbox if w.key == "kg_rename_ok"]

@@ -50,6 +50,18 @@ def _confirmed(key: str, what: str, action: Callable[[], None]) -> None:
         action()
 
 
+def _changed(new: str, old: str, what: str) -> bool:
+    """Whether a new name / type is worth a confirmation: the field starts with the current one, and Apply
+    on it logged an edit that changed nothing (an empty one failed with "rename needs to")."""
+    if not new.strip():
+        st.caption(f"Type the new {what}.")
+        return False
+    if new.strip() == old.strip():
+        st.caption(f"Type the new {what}: this is the current one.")
+        return False
+    return True
+
+
 def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) -> None:
     """Merge, rename, retype, describe, delete and relate for one entity; ``others``: key -> name of the
     entities of the current view (search the graph to bring others into it)."""
@@ -71,13 +83,15 @@ def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) 
                            lambda: _run(ws, "merge", {"names": [other], "into": detail.key}))
         elif kind == "rename":
             new = st.text_input("New name", value=name, key="kg_edit_rename", max_chars=300)
-            _confirmed("kg_rename", f"{name} will be named {new} ({detail.degree} relation(s) re-embedded); the old "
-                       "name stays as an alias.", lambda: _run(ws, "rename", {"name": detail.key, "to": new}))
+            if _changed(new, name, "name"):
+                _confirmed("kg_rename", f"{name} will be named {new} ({detail.degree} relation(s) re-embedded); the "
+                           "old name stays as an alias.", lambda: _run(ws, "rename", {"name": detail.key, "to": new}))
         elif kind == "retype":
-            new = st.text_input("New type", value=str(detail.attributes.get("type") or ""), key="kg_edit_type",
-                                max_chars=60)
-            _confirmed("kg_retype", f"{name}: type {detail.attributes.get('type') or '—'} → {new}",
-                       lambda: _run(ws, "retype", {"name": detail.key, "type": new}))
+            old_type = str(detail.attributes.get("type") or "")
+            new = st.text_input("New type", value=old_type, key="kg_edit_type", max_chars=60)
+            if _changed(new, old_type, "type"):
+                _confirmed("kg_retype", f"{name}: type {old_type or '—'} → {new}",
+                           lambda: _run(ws, "retype", {"name": detail.key, "type": new}))
         elif kind == "describe":
             text = st.text_area("Description", value=str(detail.attributes.get("description") or ""),
                                 key="kg_edit_describe", max_chars=4000)
