@@ -427,3 +427,18 @@ def test_compare_auto_column_says_which_mode_ran(data_dir, monkeypatch):
     at.button(key="compare_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(e.label == "Routing: ran tree" for e in at.expander)
+
+
+def test_links_of_the_same_citation_are_told_apart_by_their_quote():
+    """Three links under one answer all read "[facts.pdf, p. 3]" (a PDF page quoted three times, seen in a
+    browser): a citation that heads more than one link is followed by the first words of its sentence."""
+    from ui.citation_links import LABEL_WORDS, link_labels
+
+    targets = [("[facts.pdf, p. 3]", {"chunk": "c1", "quote": "Marta Quill kept the Skerry Point lamp lit through the storm."}),
+               ("[facts.pdf, p. 3]", {"chunk": "c1", "quote": "Page three line 7 describes the stairs."}),
+               ("[facts.pdf, p. 4]", {"chunk": "c1", "quote": "The last page notes 2 repairs."})]
+    labels = link_labels(targets)
+    assert labels[0] == "[facts.pdf, p. 3] “Marta Quill kept the Skerry Point lamp lit …”"
+    assert labels[1] == "[facts.pdf, p. 3] “Page three line 7 describes the stairs.”"
+    assert labels[2] == "[facts.pdf, p. 4]"  # cited once: as written
+    assert LABEL_WORDS == 8 and len(set(labels)) == 3
