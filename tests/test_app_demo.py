@@ -194,9 +194,11 @@ def _inspect_examples(workspace: str, loaded: tuple) -> AppTest:
 
 
 def test_examples_from_a_question_file_follow_its_corpus_not_the_session(data_dir):
-    """A question file loaded on Evaluate gives the examples of Compare / Inspect in the workspace it was
-    loaded in and in any other holding its gold documents; after a switch to a workspace without them its
-    questions are no longer offered (they were, read as questions this workspace should answer)."""
+    """A question file loaded on Evaluate gives the examples of Compare / Inspect in the workspaces holding
+    its gold documents (a file naming none: in the workspace it was loaded in); after a switch to a workspace
+    without them its questions are no longer offered (they were, read as questions this workspace should
+    answer). Where it was loaded does not count when it names gold documents: Evaluate picks a built-in
+    file by itself on whatever workspace it is opened (seen in a browser)."""
     at = run_page("pages/evaluate.py")
     loaded = at.session_state["eval_loaded_questions"]
     assert loaded[1][0][0] == "sample:1" and loaded[2] == "sample"
@@ -210,8 +212,13 @@ def test_examples_from_a_question_file_follow_its_corpus_not_the_session(data_di
     picker = _inspect_examples("other", foreign).selectbox(key="inspect_question_example")
     assert "the sample corpus questions" in picker.label  # this workspace's own examples instead
     assert "q1 · Where is Port Sallow?" not in picker.options
-    at_home = _inspect_examples("other", (*foreign[:2], "other", foreign[3]))
-    assert at_home.selectbox(key="inspect_question_example").options == ["q1 · Where is Port Sallow?"]
+    loaded_here = _inspect_examples("other", (*foreign[:2], "other", foreign[3]))  # Evaluate opened on "other"
+    assert "the sample corpus questions" in loaded_here.selectbox(key="inspect_question_example").label
+    no_gold = ("mine.jsonl", foreign[1], "other", [[]])  # questions naming no gold document: where loaded only
+    assert _inspect_examples("other", no_gold).selectbox(key="inspect_question_example").options == \
+        ["q1 · Where is Port Sallow?"]
+    elsewhere = _inspect_examples("sample", no_gold).selectbox(key="inspect_question_example")
+    assert "q1 · Where is Port Sallow?" not in elsewhere.options
 
 
 # --- Inspect: one entity count, budget, exports ------------------------------------------------

@@ -2,8 +2,9 @@
 
 Where they come from, first match wins: the question file loaded on the Evaluate page in this
 session (kept under ``EVAL_QUESTIONS_KEY`` as ``(label, [(qid, question), …], workspace, [gold
-documents per question])``) while the open workspace is the one it was loaded in or holds its corpus
-(at least half of the questions that name gold documents find one of them, by doc_id or name), then
+documents per question])``) while the open workspace holds its corpus (at least half of the questions
+that name gold documents find one of them, by doc_id or name; a file naming none: while the workspace
+is the one it was loaded in), then
 the sample questions (``data/sample_questions.jsonl``) when the workspace holds the sample corpus
 (at least half of its articles, by file name). Picking one copies it into the question box.
 A file's questions are about its corpus: offered in a workspace without it, they read as questions
@@ -43,7 +44,7 @@ def sample_questions() -> list[tuple[str, str]]:
 
 def remember_questions(label: str, questions: Optional[list[Any]]) -> None:
     """Called by the Evaluate page when a question file is loaded (its questions become the examples of
-    this workspace and of any other that holds their gold documents)."""
+    the workspaces that hold their gold documents, or of this one when they name none)."""
     from ui.state import current_workspace_name
 
     if questions:
@@ -66,7 +67,9 @@ def _loaded_fits(loaded: tuple[Any, ...], ws: "Workspace") -> bool:
     from ui.state import current_workspace_name, principal
 
     where, gold = (loaded[2], loaded[3]) if len(loaded) >= 4 else (None, [])
-    return where == current_workspace_name() or holds_gold_documents(gold, api.doc_names(principal(), ws))
+    if any(gold):  # by corpus: Evaluate picks a built-in file by itself in any workspace it is opened on
+        return holds_gold_documents(gold, api.doc_names(principal(), ws))
+    return where == current_workspace_name()
 
 
 def example_questions(ws: "Workspace") -> tuple[str, list[tuple[str, str]]]:
