@@ -25,9 +25,10 @@ from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
 from ui.llm import session_llm, usage_frame, usage_totals
-from ui.upload_check import estimate_tokens, large_upload_notes, pasted_document_name
+from ui.upload_check import MANY_FILES_HINT, estimate_tokens, large_upload_notes, pasted_document_name
 from ui.escape import md
 from ui.safe_tables import safe_dataframe
+from ui.status_table import capped_reasons, rows_while_indexing
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -210,7 +211,7 @@ def input_section(ws: Workspace) -> None:
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
                                  type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS),
                                  help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line); "
-                                      f"up to {UPLOAD_LIMIT_MB} MB per file.")
+                                      f"up to {UPLOAD_LIMIT_MB} MB per file. {MANY_FILES_HINT}")
         sizes = upload_sizes(files or [])
         notes = large_upload_notes([(f.name, sizes[f.file_id]) for f in files or []],
                                    documents_frame(str(ws.path), api.generation(state.principal(), ws), ws).to_dict("records"))
@@ -265,8 +266,8 @@ def report_section() -> None:
         text = (f"Indexed {report['processed']} document(s) in {report['seconds']} s; "
                 f"{report['unchanged']} unchanged, {report['replaced']} replaced, {len(report['failed'])} failed.")
         (st.warning if report["failed"] else st.success)(text)
-    for fail in report["failed"]:
-        st.text(f"✗ {fail.get('name', '?')}: {fail.get('reason', '')}")
+    for line in capped_reasons([f"✗ {fail.get('name', '?')}: {fail.get('reason', '')}" for fail in report["failed"]]):
+        st.text(line)
     if report.get("dropped"):
         st.caption(f"The extraction parser dropped {report['dropped']} record(s) it could not use — see "
                    "“What the extraction dropped” below the status table.")
@@ -302,19 +303,25 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
     if frame.empty:
         st.info("No documents yet: upload files, paste text or load the sample corpus above.")
         return
-    st.caption(f"{len(frame)} document(s), most recently changed first (times in UTC).")
-    safe_dataframe(frame.drop(columns=["doc_id"]), key="doc_table", hide_index=True,
-                 height=35 * (min(len(frame), MAX_TABLE_ROWS) + 1) + 3,
+    st.caption(f"{len(frame):,} document(s), most recently changed first (times in UTC).")
+    shown, left_out = rows_while_indexing(frame, running=not interactive)  # not the whole table every second
+    if left_out:
+        st.caption(left_out)
+    safe_dataframe(shown.drop(columns=["doc_id"]), key="doc_table", hide_index=True,
+                 height=35 * (min(len(shown), MAX_TABLE_ROWS) + 1) + 3,
                  column_config={"seconds": st.column_config.NumberColumn("seconds", format="%.2f")})
     failed = frame[frame["status"] == "failed"]
     if not failed.empty:
-        st.error(f"{len(failed)} document(s) failed. Reasons:")
-        for _, row in failed.iterrows():
-            st.text(f"✗ {row['name']}: {row['error'] or 'unknown reason'}")
+        st.error(f"{len(failed):,} document(s) failed. Reasons:")
+        for line in capped_reasons([f"✗ {row.name}: {row.error or 'unknown reason'}" for row in failed.itertuples()],
+                                   "the status table's error column"):
+            st.text(line)
     interrupted = int((frame["status"] == "interrupted").sum())
-    if interrupted:
-        st.warning(f"{interrupted} document(s) were interrupted: the run indexing them stopped (a crash or a "
-                   "killed process) before they were done. Resume pending indexes them.")
+    if interrupted:  # after a crash the rest of the run is still pending: say what Resume will take on
+        waiting = int((frame["status"] == "pending").sum())
+        st.warning(f"{interrupted:,} document(s) were interrupted: the run indexing them stopped (a crash or a killed "
+                   "process) before they were done. Resume pending indexes them"
+                   + (f" and the {waiting:,} still pending ({interrupted + waiting:,} in all)." if waiting else "."))
     gaps = api.position_gaps(state.principal(), ws)  # citations that name chunks where pages are wanted
     if gaps:
         st.info(escape_markdown(gaps))

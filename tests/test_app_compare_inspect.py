@@ -399,6 +399,23 @@ def test_inspect_auto_that_ran_tree_shows_the_tree_trace_and_the_routing(data_di
     assert any("auto ran tree" in c.value for c in at.caption)
 
 
+def test_the_routing_reason_is_a_whole_line_not_a_clipped_cell(data_dir, monkeypatch):
+    """The router's reason is a sentence (about 190 characters for the hop router); in the routing table's
+    value column it was cut at the column's width (seen in a browser). It is shown in full, escaped, as a
+    caption beside "auto ran …", and the table keeps the short fields."""
+    from core.routing import auto_mode
+    from ui.errors import escape_markdown
+
+    monkeypatch.setattr(auto_mode, "model_for", lambda ws: (_always_tree(), "test"))
+    monkeypatch.setattr(auto_mode, "ROUTED", ("naive", "tree"))
+    at = inspect("auto")
+    reason = at.session_state["inspect_last"]["result"].route["reason"]
+    assert reason
+    assert any(c.value.startswith("auto ran tree") and escape_markdown(reason) in c.value for c in at.caption)
+    routes = [d.value for d in at.dataframe if list(d.value.columns) == ["field", "value"]]
+    assert routes and "reason" not in list(routes[0]["field"]) and "chosen mode" in list(routes[0]["field"])
+
+
 def test_compare_auto_column_says_which_mode_ran(data_dir, monkeypatch):
     from core.routing import auto_mode
 
@@ -410,3 +427,18 @@ def test_compare_auto_column_says_which_mode_ran(data_dir, monkeypatch):
     at.button(key="compare_run").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(e.label == "Routing: ran tree" for e in at.expander)
+
+
+def test_links_of_the_same_citation_are_told_apart_by_their_quote():
+    """Three links under one answer all read "[facts.pdf, p. 3]" (a PDF page quoted three times, seen in a
+    browser): a citation that heads more than one link is followed by the first words of its sentence."""
+    from ui.citation_links import LABEL_WORDS, link_labels
+
+    targets = [("[facts.pdf, p. 3]", {"chunk": "c1", "quote": "Marta Quill kept the Skerry Point lamp lit through the storm."}),
+               ("[facts.pdf, p. 3]", {"chunk": "c1", "quote": "Page three line 7 describes the stairs."}),
+               ("[facts.pdf, p. 4]", {"chunk": "c1", "quote": "The last page notes 2 repairs."})]
+    labels = link_labels(targets)
+    assert labels[0] == "[facts.pdf, p. 3] “Marta Quill kept the Skerry Point lamp lit …”"
+    assert labels[1] == "[facts.pdf, p. 3] “Page three line 7 describes the stairs.”"
+    assert labels[2] == "[facts.pdf, p. 4]"  # cited once: as written
+    assert LABEL_WORDS == 8 and len(set(labels)) == 3

@@ -184,18 +184,41 @@ def test_compare_example_picker_fills_the_question_and_shows_compact_metrics(dat
     assert not [d for d in at.dataframe if list(d.value.columns) == ["metric", "value"]]  # no 11-row tables
 
 
-def test_examples_come_from_the_loaded_question_file_or_not_at_all(data_dir):
+def _inspect_examples(workspace: str, loaded: tuple) -> AppTest:
+    inspect = AppTest.from_file(str(ROOT / "pages" / "inspect.py"), default_timeout=TIMEOUT)
+    inspect.session_state["workspace_name"] = workspace
+    inspect.session_state["eval_loaded_questions"] = loaded
+    inspect.run()
+    assert not inspect.exception, [e.value for e in inspect.exception]
+    return inspect
+
+
+def test_examples_from_a_question_file_follow_its_corpus_not_the_session(data_dir):
+    """A question file loaded on Evaluate gives the examples of Compare / Inspect in the workspaces holding
+    its gold documents (a file naming none: in the workspace it was loaded in); after a switch to a workspace
+    without them its questions are no longer offered (they were, read as questions this workspace should
+    answer). Where it was loaded does not count when it names gold documents: Evaluate picks a built-in
+    file by itself on whatever workspace it is opened (seen in a browser)."""
     at = run_page("pages/evaluate.py")
     loaded = at.session_state["eval_loaded_questions"]
-    assert loaded[1][0][0] == "sample:1"
+    assert loaded[1][0][0] == "sample:1" and loaded[2] == "sample"
     (data_dir / "other").mkdir()
     shutil.copytree(data_dir / "sample", data_dir / "other", dirs_exist_ok=True)
-    inspect = AppTest.from_file(str(ROOT / "pages" / "inspect.py"), default_timeout=TIMEOUT)
-    inspect.session_state["workspace_name"] = "other"
-    inspect.session_state["eval_loaded_questions"] = ("my.jsonl", [("q1", "Where is Port Sallow?")])
-    inspect.run()
-    assert not inspect.exception
-    assert inspect.selectbox(key="inspect_question_example").options == ["q1 · Where is Port Sallow?"]
+    same_corpus = _inspect_examples("other", loaded).selectbox(key="inspect_question_example")
+    from ui.errors import escape_markdown
+
+    assert f"from {escape_markdown(loaded[0])})" in same_corpus.label  # the file's, not the built-in list's
+    foreign = ("dev.jsonl", [("q1", "Where is Port Sallow?")], "elsewhere", [["musique:1"], ["musique:2", "Foo"]])
+    picker = _inspect_examples("other", foreign).selectbox(key="inspect_question_example")
+    assert "the sample corpus questions" in picker.label  # this workspace's own examples instead
+    assert "q1 · Where is Port Sallow?" not in picker.options
+    loaded_here = _inspect_examples("other", (*foreign[:2], "other", foreign[3]))  # Evaluate opened on "other"
+    assert "the sample corpus questions" in loaded_here.selectbox(key="inspect_question_example").label
+    no_gold = ("mine.jsonl", foreign[1], "other", [[]])  # questions naming no gold document: where loaded only
+    assert _inspect_examples("other", no_gold).selectbox(key="inspect_question_example").options == \
+        ["q1 · Where is Port Sallow?"]
+    elsewhere = _inspect_examples("sample", no_gold).selectbox(key="inspect_question_example")
+    assert "q1 · Where is Port Sallow?" not in elsewhere.options
 
 
 # --- Inspect: one entity count, budget, exports ------------------------------------------------

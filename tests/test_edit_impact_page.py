@@ -49,3 +49,17 @@ def test_an_editor_re_runs_the_questions_before_and_after(data_dir, signed_in, s
     table = next(f for f in frames if "mode" in f.columns and "R@5" in f.columns)
     assert {"local", "hybrid", "bm25"} <= set(table["mode"]) and all("→" in v for v in table["R@5"])
     assert any("before = edits 1 undone" in c.value for c in at.caption)
+
+
+def test_the_changed_questions_table_reads_answer_found_as_yes_no_or_a_dash():
+    """A question without a gold answer (the sample's "main themes" questions) showed "None → None" in the
+    "answer found" column (seen in a browser); it reads "—", and found / not found read yes / no."""
+    from types import SimpleNamespace
+
+    from ui.edit_impact_view import changed_frame
+
+    changed = [{"qid": q, "mode": "mix", "R@2": (0.5, 0.5), "gold_ranks_before": {"a": 1}, "gold_ranks_after": {"a": 2},
+                "answer_in_answer": found} for q, found in (("q1", (None, None)), ("q2", (True, False)))]
+    frame = changed_frame(SimpleNamespace(after=SimpleNamespace(ks=[2]), changed=changed), {"q1": "Themes?"})
+    assert list(frame["answer found"]) == ["— → —", "yes → no"]
+    assert list(frame["question"]) == ["Themes?", "q2"] and list(frame["gold rank moved"]) == ["a: 1 → 2"] * 2

@@ -254,3 +254,16 @@ def test_an_exported_log_replays_onto_a_second_workspace(sample_workspace_dir, t
     finally:
         ws.close()
         second.close()
+
+
+def test_a_missing_argument_is_named_with_what_it_is():
+    """ "rename needs to" read as a cut sentence (an emptied New name, an imported edit without "to")."""
+    from core.editing.log import REQUIRED, EditError, clean_args
+
+    with pytest.raises(EditError, match=r"^rename needs to \(the new name\)$"):
+        clean_args("rename", {"name": "ashcombe", "to": "  "})
+    with pytest.raises(EditError, match=r"^retype needs type \(the new type\)$"):
+        clean_args("retype", {"name": "ashcombe"})
+    for op, names in REQUIRED.items():  # every required argument has its words
+        with pytest.raises(EditError, match=r"needs \w+ \(the "):
+            clean_args(op, {})

@@ -83,3 +83,45 @@ def test_a_confirmation_does_not_carry_over_to_another_entity(data_dir, signed_i
     assert at.checkbox(key="kg_delete_ok").value is False
     assert not [b.key for b in at.button if b.key == "kg_delete_go"]
     assert not at.warning, [w.value for w in at.warning]
+
+
+def test_the_edit_history_says_each_edit_in_words_without_python_lists():
+    """The history line read "merge by local: into=river anwen, names=['anwen']" and "keywords=['flood']"
+    (Python's list notation, seen in a browser). Each edit is a phrase; lists are their items."""
+    from ui.graph_edits_view import edit_summary
+
+    assert edit_summary("merge", {"names": ["anwen", "Anwen R."], "into": "river anwen"}) == \
+        "anwen, Anwen R. merged into river anwen"
+    related = edit_summary("relate", {"source": "ashcombe", "target": "great velmora flood", "keywords": ["flood", "tide"],
+                                      "description": "Ashcombe was flooded."})
+    assert related == "ashcombe — great velmora flood related (keywords: flood, tide): Ashcombe was flooded."
+    assert edit_summary("delete_relation", {"source": "a", "target": "b"}) == "the relation a — b deleted"
+    assert edit_summary("rename", {"name": "harland", "to": "Harland family"}) == "harland renamed to Harland family"
+    assert edit_summary("future_op", {"names": ["x", "y"]}) == "names: x, y"  # no sentence: its arguments
+    from types import SimpleNamespace
+
+    from ui.edit_question_view import edit_label  # Compare's / Inspect's "Before edit" picker says the same
+
+    assert edit_label(SimpleNamespace(id=4, op="merge", args={"names": ["anwen"], "into": "river anwen"})) == \
+        "#4 merge: anwen merged into river anwen"
+    for op in ("merge", "relate", "future_op"):
+        assert "[" not in edit_summary(op, {"names": ["x"], "into": "y", "source": "s", "target": "t",
+                                            "keywords": ["k"]})
+
+
+@pytest.mark.slow
+def test_rename_offers_apply_only_for_a_new_name(data_dir, signed_in, sample_workspace_dir):  # noqa: F811
+    """The New name field starts with the current name: Apply on it logged an edit that changed nothing, and
+    on an emptied field failed with "rename needs to". Both now show a hint and no confirmation."""
+    shutil.copytree(sample_workspace_dir, data_dir / "default")
+    signed_in(Principal("e", "editor@example.com", Role.editor))
+    at = run_page(KG)
+    at.radio(key="kg_edit_kind").set_value("rename").run()
+    current = at.text_input(key="kg_edit_rename").value
+    for typed, hint in ((current, "Type the new name: this is the current one."), ("  ", "Type the new name.")):
+        at.text_input(key="kg_edit_rename").set_value(typed).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert hint in [c.value for c in at.caption]
+        assert not [w for w in at.checkbox if w.key == "kg_rename_ok"]
+    at.text_input(key="kg_edit_rename").set_value(current + " Harbour").run()
+    assert [w for w in at.checkbox if w.key == "kg_rename_ok"]

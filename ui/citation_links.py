@@ -21,6 +21,7 @@ from ui.errors import escape_markdown
 SOURCE_PAGE = "pages/source.py"
 MAX_LINKS = 12  # citation links under one answer
 QUOTE_CHARS = 1000  # characters of a quoted sentence sent in the link
+LABEL_WORDS = 8  # words of the quote that tell apart links of the same citation
 
 
 def citation_targets(result: Any) -> list[tuple[str, dict[str, str]]]:
@@ -45,6 +46,23 @@ def citation_targets(result: Any) -> list[tuple[str, dict[str, str]]]:
     return out
 
 
+def link_labels(targets: list[tuple[str, dict[str, str]]], words: int = LABEL_WORDS) -> list[str]:
+    """The link text of each target: the citation as written, followed by the first ``words`` words of its
+    quoted sentence when the same citation heads more than one link (three links all reading
+    "[facts.pdf, p. 3]" were told apart only by hovering)."""
+    written_counts: dict[str, int] = {}
+    for written, _ in targets:
+        written_counts[written] = written_counts.get(written, 0) + 1
+    labels = []
+    for written, params in targets:
+        if written_counts[written] > 1:
+            quote = params["quote"].split()
+            labels.append(f"{written} “{' '.join(quote[:words])}{' …' if len(quote) > words else ''}”")
+        else:
+            labels.append(written)
+    return labels
+
+
 def render_citation_links(result: Any) -> None:
     """Under an answer: one link per citation, opening the Source viewer at the quoted sentence."""
     targets = citation_targets(result)
@@ -54,9 +72,9 @@ def render_citation_links(result: Any) -> None:
     from ui.state import URL_PARAM, current_workspace_name
 
     workspace = {URL_PARAM: current_workspace_name()}  # a link opened in a new tab is a new session
-    for written, params in targets:
+    for (written, params), label in zip(targets, link_labels(targets)):
         try:
-            st.page_link(SOURCE_PAGE, label=escape_markdown(written),
+            st.page_link(SOURCE_PAGE, label=escape_markdown(label),
                          help=escape_markdown(params["quote"][:300]), query_params={**params, **workspace})
         except StreamlitPageNotFoundError:  # a page run on its own (no app navigation): no viewer to link to
-            st.caption(escape_markdown(written))
+            st.caption(escape_markdown(label))

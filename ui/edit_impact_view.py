@@ -49,6 +49,11 @@ def table_frame(impact: "EditImpact") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _found(value: Optional[bool]) -> str:
+    """A question's answer-in-answer as read: yes / no, or "—" when it has no gold answer (was "None")."""
+    return "—" if value is None else ("yes" if value else "no")
+
+
 def changed_frame(impact: "EditImpact", texts: dict[str, str]) -> pd.DataFrame:
     """One row per (question, mode) that changed: recall and the gold documents whose rank moved."""
     ks = impact.after.ks
@@ -58,7 +63,7 @@ def changed_frame(impact: "EditImpact", texts: dict[str, str]) -> pd.DataFrame:
                           for g, r in c["gold_ranks_after"].items() if c["gold_ranks_before"].get(g) != r)
         rows.append({"question": texts.get(c["qid"], c["qid"])[:160], "mode": c["mode"],
                      **{f"R@{k}": f"{_pct(c[f'R@{k}'][0])} → {_pct(c[f'R@{k}'][1])}" for k in ks},
-                     "answer found": f"{c['answer_in_answer'][0]} → {c['answer_in_answer'][1]}",
+                     "answer found": f"{_found(c['answer_in_answer'][0])} → {_found(c['answer_in_answer'][1])}",
                      "gold rank moved": moved})
     return pd.DataFrame(rows)
 

@@ -16,6 +16,7 @@ from core.auth import Role
 from ui import state
 from ui.errors import show_errors
 from ui.escape import md
+from ui.graph_edits_view import edit_summary
 from ui.safe_tables import safe_dataframe
 
 if TYPE_CHECKING:
@@ -25,9 +26,9 @@ TOP_K = 10
 KIND_LABELS = {"chunks": "chunk", "entities": "entity", "relations": "relation", "paths": "path"}
 
 
-def _edit_label(edit: Any) -> str:
-    args = ", ".join(f"{k}={v}" for k, v in sorted(edit.args.items()))
-    return f"#{edit.id} {edit.op}: {args}"[:120]
+def edit_label(edit: Any) -> str:
+    """An edit in the "Before edit" picker: its number and what it did, in words (no Python lists)."""
+    return f"#{edit.id} {edit.op}: {edit_summary(edit.op, edit.args)}"[:120]
 
 
 def _rank(value: Optional[int]) -> str:
@@ -35,13 +36,14 @@ def _rank(value: Optional[int]) -> str:
 
 
 def summary_frame(diff: "QuestionDiff") -> pd.DataFrame:
-    """One row per mode: how many chunks, entities, relations and paths entered (+) and left (−) the top k,
-    and whether the answer changed."""
+    """One row per mode: how many chunks, entities, relations and paths entered and left the top k ("2 in,
+    1 out"), and whether the answer changed. Not "+2 / −1": a cell starting with + is given the formula guard's
+    leading ' by ``safe_dataframe``, and the table showed "'+0 / −0"."""
     rows = []
     for mode in diff.modes:
         row: dict[str, Any] = {"mode": mode.mode}
         for kind in KIND_LABELS:
-            row[kind] = f"+{len(mode.entered[kind])} / −{len(mode.left[kind])}"
+            row[kind] = f"{len(mode.entered[kind])} in, {len(mode.left[kind])} out"
         row["answer changed"] = mode.answer_change
         rows.append(row)
     return pd.DataFrame(rows)
@@ -93,7 +95,7 @@ def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> Non
                      expanded=fresh):
         by_id = {e.id: e for e in active}
         ids = sorted(by_id, reverse=True)
-        since = st.selectbox("Before edit", ids, format_func=lambda i: _edit_label(by_id[i]), key=f"{key}_edit_since",
+        since = st.selectbox("Before edit", ids, format_func=lambda i: edit_label(by_id[i]), key=f"{key}_edit_since",
                              help="Before = the index with this edit and every later one undone (a copy); the "
                                   "newest edit alone by default.")
         if st.button("Show before → after", key=f"{key}_edit_diff_go"):

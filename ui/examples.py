@@ -1,9 +1,14 @@
 """Example questions for Compare and Inspect.
 
 Where they come from, first match wins: the question file loaded on the Evaluate page in this
-session (kept under ``EVAL_QUESTIONS_KEY`` as ``(label, [(qid, question), …])``), then the
-sample questions (``data/sample_questions.jsonl``) when the workspace holds the sample corpus
+session (kept under ``EVAL_QUESTIONS_KEY`` as ``(label, [(qid, question), …], workspace, [gold
+documents per question])``) while the open workspace holds its corpus (at least half of the questions
+that name gold documents find one of them, by doc_id or name; a file naming none: while the workspace
+is the one it was loaded in), then
+the sample questions (``data/sample_questions.jsonl``) when the workspace holds the sample corpus
 (at least half of its articles, by file name). Picking one copies it into the question box.
+A file's questions are about its corpus: offered in a workspace without it, they read as questions
+the workspace should answer and cannot.
 """
 from __future__ import annotations
 
@@ -38,15 +43,39 @@ def sample_questions() -> list[tuple[str, str]]:
 
 
 def remember_questions(label: str, questions: Optional[list[Any]]) -> None:
-    """Called by the Evaluate page when a question file is loaded (its questions become the examples)."""
+    """Called by the Evaluate page when a question file is loaded (its questions become the examples of
+    the workspaces that hold their gold documents, or of this one when they name none)."""
+    from ui.state import current_workspace_name
+
     if questions:
-        st.session_state[EVAL_QUESTIONS_KEY] = (label, [(q.qid, q.question) for q in questions])
+        gold = [sorted({*q.gold_doc_ids, *q.gold_doc_names}) for q in questions]
+        st.session_state[EVAL_QUESTIONS_KEY] = (label, [(q.qid, q.question) for q in questions],
+                                                current_workspace_name(), gold)
+
+
+def holds_gold_documents(gold: list[list[str]], doc_names: dict[str, str]) -> bool:
+    """True when at least half of the questions that name gold documents (ids or names) find one of them
+    among the workspace's documents ``{doc_id: name}``; False when no question names any."""
+    known = set(doc_names) | set(doc_names.values())
+    named = [g for g in gold if g]
+    return bool(named) and sum(1 for g in named if known.intersection(g)) * 2 >= len(named)
+
+
+def _loaded_fits(loaded: tuple[Any, ...], ws: "Workspace") -> bool:
+    """Whether the loaded question file's examples belong in workspace ``ws`` (see the module's docstring)."""
+    from core import api
+    from ui.state import current_workspace_name, principal
+
+    where, gold = (loaded[2], loaded[3]) if len(loaded) >= 4 else (None, [])
+    if any(gold):  # by corpus: Evaluate picks a built-in file by itself in any workspace it is opened on
+        return holds_gold_documents(gold, api.doc_names(principal(), ws))
+    return where == current_workspace_name()
 
 
 def example_questions(ws: "Workspace") -> tuple[str, list[tuple[str, str]]]:
     """(where the examples come from, [(qid, question)]) for this workspace; empty when none fit."""
     loaded = st.session_state.get(EVAL_QUESTIONS_KEY)
-    if loaded and loaded[1]:
+    if loaded and loaded[1] and _loaded_fits(loaded, ws):
         return loaded[0], list(loaded[1])
     from core import api
     from ui.state import principal

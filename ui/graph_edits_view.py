@@ -50,6 +50,18 @@ def _confirmed(key: str, what: str, action: Callable[[], None]) -> None:
         action()
 
 
+def _changed(new: str, old: str, what: str) -> bool:
+    """Whether a new name / type is worth a confirmation: the field starts with the current one, and Apply
+    on it logged an edit that changed nothing (an empty one failed with "rename needs to")."""
+    if not new.strip():
+        st.caption(f"Type the new {what}.")
+        return False
+    if new.strip() == old.strip():
+        st.caption(f"Type the new {what}: this is the current one.")
+        return False
+    return True
+
+
 def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) -> None:
     """Merge, rename, retype, describe, delete and relate for one entity; ``others``: key -> name of the
     entities of the current view (search the graph to bring others into it)."""
@@ -71,13 +83,15 @@ def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) 
                            lambda: _run(ws, "merge", {"names": [other], "into": detail.key}))
         elif kind == "rename":
             new = st.text_input("New name", value=name, key="kg_edit_rename", max_chars=300)
-            _confirmed("kg_rename", f"{name} will be named {new} ({detail.degree} relation(s) re-embedded); the old "
-                       "name stays as an alias.", lambda: _run(ws, "rename", {"name": detail.key, "to": new}))
+            if _changed(new, name, "name"):
+                _confirmed("kg_rename", f"{name} will be named {new} ({detail.degree} relation(s) re-embedded); the "
+                           "old name stays as an alias.", lambda: _run(ws, "rename", {"name": detail.key, "to": new}))
         elif kind == "retype":
-            new = st.text_input("New type", value=str(detail.attributes.get("type") or ""), key="kg_edit_type",
-                                max_chars=60)
-            _confirmed("kg_retype", f"{name}: type {detail.attributes.get('type') or '—'} → {new}",
-                       lambda: _run(ws, "retype", {"name": detail.key, "type": new}))
+            old_type = str(detail.attributes.get("type") or "")
+            new = st.text_input("New type", value=old_type, key="kg_edit_type", max_chars=60)
+            if _changed(new, old_type, "type"):
+                _confirmed("kg_retype", f"{name}: type {old_type or '—'} → {new}",
+                           lambda: _run(ws, "retype", {"name": detail.key, "type": new}))
         elif kind == "describe":
             text = st.text_area("Description", value=str(detail.attributes.get("description") or ""),
                                 key="kg_edit_describe", max_chars=4000)
@@ -107,6 +121,34 @@ def relation_edits(ws: "Workspace", edge: "EdgeDetail") -> None:
                    lambda: _run(ws, "delete_relation", {"source": edge.a, "target": edge.b}))
 
 
+def _shown(value: Any) -> str:
+    """An edit argument as read: a list as its items joined with commas (was Python's ['a', 'b'])."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def edit_summary(op: str, args: dict[str, Any]) -> str:
+    """What an edit of the log did, in words: "anwen merged into river anwen", "kestrel island — anwen
+    valley deleted"; an operation without a sentence lists its arguments (name: value)."""
+    a = {k: _shown(v) for k, v in args.items()}
+    sentences = {
+        "merge": lambda: f"{a['names']} merged into {a['into']}",
+        "rename": lambda: f"{a['name']} renamed to {a['to']}",
+        "retype": lambda: f"{a['name']} given the type {a['type']}",
+        "describe": lambda: f"{a['name']} described as: {a.get('description', '')}",
+        "delete_entity": lambda: f"{a['name']} deleted",
+        "delete_relation": lambda: f"the relation {a['source']} — {a['target']} deleted",
+        "relate": lambda: (f"{a['source']} — {a['target']} related"
+                           + (f" (keywords: {a['keywords']})" if a.get("keywords") else "")
+                           + (f": {a['description']}" if a.get("description") else "")),
+    }
+    try:
+        return sentences[op]()
+    except KeyError:  # an unknown operation or a missing argument (an imported log): its arguments as written
+        return "; ".join(f"{k}: {v}" for k, v in sorted(a.items()))
+
+
 def history(ws: "Workspace") -> None:
     """The edit log, newest first, with undo (editor or admin)."""
     if not allowed():
@@ -118,7 +160,7 @@ def history(ws: "Workspace") -> None:
         if not edits:
             st.caption("No edits yet.")
         for edit in reversed(edits[-50:]):
-            label = ", ".join(f"{k}={v}" for k, v in sorted(edit.args.items()))
+            label = edit_summary(edit.op, edit.args)
             st.text(f"#{edit.id} {edit.op} {'(undone) ' if edit.undone else ''}by {edit.principal or '—'}: "
                     f"{label[:200]}")
             if not edit.undone and st.button("Undo", key=f"kg_undo_{edit.id}"):

@@ -71,8 +71,11 @@ def render_route(result: RetrievalResult, key_prefix: str) -> None:
     """For an ``auto`` result: which mode it ran and why (a dataframe, so no text is read as markup)."""
     if not result.route:
         return
-    st.caption(escape_markdown(f"auto ran {shown_mode(result)}"))
+    reason = str(result.route.get("reason") or "")
+    # the reason is a sentence: in a table cell it was clipped to the column's width, so it is a line of its own
+    st.caption(escape_markdown(f"auto ran {shown_mode(result)}" + (f" — {reason}" if reason else "")))
     frame = route_frame(result)
+    frame = frame[frame["field"] != "reason"]
     safe_dataframe(frame, hide_index=True, key=f"{key_prefix}_route", height=table_height(len(frame)))
 
 

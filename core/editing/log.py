@@ -42,6 +42,9 @@ ARGS: dict[str, dict[str, str]] = {
     "relate": {"source": "name", "target": "name", "description": "text", "keywords": "keywords",
                "chunk_id": "name"},
 }
+# what each required argument is, for the message naming a missing one ("rename needs to" read as a cut sentence)
+MEANING = {"names": "the entities to merge", "into": "the entity they merge into", "name": "the entity",
+           "to": "the new name", "type": "the new type", "source": "the first entity", "target": "the second entity"}
 REQUIRED = {"merge": ("names", "into"), "rename": ("name", "to"), "retype": ("name", "type"),
             "describe": ("name",), "delete_entity": ("name",), "delete_relation": ("source", "target"),
             "relate": ("source", "target")}
@@ -96,7 +99,7 @@ def clean_args(op: str, args: dict[str, Any]) -> dict[str, Any]:
             out[name] = _text(value, MAX_NAME_CHARS, name)
     for name in REQUIRED[op]:
         if not out.get(name):
-            raise EditError(f"{op} needs {name}")
+            raise EditError(f"{op} needs {name} ({MEANING[name]})")
     for name in ("into", "name", "to", "source", "target"):
         if name in out:
             key_of(out[name])
