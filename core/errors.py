@@ -46,6 +46,10 @@ class WorkspaceNameError(RAGScopeError, ValueError):
     """A workspace name (or ``RAGSCOPE_WORKSPACE``) is malformed or points outside the data folder."""
 
 
+class TooManyQuestionsError(RAGScopeError, ValueError):
+    """A question set is larger than the workspace's ``max_eval_questions`` (an evaluation holds a heavy work slot)."""
+
+
 class ProviderNotAllowedError(RAGScopeError, ValueError):
     """A provider base URL is not an http(s) URL, or not one the operator allowed (``core.providers``)."""
 

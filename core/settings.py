@@ -119,6 +119,7 @@ class Settings(BaseModel):
     parse_memory_mb: int = Field(2048, ge=256, le=65_536, description="Address space of the parsing worker process, in MB; a file needing more fails alone.")
     parse_timeout_s: float = Field(300.0, gt=0, le=7_200, description="Wall-clock time one file may take in the parsing worker, in seconds; past it the worker is stopped and the file fails alone.")
     # --- end of bounded parsing ----------------------------------------------------------------
+    max_eval_questions: int = Field(1000, ge=1, le=1_000_000, description="An evaluation, edit comparison, router training set or judge run over more questions than this is refused with a clear message (each holds one of the few heavy work slots while it runs).")
 
     # --- retrieval: naive / LightRAG -------------------------------------------------------
     naive_top_k: int = Field(10, ge=1, le=200, description="naive: chunks returned by the dense search.")

@@ -45,6 +45,7 @@ LABELS: dict[str, str] = {
     "max_archive_uncompressed_mb": "Largest expanded content (MB)",
     "max_archive_ratio": "Largest expansion ratio (x)",
     "max_archive_entries": "Most zip members per DOCX",
+    "max_eval_questions": "Most questions per evaluation",
     "parse_cpu_seconds": "Parser CPU time per file (seconds)",
     "parse_memory_mb": "Parser memory (MB)",
     "parse_timeout_s": "Parser time per file (seconds)",

@@ -101,8 +101,13 @@ def main() -> None:
                    f"The run uses k = {', '.join(map(str, ks))}.")
     limit = st.number_input("Questions to run (0 = all)", min_value=0, value=0, step=5, key="eval_limit",
                             persist_state="session")
-    if st.button("Run evaluation", type="primary", key="eval_run", disabled=not questions or not chosen):
-        selected = questions[: int(limit)] if limit else questions
+    selected = (questions[: int(limit)] if limit else questions) or []
+    cap = api.question_limit(state.principal(), ws)
+    if len(selected) > cap:  # said before the run (the library refuses it too)
+        st.error(f"{len(selected):,} questions, over this workspace's limit of {cap:,} per run: set 'Questions to "
+                 f"run' to {cap:,} or fewer, or ask an admin to raise 'Most questions per evaluation' in Settings.")
+    if st.button("Run evaluation", type="primary", key="eval_run",
+                 disabled=not questions or not chosen or len(selected) > cap):
         bar = st.progress(0.0, text="Starting…")
 
         def progress(event: ProgressEvent) -> None:

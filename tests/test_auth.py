@@ -32,7 +32,7 @@ API_ROLES = {
     "mention_index": Role.viewer,
     "knowledge_graph": Role.viewer, "mention_graph": Role.viewer, "documents_table": Role.viewer,
     "dropped_records": Role.viewer, "graph_provenance": Role.viewer, "writer_active": Role.viewer,
-    "refresh_vectors": Role.viewer, "evaluate": Role.viewer, "run_judge": Role.viewer,
+    "refresh_vectors": Role.viewer, "evaluate": Role.viewer, "question_limit": Role.viewer, "run_judge": Role.viewer,
     "router_rows": Role.viewer,
     "estimate_judge_cost": Role.viewer, "graph_part_origins": Role.viewer, "warm_up": Role.viewer,
     "load_embedder": Role.viewer, "graph_summary": Role.viewer, "graph_selection": Role.viewer,

@@ -49,7 +49,7 @@ from core.api.corpus import (all_chunk_ids, chunk_count, chunks_by_id, chunks_of
 from core.api.editing import (delete_entities, dismiss_junk, dismiss_merge_suggestion, edit_graph, edit_question_diff,
                               evaluate_edits, export_graph_edits, graph_edits, import_graph_edits, junk_suggestions,
                               merge_suggestions, undo_graph_edit)
-from core.api.evaluation import estimate_judge_cost, evaluate, router_rows, run_judge, train_router
+from core.api.evaluation import estimate_judge_cost, evaluate, question_limit, router_rows, run_judge, train_router
 from core.api.graphs import (graph_bytes, graph_edge, graph_node, graph_part_origins, graph_provenance, graph_selection,
                              graph_summary, knowledge_graph, mention_chunks, mention_graph, mention_index)
 from core.api.importing import import_lightrag, import_lightrag_from_server, server_import_dirs, server_import_root
@@ -128,7 +128,7 @@ FUNCTIONS = [
     "knowledge_graph", "mention_graph", "mention_index", "graph_bytes", "graph_summary", "graph_selection",
     "graph_node", "graph_edge", "mention_chunks", "graph_provenance", "graph_part_origins",
     # evaluation
-    "evaluate", "run_judge", "estimate_judge_cost", "router_rows", "train_router",
+    "evaluate", "question_limit", "run_judge", "estimate_judge_cost", "router_rows", "train_router",
     # annotations
     "annotation_for", "annotation_list", "question_id", "export_annotations", "save_annotation_marks",
     "delete_annotations", "import_annotations",

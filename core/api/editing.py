@@ -96,8 +96,10 @@ def evaluate_edits(principal: Principal, ws: Workspace, questions: list[Question
     """What the edits numbered ``since`` and later changed: the questions evaluated on a copy of the
     workspace with those edits undone (before) and on the workspace (after), per mode, with the questions
     whose evidence or answer changed. Two evaluations, in one heavy work slot."""
+    from core.api.evaluation import check_question_count
     from core.editing.impact import compare
 
+    check_question_count(ws, len(questions))
     with slots().slot(heavy=True):
         return compare(ws, questions, modes, since, ks, settings=settings, keywords=keywords)
 

@@ -20,6 +20,25 @@ if TYPE_CHECKING:
     from core.judge.report import JudgeReport
 
 
+def check_question_count(ws: Workspace, count: int) -> None:
+    """Refuse a question set over the workspace's saved ``max_eval_questions`` (the operator's limit: the
+    session's own settings cannot lift it), before a heavy work slot is taken."""
+    from core.errors import TooManyQuestionsError
+
+    limit = ws.settings.max_eval_questions
+    if count > limit:
+        raise TooManyQuestionsError(
+            f"{count:,} questions, over this workspace's limit of {limit:,} per run (each run holds one of the "
+            f"few heavy work slots while it lasts): run the first {limit:,} ('Questions to run'), split the file, "
+            "or ask an admin to raise 'Most questions per evaluation' (`max_eval_questions`) in Settings")
+
+
+@requires(Role.viewer)
+def question_limit(principal: Principal, ws: Workspace) -> int:
+    """The most questions one evaluation, edit comparison, router set or judge run of ``ws`` may take."""
+    return ws.settings.max_eval_questions
+
+
 @requires(Role.viewer)
 def evaluate(principal: Principal, ws: Workspace, questions: list[Question], modes: Sequence[str],
              ks: Sequence[int] = (2, 5, 10), settings: Optional[Settings] = None,
@@ -28,6 +47,7 @@ def evaluate(principal: Principal, ws: Workspace, questions: list[Question], mod
     work slot of ``core.fairness`` (a long evaluation never takes the slot questions are answered in)."""
     from core.evaluation.runner import evaluate as run
 
+    check_question_count(ws, len(questions))
     with slots().slot(heavy=True):
         return run(ws, questions, modes, ks, settings=settings, progress=progress, **options)
 
@@ -39,6 +59,7 @@ def run_judge(principal: Principal, ws: Workspace, questions: Sequence[Any], mod
     ``questions``: ``core.evaluation.questions.Question`` or any object with its fields."""
     from core.judge.runner import run_judge as run
 
+    check_question_count(ws, len(questions))
     return run(ws, questions, modes, chat, **options)
 
 
@@ -61,6 +82,7 @@ def router_rows(principal: Principal, ws: Workspace, questions: list[Question], 
     ``eval_rows``, an ``eval --per-question`` file's rows, when given). Reads only; a heavy work slot."""
     from core.evaluation.routing_eval import router_rows as rows_of
 
+    check_question_count(ws, len(questions))
     with slots().slot(heavy=True):
         return rows_of(ws, questions, label, k, eval_rows=eval_rows, settings=settings, keywords=keywords)
 
