@@ -19,7 +19,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -166,16 +166,13 @@ class Int8MiniLMEmbedder:
         if helper is None:
             with self._lock:
                 return self._each(ids, session)
-        mine, theirs = split_by_cost([len(piece) for piece in ids])
-        # The helper's share never takes the lock: it holds no lock the caller waits on (no deadlock), and
+        shared = SharedStrings(ids, session, self.dim)
+        # The helper's work never takes the lock: it holds no lock the caller waits on (no deadlock), and
         # concurrent runs of one session are safe in onnxruntime.
-        future = helper.submit(self._each, [ids[i] for i in theirs], session)
+        helper.submit(shared.work, False)
         with self._lock:
-            own = self._each([ids[i] for i in mine], session)
-        out = np.zeros((len(ids), self.dim), dtype=np.float32)
-        out[mine] = own
-        out[theirs] = future.result()
-        return out
+            shared.work(True)
+        return shared.result()
 
     @staticmethod
     def _each(ids: Sequence[Sequence[int]], session: Any) -> np.ndarray:
@@ -226,23 +223,45 @@ class Int8MiniLMEmbedder:
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
 
-# The per-string cost of one single-thread call, in wordpieces: a fixed part (the weights are read whatever
-# the length) plus one per wordpiece (about 1.9 ms + 0.13 ms per wordpiece measured on a 2-core machine).
-CALL_COST_WORDPIECES = 15
+class SharedStrings:
+    """Query strings embedded by whichever thread takes each first: the caller from the front (the question
+    first), the helper from the back, each string its own call (the same vectors whoever computes it). A
+    helper still busy with strings started earlier (``embed_queries_soon``) takes none, and the caller never
+    waits for it: it waits only for the strings the helper did take."""
 
+    def __init__(self, ids: Sequence[Sequence[int]], session: Any, dim: int) -> None:
+        self.ids, self.session = ids, session
+        self.out = np.zeros((len(ids), dim), dtype=np.float32)
+        self.left = list(range(len(ids)))
+        self.unfinished = len(ids)
+        self.failed: Optional[BaseException] = None
+        self.changed = threading.Condition()
 
-def split_by_cost(lengths: Sequence[int]) -> tuple[list[int], list[int]]:
-    """Indexes of the strings the caller embeds and of those the helper embeds, by their estimated cost
-    (``CALL_COST_WORDPIECES`` + length), longest first to the lighter side; the caller keeps the first
-    string (the question) and never gets an empty share."""
-    mine: list[int] = [0]
-    theirs: list[int] = []
-    cost = [CALL_COST_WORDPIECES + lengths[0], 0]
-    for i in sorted(range(1, len(lengths)), key=lambda j: -lengths[j]):
-        side = 0 if cost[0] <= cost[1] else 1
-        (mine if side == 0 else theirs).append(i)
-        cost[side] += CALL_COST_WORDPIECES + lengths[i]
-    return sorted(mine), sorted(theirs)
+    def work(self, front: bool) -> None:
+        while True:
+            with self.changed:
+                if not self.left or self.failed is not None:
+                    return
+                i = self.left.pop(0 if front else -1)
+            try:
+                vector = Int8MiniLMEmbedder._each([self.ids[i]], self.session)[0]
+            except BaseException as error:  # handed to the caller, which would otherwise wait for this string
+                with self.changed:
+                    self.failed = error
+                    self.changed.notify_all()
+                raise
+            with self.changed:
+                self.out[i] = vector
+                self.unfinished -= 1
+                self.changed.notify_all()
+
+    def result(self) -> np.ndarray:
+        """The vectors, once every string is done (the caller's own work done first)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.unfinished == 0 or self.failed is not None)
+            if self.failed is not None:
+                raise self.failed
+        return self.out
 
 
 _HELPER_LOCK = threading.Lock()

@@ -13,14 +13,27 @@ STRINGS = ["Who founded the Tidewater Shipping Cooperative in Port Sallow?", "To
            "Port Sallow, Velmora Coast", "harbour, shipping, cooperative, founder", "Gujarati"]
 
 
-def test_split_by_cost_keeps_the_first_string_and_balances_the_rest():
-    from core.onnx_embeddings import CALL_COST_WORDPIECES, split_by_cost
+def test_a_busy_helper_takes_no_string_and_the_caller_does_not_wait_for_it(int8, monkeypatch):
+    """The helper still embeds strings started earlier (``embed_queries_soon``): the caller embeds every
+    string of its own call itself instead of queueing half of them behind that work."""
+    import core.onnx_embeddings as onnx_embeddings
 
-    mine, theirs = split_by_cost([12, 4, 30, 5, 6])
-    assert 0 in mine and theirs and sorted(mine + theirs) == [0, 1, 2, 3, 4]
-    cost = [sum(CALL_COST_WORDPIECES + [12, 4, 30, 5, 6][i] for i in side) for side in (mine, theirs)]
-    assert abs(cost[0] - cost[1]) <= CALL_COST_WORDPIECES + 30  # no side carries everything
-    assert split_by_cost([7, 3]) == ([0], [1])
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    helper = onnx_embeddings.query_helper()
+    assert helper is not None
+    release = threading.Event()
+    busy = helper.submit(release.wait, 30)  # the helper is busy until released
+    try:
+        done: list[np.ndarray] = []
+        caller = threading.Thread(target=lambda: done.append(int8.embed_queries(STRINGS)))
+        caller.start()
+        caller.join(20)
+        assert done, "the caller waited for the busy helper"
+    finally:
+        release.set()
+        busy.result()
+    assert np.array_equal(done[0], np.vstack([int8.embed_queries([text]) for text in STRINGS]))
 
 
 def test_query_strings_are_shared_with_the_helper_and_give_the_same_vectors(int8, monkeypatch):

@@ -22,14 +22,17 @@ class GlobalRetriever(LightRAGRetriever):
     @staticmethod
     def unread_query_texts(ctx: QueryContext) -> set[str]:
         """The question's names joined, when its names are linked one by one (RAGScope's seeds): only
-        local mode's joined top-up search reads that string."""
+        local mode's joined top-up search reads that string. The low-level keywords joined (often the
+        same string: the names are the low-level keywords) are read only when there is no high-level
+        keyword to fall back from, so with high-level keywords that string is unread too."""
         if not ctx.strategies.seeds.shares_mode_seeds:
             return set()
         names = ctx.link_names()
         if len(names) < 2:
             return set()
         low, high = ctx.keywords()
-        return {", ".join(names)} - {ctx.question, *names, ", ".join(high), ", ".join(low)}
+        read = {ctx.question, *names, ", ".join(high)} | (set() if high else {", ".join(low)})
+        return {", ".join(names)} - read
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         """Relations, their endpoint entities and their chunks, ranked, before any token budget."""

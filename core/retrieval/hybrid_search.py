@@ -68,6 +68,7 @@ class HybridRetriever(LightRAGRetriever):
 class MixRetriever:
     name = "mix"
     params = (*LIGHTRAG_PARAMS, "naive_top_k")
+    searches_each_name = True  # its seeds (``lightrag_search.seeds_for``) search each name's vector
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         result = new_result(ctx, self.name, self.params)

@@ -186,6 +186,7 @@ class LightRAGRetriever:
 
     name = ""
     params = tuple(LIGHTRAG_PARAMS)
+    searches_each_name = True  # its seeds: each name's own vector search (``registry.retrieve`` starts them early)
 
     def gather(self, ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) -> Gathered:
         raise NotImplementedError

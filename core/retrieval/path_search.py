@@ -34,6 +34,7 @@ from core.retrieval.context_blocks import (add_keyword_usage, fit_to_budget, pre
 from core.retrieval.context_dedup import TextOnce
 from core.retrieval.funnel import path_funnel
 from core.retrieval.path_flow import FlowStats, ScoredPath, top_paths
+from core.retrieval.generation_rows import chunk_rows
 from core.retrieval.strategies import STRICT_SETTING
 from core.retrieval.token_counts import context_counter, corpus_tokens
 from core.storage.ports import GraphView
@@ -114,6 +115,7 @@ class PathRetriever:
 
     name = "path"
     params = tuple(PARAMS)
+    searches_each_name = True  # its seeds (``lightrag_search.seeds_for``) search each name's vector
 
     def retrieve(self, ctx: QueryContext) -> RetrievalResult:
         s = ctx.settings
@@ -248,7 +250,7 @@ class _Sizer:
     def sources(self, ctx: QueryContext, candidates: list[ChunkHit], budget: int) -> list[ChunkHit]:
         """Source chunk records with texts, cut to the budget."""
         records = fill_chunk_texts(ctx.ws, candidates)
-        found = ctx.ws.records.chunks_by_id(r.chunk_id for r in records)
+        found = chunk_rows(ctx.ws).chunks(r.chunk_id for r in records)  # the rows fill_chunk_texts read
         self.chunks.update({cid: int(c.tokens) for cid, c in found.items()})
         return prefix_within(records, self.source, max(budget, 0))[0]
 

@@ -124,7 +124,10 @@ class SeedSelection(Protocol):
 
     shares_mode_seeds: bool  # the answers may reuse the seeds a mode linked (same names, same way)
 
-    def names(self, ws: Workspace, question: str, spans: Sequence[str]) -> list[str]: ...
+    def names(self, ws: Workspace, question: str, spans: Sequence[str],
+              before_parse: Optional[Sequence[str]] = None) -> list[str]: ...
+
+    def names_before_parse(self, ws: Workspace, question: str) -> list[str]: ...
 
     def seeds(self, ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
               fill: bool) -> list[Seed]: ...
@@ -201,6 +204,7 @@ class QuestionState:
     keyword_usage: dict[str, int] = field(default_factory=lambda: {"llm_calls": 0, "prompt_tokens": 0,
                                                                    "completion_tokens": 0})
     names: Optional[list[str]] = None  # the names entity linking looks up (``QueryContext.link_names``)
+    names_before_parse: Optional[list[str]] = None  # those of them found without the parse
     query_texts: Optional[list[str]] = None
     embeddings: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict)
     pending: dict[str, Future[np.ndarray]] = field(default_factory=dict)  # started, not yet in ``embeddings``
@@ -346,8 +350,21 @@ class QueryContext:
         if self.state.names is None:
             low, _ = self.keywords()
             spans = name_spans(self.question) if getattr(self.keyword_extractor, "name", "") == "spacy" else list(low)
-            self.state.names = self.strategies.seeds.names(self.ws, self.question, spans)
+            self.state.names = self.strategies.seeds.names(self.ws, self.question, spans, self.names_before_parse())
         return list(self.state.names)
+
+    def names_before_parse(self) -> list[str]:
+        """The names of ``link_names`` the seed strategy finds in the question's text alone (RAGScope's:
+        the graph's own names; the papers': none), worked out once per question: ``embed_names_ahead``
+        embeds them while the question is parsed."""
+        if self.state.names_before_parse is None:
+            self.state.names_before_parse = self.strategies.seeds.names_before_parse(self.ws, self.question)
+        return list(self.state.names_before_parse)
+
+    def embed_names_ahead(self) -> None:
+        """``embed_ahead`` each name found before the parse (a mode that links names one by one embeds each)."""
+        for name in self.names_before_parse():
+            self.embed_ahead(name)
 
     def seeds(self, fallback_terms: Sequence[str], fill: bool = False) -> list[Seed]:
         """The question's entities linked to the graph by the seed strategy (``fallback_terms`` are

@@ -56,8 +56,13 @@ class LinkedNames:
 
     shares_mode_seeds = True
 
-    def names(self, ws: Workspace, question: str, spans: Sequence[str]) -> list[str]:
-        return list(dict.fromkeys(dictionary_names(ws, question) + list(spans)))
+    def names(self, ws: Workspace, question: str, spans: Sequence[str],
+              before_parse: Optional[Sequence[str]] = None) -> list[str]:
+        found = self.names_before_parse(ws, question) if before_parse is None else list(before_parse)
+        return list(dict.fromkeys(found + list(spans)))
+
+    def names_before_parse(self, ws: Workspace, question: str) -> list[str]:
+        return dictionary_names(ws, question)
 
     def seeds(self, ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
               fill: bool) -> list[Seed]:
@@ -83,8 +88,12 @@ class JoinedSearch:
 
     shares_mode_seeds = False
 
-    def names(self, ws: Workspace, question: str, spans: Sequence[str]) -> list[str]:
+    def names(self, ws: Workspace, question: str, spans: Sequence[str],
+              before_parse: Optional[Sequence[str]] = None) -> list[str]:
         return list(spans)
+
+    def names_before_parse(self, ws: Workspace, question: str) -> list[str]:
+        return []
 
     def seeds(self, ctx: QueryContext, names: Sequence[str], fallback_terms: Sequence[str], top_n: int,
               fill: bool) -> list[Seed]:

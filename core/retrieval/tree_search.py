@@ -36,6 +36,7 @@ import numpy as np
 
 from core.citations import hit_citation
 from core.retrieval.funnel import set_funnel, tree_reached
+from core.retrieval.generation_rows import chunk_rows
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
@@ -146,7 +147,7 @@ def stored_tokens(ctx: QueryContext, items: Sequence[Item]) -> dict[str, int]:
     """Token counts recorded at indexing time for the items' bodies (chunks and summaries)."""
     tree = ctx.ws.tree_index()
     sizes = {i: int(tree[i].tokens) for i in (_item_id(x) for x in items if x[0] == "summary") if i in tree}
-    chunks = ctx.ws.records.chunks_by_id(_item_id(x) for x in items if x[0] != "summary")
+    chunks = chunk_rows(ctx.ws).chunks(_item_id(x) for x in items if x[0] != "summary")  # read once per generation
     sizes.update({cid: int(c.tokens) for cid, c in chunks.items()})
     return sizes
 
