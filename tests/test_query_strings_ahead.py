@@ -12,36 +12,15 @@ import pytest
 from core.retrieval.global_search import GlobalRetriever
 from core.retrieval.registry import query_context, retrieve
 
+from tests.recording_embedder import RecordingEmbedder
+
 # Two names, both the graph's own (found without the parse), that are also the low-level keywords.
 TWO_NAMES = ("Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora "
              "Maritime Museum?")
 
 
-class Recording:
-    """The workspace's embedder, recording the strings embedded now (``texts``) and started ahead (``ahead``)."""
-
-    def __init__(self, inner: Any, ahead: bool = True) -> None:
-        self.inner, self.texts, self.ahead = inner, [], []
-        self.name, self.dim = inner.name, inner.dim
-        self.query_vectors_alone = getattr(inner, "query_vectors_alone", False)
-        if not ahead:
-            self.embed_queries_soon = None  # no background call: ``embed_ahead`` does nothing
-
-    def embed(self, texts):
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-    def embed_queries(self, texts):
-        self.texts.extend(texts)
-        return self.inner.embed_queries(texts)
-
-    def embed_queries_soon(self, texts):
-        self.ahead.extend(texts)
-        return self.inner.embed_queries_soon(texts)
-
-
-def run(ws: Any, question: str, mode: str, ahead: bool = True) -> tuple[Any, Recording, Any]:
-    recording = Recording(ws.embedder, ahead)
+def run(ws: Any, question: str, mode: str, ahead: bool = True) -> tuple[Any, RecordingEmbedder, Any]:
+    recording = RecordingEmbedder(ws.embedder, ahead=ahead)
     ws._embedder = recording
     try:
         ctx = query_context(ws, question)

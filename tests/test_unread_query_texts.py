@@ -9,27 +9,13 @@ import pytest
 
 from core.retrieval.registry import query_context, retrieve
 
+from tests.recording_embedder import RecordingEmbedder
+
 QUESTION = "What role did the Velmora Marine Institute play in the Carrow Sound fishing dispute?"
 
 
-class Recording:
-    """The workspace's embedder, recording every query string it embeds."""
-
-    def __init__(self, inner: Any, alone: bool) -> None:
-        self.inner, self.texts = inner, []
-        self.name, self.dim, self.query_vectors_alone = inner.name, inner.dim, alone
-
-    def embed(self, texts):
-        self.texts.extend(texts)
-        return self.inner.embed(texts)
-
-    def embed_queries(self, texts):
-        self.texts.extend(texts)
-        return self.inner.embed_queries(texts)
-
-
 def run(ws: Any, mode: str, alone: bool = True, everything_first: bool = False) -> tuple[Any, list[str], Any]:
-    recording = Recording(ws.embedder, alone)
+    recording = RecordingEmbedder(ws.embedder, alone=alone, ahead=False)
     ws._embedder = recording
     try:
         ctx = query_context(ws, QUESTION)
