@@ -40,8 +40,9 @@ from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.context_dedup import TextOnce
 from core.retrieval.strategies import STRICT_SETTING
-from core.retrieval.token_counts import context_counter, corpus_tokens
+from core.retrieval.token_counts import corpus_tokens
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.retrieval.tree_tokens import tree_context_counter
 from core.retrieval.tree_items import Item, items_within, render_item, split_item, stored_tokens, tokens_or_bytes
 from core.storage.ports import GraphView
 from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit
@@ -315,7 +316,7 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     weights = _leaf_weights(ctx, present)
     strict = not ctx.strategies.evidence.leaves_tail
     tie = ctx.strategies.evidence.tie_break(ctx)
-    count = context_counter(ctx.ws).count  # exact, from the generation's segment table
+    count = tree_context_counter(ctx.ws).count  # exact, from the generation's segment and sentence tables
     fit_to_budget((kept,), lambda: tokens_or_bytes("\n\n".join(render_item(item) for item in kept), count, budget),
                   budget)
     corpus = ctx.ws.views.derived(corpus_tokens)  # then each sentence once, and no more than the corpus
