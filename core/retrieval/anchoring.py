@@ -17,20 +17,15 @@ bonus is the same for both: the first hop and the second are both evidence of a 
 and the best ``top_k`` with cosine >= ``cosine_threshold`` are kept, best first. Cosines come from
 the in-memory relation vectors, so no extra vector-store round trip is paid. A question's anchored
 relations are worked out once per joined keyword string (``question_anchored``, kept in the
-question's state) and shared by global, hybrid, mix and path. The widened cosine search needs only the
-keywords' vector, so with the int8 embedder's query helper free it runs there
-(``relation_search_soon``) while the calling thread links the question's names: the same search, so
-the same candidates.
+question's state) and shared by global, hybrid, mix and path.
 """
 from __future__ import annotations
 
-from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence
 
 import numpy as np
 
-from core.onnx_embeddings import query_helper
 from core.retrieval.query import QueryContext, Seed
 from core.storage.ports import GraphView
 from core.storage.records import node_pair
@@ -111,22 +106,15 @@ def neighbourhood(graph: GraphView, seeds: Sequence[Seed],
     return anchors
 
 
-Widened = Sequence[tuple[Any, float]]  # the widened cosine search: (relation vector key, cosine), best first
-
-
-def anchored_relations(ws: Workspace, vector: np.ndarray, seeds: Sequence[Seed], top_k: int, threshold: float,
-                       widened: Optional[Widened] = None) -> list[AnchoredRelation]:
-    """The ``top_k`` relations by cosine to ``vector`` plus the anchor bonus (see the module doc).
-    ``widened``: the ``top_k * CANDIDATE_FACTOR`` search of ``vector`` when it was already run
-    (``relation_search_soon``)."""
+def anchored_relations(ws: Workspace, vector: np.ndarray, seeds: Sequence[Seed], top_k: int, threshold: float
+                       ) -> list[AnchoredRelation]:
+    """The ``top_k`` relations by cosine to ``vector`` plus the anchor bonus (see the module doc)."""
     views = ws.views
     graph, search = views.graph, views.vectors
     if search.size("relations") == 0:
         return []
-    if widened is None:
-        widened = search.ranked_keys("relations", vector, top_k * CANDIDATE_FACTOR)
     candidates: dict[tuple[str, str], tuple[str, str]] = {}  # sorted pair -> the vector's own key
-    for key, _ in widened:
+    for key, _ in search.ranked_keys("relations", vector, top_k * CANDIDATE_FACTOR):
         pair = node_pair(*key)
         if graph.has_relation(*pair):
             candidates[pair] = key
@@ -178,30 +166,11 @@ class AnchoredByKeywords(dict[str, list[AnchoredRelation]]):
     """A question's anchored relations per joined keyword string (kept in ``QuestionState.attached``)."""
 
 
-def relation_search_soon(ctx: QueryContext, joined: str) -> Optional["Future[Widened]"]:
-    """The widened cosine search of ``anchored_relations`` for ``joined`` started on the int8 embedder's
-    query helper (``core.onnx_embeddings.query_helper``: a core to spare), so that it overlaps what the
-    calling thread does next (the question's name linking); the keywords' vector is embedded first (with
-    the question's other strings, as the seeds would). None: not needed (already anchored), no helper,
-    or another embedder; ``question_anchored`` then searches on the calling thread."""
-    if getattr(ctx.ws.embedder, "embed_queries_soon", None) is None or joined in ctx.state.attached(AnchoredByKeywords):
-        return None
-    helper = query_helper()
-    search = ctx.ws.views.vectors  # this thread's generation, handed to the helper
-    if helper is None or search.size("relations") == 0:
-        return None
-    vector = ctx.embed(joined)
-    return helper.submit(search.ranked_keys, "relations", vector, ctx.settings.lightrag_top_k * CANDIDATE_FACTOR)
-
-
-def question_anchored(ctx: QueryContext, joined: str, seeds: Sequence[Seed],
-                      widened: Optional["Future[Widened]"] = None) -> list[AnchoredRelation]:
+def question_anchored(ctx: QueryContext, joined: str, seeds: Sequence[Seed]) -> list[AnchoredRelation]:
     """``anchored_relations`` of the joined keywords ``joined`` for the context's question, searched
-    the first time a mode asks and remembered in the question's state for the others (``widened``:
-    its widened search started by ``relation_search_soon``)."""
+    the first time a mode asks and remembered in the question's state for the others."""
     memo = ctx.state.attached(AnchoredByKeywords)
     if joined not in memo:
         memo[joined] = anchored_relations(ctx.ws, ctx.embed(joined), seeds, ctx.settings.lightrag_top_k,
-                                          ctx.settings.cosine_threshold,
-                                          widened.result() if widened is not None else None)
+                                          ctx.settings.cosine_threshold)
     return memo[joined]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-from core.retrieval.anchoring import ANCHOR_BONUS, question_anchored, relation_search_soon
+from core.retrieval.anchoring import ANCHOR_BONUS, question_anchored
 from core.retrieval.query import QueryContext, RelationSearch, Seed, Stopwatch
 from core.storage.ports import GraphView
 from core.storage.records import VectorHit
@@ -116,14 +116,11 @@ def anchored_hits(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch) 
         result.log("graph", "no_relations")
         return None
     low, _ = ctx.keywords()
-    joined = ", ".join(terms)
-    with clock.stage("embed_query"):
-        widened = relation_search_soon(ctx, joined)  # on the query helper while the names are linked
     seeds = seeds_for(ctx, result, clock, low or terms)
     with clock.stage("embed_query"):
-        ctx.prefetch([joined, ctx.question])  # the keywords' vector, used below
+        ctx.prefetch([", ".join(terms), ctx.question])  # the keywords' vector, used below
     with clock.stage("vector_search"):
-        anchored = question_anchored(ctx, joined, seeds, widened)
+        anchored = question_anchored(ctx, ", ".join(terms), seeds)
     anchored_count = sum(1 for r in anchored if r.anchor)
     result.log("relations", "anchored_relations", seeds=len(seeds), relations=len(anchored),
                threshold=ctx.settings.cosine_threshold, anchored=anchored_count, bonus=ANCHOR_BONUS)
