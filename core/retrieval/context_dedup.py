@@ -18,12 +18,13 @@ import re
 from bisect import bisect_right
 from functools import lru_cache
 from itertools import accumulate
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget, sources_text
-from core.retrieval.csv_cells import LineWriter
+from core.retrieval.csv_cells import LineWriter, clean_cell
 from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
                                              render_context)
+from core.tokens import encoding
 from core.types import ChunkHit, EntityHit, RelationHit
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")  # a description's pieces: sentences or "; " clauses
@@ -54,6 +55,7 @@ class TextOnce:
         self.sources = [normalise(c.text or "") for c in chunks]
         self.labels = list(labels) if labels is not None else [f"[{n}]" for n in range(1, len(chunks) + 1)]
         self.rows: dict[str, str] = {}
+        self.kept: dict[str, list[str]] = {}  # a compacted row's label -> the pieces it kept, in order
         self.hits = 0
         # The sources joined by line breaks, which neither a normalised source nor a piece contains: a
         # piece found in the joined text lies inside one source, and the first find is the first source.
@@ -86,6 +88,7 @@ class TextOnce:
                     pointers.append(place)
         if not pointers:
             return description
+        self.kept[label] = kept
         see = "see " + ", ".join(pointers)
         return f"{' '.join(kept)} ({see})" if kept else f"({see})"
 
@@ -94,10 +97,54 @@ def compact_rows(entities: Sequence[EntityHit], relations: Sequence[RelationHit]
                  chunks: Sequence[ChunkHit]) -> tuple[list[EntityHit], list[RelationHit], int]:
     """Copies of the rows with compact descriptions (the records themselves are not changed), and how
     many pieces were replaced by a pointer."""
+    out_e, out_r, seen = _compacted(entities, relations, chunks)
+    return out_e, out_r, seen.hits
+
+
+def _compacted(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
+               chunks: Sequence[ChunkHit]) -> tuple[list[EntityHit], list[RelationHit], TextOnce]:
     seen = TextOnce(chunks)
     out_e = [_described(e, seen.compact(e.description, f"entity {i}")) for i, e in enumerate(entities, 1)]
     out_r = [_described(r, seen.compact(r.description, f"relationship {i}")) for i, r in enumerate(relations, 1)]
-    return out_e, out_r, seen.hits
+    return out_e, out_r, seen
+
+
+def piece_counts(descriptions: Iterable[str]) -> dict[str, int]:
+    """For every piece of ``descriptions`` as a table cell shows it (``clean_cell``): the count of a space
+    and the piece, and of the piece from its first space on (``compact_context`` reads them)."""
+    wanted: dict[str, None] = {}
+    for description in descriptions:
+        for piece in _pieces(str(description or "")):
+            shown = clean_cell(piece)
+            wanted[" " + shown] = None
+            _, space, rest = shown.partition(" ")
+            if space:
+                wanted[" " + rest] = None
+    encode = encoding().encode_ordinary
+    return {unit: len(encode(unit)) for unit in wanted}
+
+
+def _known_units(line: str, kept: Sequence[str], known: Mapping[str, int]) -> Optional[tuple[str, int]]:
+    """A compacted row's line cut where cl100k cannot join two pieces (before a space that follows a
+    non-space character): its kept pieces but the first word are counted from ``known``
+    (``piece_counts``), and what is left (the cells before them, the first word, the pointer and the
+    cells after, any unknown piece) joined in order, which keeps the cuts. None: not cut (counted whole)."""
+    shown = [clean_cell(piece) for piece in kept]
+    body = " ".join(shown)
+    at = line.find(body) if shown else -1
+    if at < 0 or line.find(body, at + 1) >= 0 or line[at + len(body) : at + len(body) + 1] != " ":
+        return None
+    first, space, rest = shown[0].partition(" ")
+    left = [line[:at] + first]
+    total = 0
+    for unit in ([" " + rest] if space else []) + [" " + piece for piece in shown[1:]]:
+        found = known.get(unit)
+        if found is None:
+            left.append(unit)
+        else:
+            total += found
+    left.append(line[at + len(body) :])
+    return "".join(left), total
 
 
 Described = TypeVar("Described", EntityHit, RelationHit)
@@ -121,45 +168,54 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
     return render_context(compact_e, compact_r, chunks)
 
 
-def compact_context(budgeted: Budgeted, counter: Callable[[str], int],
-                    row_costs: RowCosts | None = None) -> tuple[str, int, int]:
+def compact_context(budgeted: Budgeted, counter: Callable[[str], int], row_costs: RowCosts | None = None,
+                    pieces: Mapping[str, int] | None = None) -> tuple[str, int, int]:
     """``render_compact`` of the budgeted lists, its tokens (equal to ``counter`` of the whole text) and
     the pieces replaced by a pointer. The count is taken row by row: every table row is one line that
     starts with its number, and cl100k never merges across a line break followed by text, so the
     context's tokens are those of the context without table rows plus each row with its line break.
     A row whose description is unchanged costs what the generation's ``row_costs`` say (counted once
-    per generation); only the compacted rows are encoded, in one call."""
-    compact_e, compact_r, pointers = compact_rows(budgeted.entities, budgeted.relations, budgeted.chunks)
+    per generation); only the compacted rows are encoded, in one call, less their kept pieces that
+    ``pieces`` (the generation's ``piece_counts``) counts (``_known_units``)."""
+    compact_e, compact_r, seen = _compacted(budgeted.entities, budgeted.relations, budgeted.chunks)
+    pointers = seen.hits
     known = [0]
     unknown: list[str] = []
     record_line = LineWriter()
 
-    def lines(records: Sequence[Any], originals: Sequence[Any], row: Callable[[Any, int], tuple[Any, ...]]) -> list[str]:
+    def lines(records: Sequence[Any], originals: Sequence[Any], row: Callable[[Any, int], tuple[Any, ...]],
+              noun: str) -> list[str]:
         out = []
         for number, (record, original) in enumerate(zip(records, originals), 1):
-            cost = None
+            cost = counted = None
             if record is original:  # description unchanged: the memoised line and the generation's count
                 line = csv_line(row(record, number))
                 if row_costs is not None and number < 1000:  # 1-3 digit numbers cost what row 1 costs
                     cost = row_costs.get(row(record, 1))
             else:
                 line = record_line(row(record, number))
-            if cost is None:
+                if pieces is not None:
+                    counted = _known_units(line, seen.kept.get(f"{noun} {number}", ()), pieces)
+            if counted is not None:
+                unknown.append(counted[0] + "\n")
+                known[0] += counted[1]
+            elif cost is None:
                 unknown.append(line + "\n")
             else:
                 known[0] += cost
             out.append(line)
         return out
 
-    entity_lines = lines(compact_e, budgeted.entities, entity_row)
-    relation_lines = lines(compact_r, budgeted.relations, relation_row)
+    entity_lines = lines(compact_e, budgeted.entities, entity_row, "entity")
+    relation_lines = lines(compact_r, budgeted.relations, relation_row, "relationship")
     sources = sources_text(budgeted.chunks)
     tokens = counter(context_from_lines([], [], sources)) + known[0] + (counter("".join(unknown)) if unknown else 0)
     return context_from_lines(entity_lines, relation_lines, sources), tokens, pointers
 
 
 def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int],
-                          row_costs: RowCosts | None = None) -> tuple[str, int, dict[str, Any]]:
+                          row_costs: RowCosts | None = None,
+                          pieces: Mapping[str, int] | None = None) -> tuple[str, int, dict[str, Any]]:
     """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
     chunk, then relation, then entity, never the last of each (``budgeted``'s lists change in place). Returns the context, its
     tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text
@@ -167,7 +223,7 @@ def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str],
     rendered: dict[str, Any] = {}
 
     def measure() -> int:
-        rendered["text"], rendered["tokens"], rendered["pointers"] = compact_context(budgeted, counter, row_costs)
+        rendered["text"], rendered["tokens"], rendered["pointers"] = compact_context(budgeted, counter, row_costs, pieces)
         return rendered["tokens"]
 
     # floor=1: the cap never empties a list. On a corpus smaller than the tables' own structure (a few

@@ -90,7 +90,8 @@ def assemble(ctx: QueryContext, result: RetrievalResult, clock: Stopwatch, gathe
             # What is rendered: each piece of text once, at most the corpus's size.
             corpus = ctx.ws.views.derived(corpus_tokens)
             cap = min(s.max_total_tokens, corpus) if corpus > 0 else s.max_total_tokens
-            context, tokens, done = render_compact_within(fit, cap, count, ctx.ws.views.derived(graph_row_costs))
+            context, tokens, done = render_compact_within(fit, cap, count, ctx.ws.views.derived(graph_row_costs),
+                                                         counts.pieces)
             finish(result, context, [c.chunk_id for c in fit.chunks], lambda _text: tokens)
             if done["pointers"]:
                 result.log("budgets", "compacted", pointers=done["pointers"], tokens=tokens)

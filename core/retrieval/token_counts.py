@@ -17,7 +17,7 @@ segment numbered 1 costs; the table stores rows numbered 1.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 
 from core.tokens import encoding
 
@@ -37,8 +37,9 @@ def segments(text: str) -> list[str]:
 class SegmentCounts:
     """The token counts of known segments; ``count`` adds them up and encodes only the unknown ones."""
 
-    def __init__(self, table: Mapping[str, int]) -> None:
+    def __init__(self, table: Mapping[str, int], pieces: Optional[Mapping[str, int]] = None) -> None:
         self.table = table
+        self.pieces = pieces  # the graph descriptions' pieces (``context_dedup.piece_counts``), or None
         self.blocks: dict[tuple[str, Any], int] = {}
 
     def block_cost(self, chunk: "ChunkHit") -> int:
@@ -102,16 +103,19 @@ def graph_row_costs(ws: Any) -> dict[tuple[Any, ...], int]:
 def segment_counts(ws: "Workspace") -> SegmentCounts:
     """The segment table of one workspace generation: every chunk text's and summary node's segments,
     and every entity and relation row of the LightRAG tables (numbered 1, with its line break; their costs are the
-    generation's row costs, already counted for the budgets)."""
+    generation's row costs, already counted for the budgets), and the pieces of the rows' descriptions that
+    a compacted row keeps (``context_dedup.piece_counts``)."""
+    from core.retrieval.context_dedup import piece_counts
     from core.retrieval.csv_cells import csv_table
 
     records = ws.records
     chunks = records.chunks_by_id(records.all_chunk_ids())
     summaries = [node.text for node in ws.views.tree_index.values()]  # the tree mode's summary bodies
     table = count_segments([chunk.text for chunk in chunks.values()] + summaries)
-    for cells, cost in ws.views.derived(graph_row_costs).items():
+    rows = ws.views.derived(graph_row_costs)
+    for cells, cost in rows.items():
         table[csv_table((), [cells]).split("\n", 1)[1] + "\n"] = cost
-    return SegmentCounts(table)
+    return SegmentCounts(table, piece_counts(cells[3] for cells in rows))
 
 
 def context_counter(ws: "Workspace") -> SegmentCounts:
