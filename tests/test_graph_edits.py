@@ -267,3 +267,19 @@ def test_a_missing_argument_is_named_with_what_it_is():
     for op, names in REQUIRED.items():  # every required argument has its words
         with pytest.raises(EditError, match=r"needs \w+ \(the "):
             clean_args(op, {})
+
+
+def test_an_entity_merged_into_itself_is_refused_and_not_logged(sample_ws_copy):
+    """Through the API (the page never offers it) a merge of an entity into itself — any case or spacing —
+    was logged as an edit that changed nothing; now it is refused with the reason, and a merge list that also
+    names the target keeps only the others."""
+    from core.api import edit_graph
+    from core.editing.log import EditError, clean_args
+
+    ws = sample_ws_copy
+    before = snapshot(ws)
+    with pytest.raises(EditError, match="other than the one they merge into"):
+        edit_graph(EDITOR, ws, "merge", {"names": ["PORT  Sallow"], "into": "port sallow"})
+    assert snapshot(ws) == before and ws.records.graph_edits() == []
+    assert clean_args("merge", {"names": ["Port Sallow", "Port Sallow Quay"], "into": "port sallow"})["names"] == [
+        "Port Sallow Quay"]

@@ -103,6 +103,11 @@ def clean_args(op: str, args: dict[str, Any]) -> dict[str, Any]:
     for name in ("into", "name", "to", "source", "target"):
         if name in out:
             key_of(out[name])
+    if op == "merge":  # an entity merged into itself changes nothing: not logged as an edit
+        others = [n for n in out["names"] if key_of(n) != key_of(out["into"])]
+        if not others:
+            raise EditError("merge needs at least one entity other than the one they merge into")
+        out["names"] = others
     return out
 
 
