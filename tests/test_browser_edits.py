@@ -87,6 +87,18 @@ def _text_once_holding(panel: Any, needles: tuple[str, ...], seconds: float = 90
         time.sleep(1.0)
 
 
+def confirm(tab) -> None:
+    """Tick "I confirm this change" until it is ticked (a click landing during a rerun was lost under load, and
+    Apply never came), then wait for Apply."""
+    box = tab.locator('[data-testid="stCheckbox"]').filter(has_text="I confirm this change").first
+    for _ in range(3):
+        if box.locator("input").is_checked():
+            break
+        box.get_by_text("I confirm this change").click()
+        idle(tab)
+    tab.get_by_role("button", name="Apply").wait_for(timeout=120_000)
+
+
 def test_merge_in_the_browser_compare_shows_it_a_viewer_cannot_edit_undo_restores(app, browser) -> None:  # noqa: F811
     editor_context, editor = new_tab(browser)
     viewer_context, viewer = new_tab(browser)
@@ -99,8 +111,7 @@ def test_merge_in_the_browser_compare_shows_it_a_viewer_cannot_edit_undo_restore
         idle(editor)
         pick_option(editor, "Merge into this entity", "Port Sallow Quay")
         editor.get_by_text("will be merged into Port Sallow").wait_for(timeout=60_000)
-        editor.get_by_text("I confirm this change").click()
-        idle(editor)
+        confirm(editor)
         editor.get_by_role("button", name="Apply").click()
         editor.get_by_text("Edit 1 (merge) made.").wait_for(timeout=300_000)
         idle(editor)
