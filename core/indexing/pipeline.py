@@ -189,7 +189,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     batches = split_batches(pending, batch_tokens)
     # every event below also says the whole run's fraction, time left and batch (core.indexing.overall)
     progress = overall = OverallProgress(progress, [sum(d.tokens for d in b) for b in batches], report.timings_s)
-    progress_event(progress, "index", 0, total, f"{total} document(s) to index in {len(batches)} batch(es)")
+    progress_event(progress, "index", 0, total, f"{total:,} document(s) to index in {len(batches):,} batch(es)")
     if overlap is None:
         overlap = overlap_by_default(ws.embedder, extractor)
     prefetch = None
