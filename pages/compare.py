@@ -39,10 +39,10 @@ def _run(ws, question: str, chosen: list[str]) -> None:
     """Run the chosen modes once and keep the results in the session."""
     settings = session_settings()
     llm, keywords = llm_for_queries(ws, settings)
-    label = f"Running {len(chosen)} mode(s): {', '.join(chosen)}…"
+    label = f"Running {len(chosen):,} mode(s): {', '.join(chosen)}…"
     with st.status(label, expanded=False) as status:
         results = run_modes(principal(), ws, question, chosen, settings=settings, llm=llm, keywords=keywords)
-        status.update(label=f"Ran {len(results)} mode(s)", state="complete")
+        status.update(label=f"Ran {len(results):,} mode(s)", state="complete")
     st.session_state[STATE_KEY] = {
         "workspace": current_workspace_name(), "generation": api.generation(principal(), ws), "question": question,
         "modes": list(results), "results": results,

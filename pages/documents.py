@@ -19,12 +19,14 @@ guard()  # the refusal / sign-in page unless this session may open it (app.py ga
 
 from core import api
 from core.auth import Role
-from core.loaders import DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
+from core.loaders import ARCHIVE_EXTENSIONS, DEFAULT_MAX_BYTES, SUPPORTED_EXTENSIONS
 from ui import import_view, state
+from ui.index_report import report_section
 from ui.errors import escape_markdown, show_errors
 from ui.counters import workspace_counts
 from ui.indexing import IndexCall, IndexJob, growth_figure, models_to_load, progress_bars, running_job_on
-from ui.llm import session_llm, usage_frame, usage_totals
+from ui.llm import session_llm, usage_totals
+from ui.numbers import count
 from ui.upload_check import MANY_FILES_HINT, estimate_tokens, large_upload_notes, pasted_document_name
 from ui.escape import md
 from ui.safe_tables import safe_dataframe
@@ -54,7 +56,10 @@ def frame_of(rows: list[dict[str, Any]]) -> pd.DataFrame:
         return frame.reindex(columns=columns)
     frame = frame.sort_values("updated_at", ascending=False, kind="stable")  # newest first: never below the fold
     frame["updated"] = pd.to_datetime(frame["updated_at"], unit="s", utc=True).dt.strftime("%H:%M:%S")
-    return frame.reindex(columns=columns)
+    frame = frame.reindex(columns=columns)
+    for column in ("tokens", "chunks", "entities", "dropped"):  # whole numbers even beside a missing one: shown 1,500
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").round().astype("Int64")
+    return frame
 
 
 def growth_key() -> str:
@@ -67,7 +72,7 @@ def show_counters(target: Any, status: dict[str, Any]) -> None:
         for col, (label, key) in zip(cols, [("Documents", "processed"), ("Chunks", "chunks"),
                                             ("Entities", "entities"), ("Relations", "relations"),
                                             ("Summaries", "tree_nodes")]):
-            col.metric(label, int(status[key]))
+            col.metric(label, count(status[key]))
 
 
 def upload_calls(ws: Workspace, files: list[tuple[str, bytes]]) -> list[IndexCall]:
@@ -147,7 +152,7 @@ def job_panel() -> None:
             show_counters(st.empty(), workspace_counts(job.ws))  # the sidebar reads the same numbers
         if snap["usage"]:
             t = usage_totals(snap["usage"])
-            st.caption(f"LLM so far: {t['calls']} call(s) ({t['cached']} from the cache), {t['prompt_tokens']:,} "
+            st.caption(f"LLM so far: {count(t['calls'])} call(s) ({count(t['cached'])} from the cache), {t['prompt_tokens']:,} "
                        f"prompt + {t['completion_tokens']:,} completion tokens")
         if snap["cancelling"]:
             st.warning("Cancelling at the next safe point (LLM calls in flight finish; their replies are cached)…")
@@ -208,10 +213,13 @@ def input_section(ws: Workspace) -> None:
         start_job(ws, upload_calls(ws, items), "the sample corpus")
     upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"])
     with upload_tab:
+        limits = state.session_settings()  # the archive limits the upload is held to
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
-                                 type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS),
-                                 help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line); "
-                                      f"up to {UPLOAD_LIMIT_MB} MB per file. {MANY_FILES_HINT}")
+                                 type=sorted(e.lstrip(".") for e in SUPPORTED_EXTENSIONS | ARCHIVE_EXTENSIONS),
+                                 help=f"txt, md, pdf, docx, html or JSONL corpora (one document per line), or a .zip "
+                                      f"of them; up to {UPLOAD_LIMIT_MB} MB per file. {MANY_FILES_HINT} A .zip may "
+                                      f"hold up to {count(limits.max_archive_entries)} files and "
+                                      f"{limits.max_archive_uncompressed_mb:,g} MB unpacked (Settings).")
         sizes = upload_sizes(files or [])
         notes = large_upload_notes([(f.name, sizes[f.file_id]) for f in files or []],
                                    documents_frame(str(ws.path), api.generation(state.principal(), ws), ws).to_dict("records"))
@@ -220,7 +228,7 @@ def input_section(ws: Workspace) -> None:
         if st.button("Index uploaded files", key="doc_index_uploads", type="primary", disabled=not files):
             ordered = sorted(files or [], key=lambda f: sizes[f.file_id]) if notes else list(files or [])
             items = [(f.name, f.getvalue()) for f in ordered]  # a flagged large file goes last
-            start_job(ws, upload_calls(ws, items), f"{len(items)} file(s)")
+            start_job(ws, upload_calls(ws, items), f"{count(len(items))} file(s)")
     with paste_tab:
         st.text_input("Document name", key="doc_paste_name", value="pasted-text", max_chars=120)
         st.text_area("Text", key="doc_paste_text", height=180)
@@ -236,50 +244,12 @@ def input_section(ws: Workspace) -> None:
                       "pasted text")
 
 
-def usage_section(report: dict[str, Any]) -> None:
-    """The LLM's calls and tokens per stage for the last run, and per chunk indexed."""
-    usage = report.get("usage") or {}
-    if not usage:
-        return
-    t = usage_totals(usage)
-    chunks = int(report.get("chunks") or 0)
-    per_chunk = (f" For {chunks} chunk(s): {t['calls'] / chunks:.1f} call(s), {t['prompt_tokens'] / chunks:,.0f} "
-                 f"prompt and {t['completion_tokens'] / chunks:,.0f} completion tokens per chunk.") if chunks else ""
-    st.caption(f"LLM {md(report.get('model', ''))}: {t['calls']} call(s), {t['cached']} answered from the cache, "
-               f"{t['prompt_tokens']:,} prompt + {t['completion_tokens']:,} completion tokens.{per_chunk}")
-    safe_dataframe(usage_frame(usage), hide_index=True, key="doc_llm_usage")
-
-
-def report_section() -> None:
-    error = st.session_state.pop("doc_job_error", None)
-    if error is not None:
-        with show_errors("Indexing stopped"):
-            raise error
-    report = st.session_state.pop("doc_last_report", None)
-    if not report:
-        return
-    if report.get("cancelled"):
-        st.warning(f"Indexing cancelled after {report['processed']} document(s) in {report['seconds']} s. "
-                   f"{report.get('pending', 0)} document(s) stay pending: press Resume pending to continue — "
-                   "finished LLM work is cached, so it costs no new calls.")
-    else:
-        text = (f"Indexed {report['processed']} document(s) in {report['seconds']} s; "
-                f"{report['unchanged']} unchanged, {report['replaced']} replaced, {len(report['failed'])} failed.")
-        (st.warning if report["failed"] else st.success)(text)
-    for line in capped_reasons([f"✗ {fail.get('name', '?')}: {fail.get('reason', '')}" for fail in report["failed"]]):
-        st.text(line)
-    if report.get("dropped"):
-        st.caption(f"The extraction parser dropped {report['dropped']} record(s) it could not use — see "
-                   "“What the extraction dropped” below the status table.")
-    usage_section(report)
-
-
 @st.cache_data(show_spinner=False, max_entries=16)
 def dropped_frame(path: str, generation: int, _ws: Workspace) -> pd.DataFrame:
     """Per document: how many extraction records the parser dropped, why, and an example."""
     names = {d.doc_id: d.name for d in api.documents(state.principal(), _ws)}
     rows = [{"document": names.get(doc_id, doc_id), "extractor": r.get("extractor", ""), "dropped": r["dropped"],
-             "reasons": "; ".join(f"{reason} ×{n}" for reason, n in sorted(r["reasons"].items(), key=lambda x: -x[1])),
+             "reasons": "; ".join(f"{reason} ×{count(n)}" for reason, n in sorted(r["reasons"].items(), key=lambda x: -x[1])),
              "example": (r.get("examples") or [""])[0]}
             for doc_id, r in api.dropped_records(state.principal(), _ws).items() if r["dropped"]]
     return pd.DataFrame(rows, columns=["document", "extractor", "dropped", "reasons", "example"])
@@ -290,7 +260,7 @@ def dropped_section(ws: Workspace) -> None:
     frame = dropped_frame(str(ws.path), state.generation(ws), ws)
     if frame.empty:
         return
-    with st.expander(f"What the extraction dropped ({int(frame['dropped'].sum())} record(s))", expanded=False):
+    with st.expander(f"What the extraction dropped ({count(frame['dropped'].sum())} record(s))", expanded=False):
         st.caption("Records the extractor's parser could not use, from each document's last indexing. Small "
                    "models drift from the record format; these never reach the graph.")
         safe_dataframe(frame, hide_index=True, key="doc_dropped")
@@ -354,7 +324,7 @@ def table_section(ws: Workspace, interactive: bool = True, frame: pd.DataFrame |
         start_job(ws, [lambda progress, **options: api.resume(who, ws, progress, **options)], "pending documents")
     deleted = st.session_state.pop("doc_last_deleted", None)
     if deleted:
-        st.success(f"Deleted {deleted[0]} document(s).")
+        st.success(f"Deleted {count(deleted[0])} document(s).")
 
 
 def growth_section(ws: Workspace) -> None:

@@ -10,7 +10,6 @@ Below: the LLM judge's pairwise win rates (``ui.judge_view``) and the analyst's 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -29,23 +28,13 @@ from ui.eval_tables import (NO_VALUE, answers_frame, auto_chosen_text, auto_fram
                             MAX_K, MAX_KS, evidence_frame, gold_rank_columns, gold_rank_frame, parse_ks, rows_frame,
                             summary_notes)
 from ui.examples import remember_questions  # noqa: E402
+from ui.question_files import left_out_note, offered_question_files  # noqa: E402
 from ui.errors import show_errors  # noqa: E402
 from ui.state import current_workspace_name, session_settings, workspace  # noqa: E402
 from ui.escape import md  # noqa: E402
 from ui.safe_tables import safe_dataframe  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_QUESTIONS = ROOT / "data" / "sample_questions.jsonl"
-SHARED_DATA = ROOT.parent / "shared" / "data"
 STATE_KEY = "evaluate_last"
-
-
-def _question_files() -> dict[str, Path]:
-    files = {"Sample corpus questions (data/sample_questions.jsonl)": SAMPLE_QUESTIONS}
-    for path in sorted(SHARED_DATA.glob("*/questions.jsonl")):
-        if path.stat().st_size > 0:
-            files[f"{path.parent.name} (shared data)"] = path
-    return {k: v for k, v in files.items() if v.exists()}
 
 
 def _recall_figure(report, k: int) -> go.Figure:
@@ -75,7 +64,7 @@ def main() -> None:
         st.info("This workspace is empty: index the matching corpus on the Documents page first.")
         return
     modes = api.mode_names(state.principal())
-    files = _question_files()
+    files, left_out = offered_question_files(ws)  # only the files written for this workspace's corpus
     source = st.radio("Questions", ["Built-in or shared file", "Upload a file", annotations_view.SOURCE_LABEL],
                       key="eval_source", persist_state="session", horizontal=True)
     questions = None
@@ -92,6 +81,10 @@ def main() -> None:
         choice = st.selectbox("Question file", list(files), key="eval_file")
         questions = load_questions(files[choice])
         remember_questions(choice, questions)
+    else:
+        st.info("No built-in question file is about this workspace's documents: upload a question file.")
+    if left_out and source == "Built-in or shared file":
+        st.caption(left_out_note(left_out, len(api.doc_names(state.principal(), ws))))
     chosen = st.multiselect("Modes", modes, default=modes, key="eval_modes", persist_state="session")
     ks_text = st.text_input("k values", "2,5,10", key="eval_ks", persist_state="session", max_chars=100,
                             help=f"Recall cut-offs, e.g. 2,5,10: at most {MAX_KS} whole numbers from 1 to {MAX_K}.")
@@ -111,7 +104,7 @@ def main() -> None:
         bar = st.progress(0.0, text="Starting…")
 
         def progress(event: ProgressEvent) -> None:
-            bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done}/{event.total} · {md(event.message)}")
+            bar.progress(min(1.0, event.done / max(event.total, 1)), text=f"{event.done:,}/{event.total:,} · {md(event.message)}")
 
         report = api.evaluate(state.principal(), ws, selected, chosen, ks, settings=session_settings(), progress=progress)
         bar.progress(1.0, text="Done")
@@ -132,16 +125,16 @@ def render_report(report, ws, questions: dict[str, str]) -> None:
     """The last evaluation's tables, charts, evidence loss and downloads."""
     for warning in report.warnings:
         st.warning(md(warning))
-    st.subheader(f"{report.questions} questions")
+    st.subheader(f"{report.questions:,} questions")
     over = counted_over(report)
     st.markdown("**Evidence: recall of the gold documents, per question then averaged** — over the "
-                f"{over['with_gold']} of {over['questions']} questions that have gold documents "
-                f"({over['gold_documents']} gold documents in all). R@k: share of a question's gold documents in "
+                f"{over['with_gold']:,} of {over['questions']:,} questions that have gold documents "
+                f"({over['gold_documents']:,} gold documents in all). R@k: share of a question's gold documents in "
                 "the mode's top k; all@k: share of questions with every gold document in the top k.")
     safe_dataframe(evidence_frame(report), hide_index=True, key="eval_summary_table")
-    st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']} "
-                f"of {over['questions']} questions that have a gold answer; tokens and latency over all "
-                f"{over['questions']}. In context / in answer / in first line: the gold answer is in the mode's context, "
+    st.markdown(f"**Answers and cost, per question then averaged** — the answer rates over the {over['with_answer']:,} "
+                f"of {over['questions']:,} questions that have a gold answer; tokens and latency over all "
+                f"{over['questions']:,}. In context / in answer / in first line: the gold answer is in the mode's context, "
                 "in its extractive answer, in that answer's first line. Bold = / ≠ gold: the first line's bold short "
                 "answer is / is not the gold answer (no bold counts as neither). A gold answer longer than six words "
                 "(a sentence) is matched by its content words instead, and left out of the bold columns.")

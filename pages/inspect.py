@@ -23,6 +23,7 @@ from core.settings import Settings, is_numeric_field  # noqa: E402
 from core.types import RetrievalResult  # noqa: E402
 from ui import annotations_view  # noqa: E402
 from ui import edit_question_view  # noqa: E402
+from ui.numbers import count  # noqa: E402
 from ui import evidence_links  # noqa: E402
 from ui import ppr_view  # noqa: E402
 from ui import provenance  # noqa: E402
@@ -100,15 +101,15 @@ def render_header(last: dict, result: RetrievalResult) -> None:
     rv.render_answer(result)
     c = rv.counts(result)
     cols = st.columns(6)
-    cols[0].metric("Entities", c["entities"], help="Retrieved entities: the entity records this mode returned "
+    cols[0].metric("Entities", count(c["entities"]), help="Retrieved entities: the entity records this mode returned "
                                                    "(the same count as the subgraph caption below).")
-    cols[1].metric("Relations", c["relations"])
-    cols[2].metric("Paths", c["paths"])
-    cols[3].metric("Chunks / summaries", f"{c['chunks']} / {c['summaries']}")
-    cols[4].metric("Context tokens", result.context_tokens)
+    cols[1].metric("Relations", count(c["relations"]))
+    cols[2].metric("Paths", count(c["paths"]))
+    cols[3].metric("Chunks / summaries", f"{count(c['chunks'])} / {count(c['summaries'])}")
+    cols[4].metric("Context tokens", count(result.context_tokens))
     cols[5].metric("Total ms", f"{rv.total_ms(result):.0f}")
-    st.caption(f"LLM calls {result.llm_calls} · prompt tokens {result.prompt_tokens} · "
-               f"completion tokens {result.completion_tokens}")
+    st.caption(f"LLM calls {count(result.llm_calls)} · prompt tokens {count(result.prompt_tokens)} · "
+               f"completion tokens {count(result.completion_tokens)}")
     rv.render_route(result, "inspect")  # auto only: the mode it ran, why, and the top predicted gains
     rv.render_keywords(result)
     if last.get("overrides"):
@@ -173,7 +174,7 @@ def render_subgraph(ws, last: dict, result: RetrievalResult) -> None:
         return
     show_all = cols[1].checkbox("Show all", key="inspect_graph_all",
                                 help=f"Draw every retrieved node (default: the best-ranked "
-                                     f"{subgraph_view.DEFAULT_BUDGET}).")
+                                     f"{subgraph_view.DEFAULT_BUDGET:,}).")
     neighbours = cols[2].checkbox("Show neighbours", key="inspect_graph_neighbours",
                                   help="Add the 1-hop neighbours of the retrieved nodes (faded).")
     budget = MAX_GRAPH_NODES if show_all else subgraph_view.DEFAULT_BUDGET

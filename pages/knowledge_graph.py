@@ -25,6 +25,7 @@ from ui.graph_page import DEFAULT_NODES, HEIGHT, MAX_CHUNKS_SHOWN, DrawnView, dr
 from ui.graph_view import MAX_LAYOUT_NODES, legend_html
 from ui.prose import prose_html
 from ui.safe_tables import safe_dataframe
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import EdgeDetail, GraphSummary, NodeDetail, Workspace
@@ -65,7 +66,7 @@ def controls(summary: "GraphSummary", mention: bool) -> dict[str, Any]:
     size_by_degree = cols[1].checkbox("Size by degree", value=True, key="kg_size_by_degree",
                                       persist_state="session")
     cols[2].checkbox("Show all nodes", key="kg_show_all", persist_state="session",
-                     help=f"Draw every node that passes the filters ({summary.nodes} in all), up to "
+                     help=f"Draw every node that passes the filters ({summary.nodes:,} in all), up to "
                           f"{MAX_LAYOUT_NODES:,}; labels are still drawn only where they fit (hover a node for its name).")
     budget = min(summary.nodes, MAX_LAYOUT_NODES) if show_all else int(max_nodes)
     return {"search": search or "", "depth": int(depth), "max_nodes": max(budget, 1), "min_degree": int(min_degree),
@@ -85,13 +86,13 @@ def show_chunks(ws: "Workspace", chunk_ids: list[str], counts: Optional[dict[str
         chunk = chunks.get(chunk_id)
         if chunk is None:
             continue
-        extra = f", {counts[chunk_id]} mention(s)" if counts and chunk_id in counts else ""
-        with st.expander(f"Source chunk {i + 1}: document #{order.get(chunk.doc_id, '?')}, "
+        extra = f", {counts[chunk_id]:,} mention(s)" if counts and chunk_id in counts else ""
+        with st.expander(f"Source chunk {i + 1}: document #{count(order.get(chunk.doc_id, '?'))}, "
                          f"chunk {chunk.order + 1}{extra}", expanded=False):
             st.text(f"Document: {names.get(chunk.doc_id, chunk.doc_id)}")
             st.html(prose_html(chunk.text, max_height_px=360))
     if len(chunk_ids) > MAX_CHUNKS_SHOWN:
-        st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN} more source chunk(s) not shown.")
+        st.caption(f"{len(chunk_ids) - MAX_CHUNKS_SHOWN:,} more source chunk(s) not shown.")
 
 
 RELATION_COLUMNS = {
@@ -266,11 +267,11 @@ def main() -> None:
                    f"{MAX_LAYOUT_NODES:,} (its layout time and memory grow with the square of the count). Narrow "
                    "the view with a search, entity types or Min degree, or export the graph below.")
     elif shown < eligible:
-        st.caption(f"Showing {shown} of {eligible} nodes ({how}; the graph has {total} in all) — tick "
+        st.caption(f"Showing {shown:,} of {eligible:,} nodes ({how}; the graph has {total:,} in all) — tick "
                    f"“Show all nodes” or raise Max nodes for more. Labels are drawn where they fit; hover a node "
                    f"or an edge for its name, click it for details. Edge thickness = weight.")
     else:
-        st.caption(f"Showing {shown} of {total} nodes. Labels are drawn where they fit; hover a node or an edge "
+        st.caption(f"Showing {shown:,} of {total:,} nodes. Labels are drawn where they fit; hover a node or an edge "
                    f"for its name, click it for details. Edge thickness = weight; drag to move, scroll to zoom.")
     left, right = st.columns([3, 1])
     with left:

@@ -187,12 +187,12 @@ def node_panel(ws: "Workspace", node_id: str, labels: dict[str, str]) -> None:
         if chunk is None:
             st.caption("This chunk no longer exists.")
             return
-        st.text(f"Chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)} ({chunk.tokens} tokens)")
+        st.text(f"Chunk {chunk.order + 1} of {names.get(chunk.doc_id, chunk.doc_id)} ({chunk.tokens:,} tokens)")
         st.html(prose_html(chunk.text, max_height_px=420))
         return
     roots = {doc: root for doc, (root, _) in api.doc_roots(state.principal(), ws).items()}
     title = labels.get(node_id) or node_label(node_id, tree, names, {}, roots)
-    st.text(f"{title} — {node.scope} level {node.level}, {node.tokens} tokens")
+    st.text(f"{title} — {node.scope} level {node.level}, {node.tokens:,} tokens")
     left, right = st.columns(2)
     with left:
         st.caption("Summary")  # headings set apart for reading (the stored text, which is embedded, keeps spaces)
@@ -215,11 +215,11 @@ def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict
             meta = chunk_meta[child]
             rows.append({"child": labels.get(child) or f"chunk {meta.order + 1} of {names.get(meta.doc_id, '?')}",
                          "kind": "chunk", "start": meta.text[:120]})
-    st.caption(f"Children ({len(rows)})")
+    st.caption(f"Children ({len(rows):,})")
     if rows:
         safe_dataframe(pd.DataFrame(rows), key="tree_children_table", hide_index=True)
     leaves = list(node.leaf_chunk_ids)
-    st.caption(f"Leaf chunks ({len(leaves)})")
+    st.caption(f"Leaf chunks ({len(leaves):,})")
     chunks = api.chunks_by_id(state.principal(), ws, leaves[:MAX_LEAVES_SHOWN])
     for i, leaf in enumerate(leaves[:MAX_LEAVES_SHOWN]):
         chunk = chunks.get(leaf)
@@ -229,7 +229,7 @@ def node_children(ws: "Workspace", node: Any, labels: dict[str, str], tree: dict
                          expanded=False):
             st.html(prose_html(chunk.text, max_height_px=360))
     if len(leaves) > MAX_LEAVES_SHOWN:
-        st.caption(f"{len(leaves) - MAX_LEAVES_SHOWN} more leaf chunk(s) not shown.")
+        st.caption(f"{len(leaves) - MAX_LEAVES_SHOWN:,} more leaf chunk(s) not shown.")
 
 
 def choose_scope(ws: "Workspace") -> tuple[str, str]:
@@ -247,7 +247,7 @@ def choose_scope(ws: "Workspace") -> tuple[str, str]:
         doc_id = cols[1].selectbox("Document", docs, key="tree_doc",
                                    format_func=lambda d: names.get(d, d)[:100]) or ""
     elif scope == "all" and total > EVERYTHING_MAX:
-        cols[1].warning(f"The whole tree has {total} nodes (more than {EVERYTHING_MAX}): showing the corpus top "
+        cols[1].warning(f"The whole tree has {total:,} nodes (more than {EVERYTHING_MAX:,}): showing the corpus top "
                         f"levels instead. Pick one document to see its subtree.")
         scope = "corpus"
     elif scope == "corpus":
@@ -278,7 +278,7 @@ def main() -> None:
         st.info("Nothing to show in this view yet (the corpus level appears once documents are indexed).")
         return
     st.html(legend_html(legend))
-    st.caption(f"{len(order)} nodes. Top = corpus levels; leaves = chunks. Hover a node for its summary, click "
+    st.caption(f"{len(order):,} nodes. Top = corpus levels; leaves = chunks. Hover a node for its summary, click "
                "it to read it below; scroll to zoom, drag to pan.")
     if st.session_state.get("tree_node") not in order:
         st.session_state["tree_node"] = order[0]

@@ -46,10 +46,12 @@ def test_a_pasted_name_with_slashes_keeps_every_part():
         assert sanitize_name(pasted_document_name(typed) + ".txt") == kept + ".txt"
 
 
-def test_the_uploader_says_how_to_bring_many_small_documents_and_that_a_zip_is_not_unpacked(tmp_path, monkeypatch):
-    """A zip of 20,000 notes is refused by the uploader ("application/zip files are not allowed") and 20,000
-    files had not finished uploading after 15 minutes (2,000 took 75 s), where a JSONL of 100,000 records
-    uploads in under a second: the uploader's help says so before the user tries."""
+def test_the_uploader_takes_a_zip_and_says_how_it_is_unpacked(tmp_path, monkeypatch):
+    """20,000 files had not finished uploading after 15 minutes (2,000 took 75 s), where a JSONL of 100,000
+    records uploads in under a second: the uploader's help says so. A .zip of documents was refused by the
+    uploader ("application/zip files are not allowed") and its help said so; it is now accepted and unpacked on
+    the server, and the help says how (each file a document named by its path, other types skipped, one level)
+    and within which limits (the workspace's member count and unpacked size)."""
     from streamlit.testing.v1 import AppTest
 
     from conftest import ROOT
@@ -59,6 +61,10 @@ def test_the_uploader_says_how_to_bring_many_small_documents_and_that_a_zip_is_n
         monkeypatch.delenv(variable, raising=False)
     at = AppTest.from_file(str(ROOT / "pages" / "documents.py"), default_timeout=300).run()
     assert not at.exception, [e.value for e in at.exception]
-    helps = [u.proto.help for u in at.get("file_uploader")]
-    assert len(helps) == 2  # the documents and the LightRAG import
-    assert "one JSONL file" in helps[0] and "zip is not unpacked" in helps[0]
+    uploaders = at.get("file_uploader")
+    assert len(uploaders) == 2  # the documents and the LightRAG import
+    documents = uploaders[0].proto
+    assert {".zip", ".md", ".jsonl"} <= set(documents.type), list(documents.type)
+    assert "one JSONL file" in documents.help and "A .zip is unpacked on the server" in documents.help
+    assert "named by its path in the zip" in documents.help and "listed as skipped" in documents.help
+    assert "up to 10,000 files and 256 MB unpacked" in documents.help  # the workspace's limits, with separators

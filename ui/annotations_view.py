@@ -21,6 +21,7 @@ from core.types import RetrievalResult
 from ui.errors import escape_markdown, show_errors
 from ui.state import can, principal
 from ui.safe_tables import safe_dataframe
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -92,10 +93,10 @@ def render_marking(ws: "Workspace", question: str, results: Mapping[str, Retriev
         modes = {row["chunk_id"]: ",".join(row["modes"]) for row in rows}
         with show_errors("Saving the annotations"):
             stored = api.save_annotation_marks(principal(), ws, question, marks, mode=modes, answer=answer)
-            st.success(f"Saved: {len(stored.relevant)} relevant and {len(stored.not_relevant)} not relevant chunk(s) "
-                       f"for this question ({len(stored.gold_doc_ids)} gold document(s)).")
+            st.success(f"Saved: {count(len(stored.relevant))} relevant and {count(len(stored.not_relevant))} not relevant chunk(s) "
+                       f"for this question ({count(len(stored.gold_doc_ids))} gold document(s)).")
     elif existing is not None and existing.marks:
-        st.caption(f"Stored for this question: {len(existing.relevant)} relevant, {len(existing.not_relevant)} "
+        st.caption(f"Stored for this question: {count(len(existing.relevant))} relevant, {count(len(existing.not_relevant))} "
                    "not relevant chunk(s).")
 
 
@@ -130,7 +131,7 @@ def render_annotation_list(ws: "Workspace") -> None:
             st.caption("No annotations yet: an editor marks retrieved chunks relevant or not relevant on the "
                        "Inspect or Compare page, or imports a file of marks; they then show here.")
     else:
-        st.caption(f"{len(frame)} annotated question(s). Chunks marked relevant become gold evidence: choose "
+        st.caption(f"{count(len(frame))} annotated question(s). Chunks marked relevant become gold evidence: choose "
                    f"“{SOURCE_LABEL}” above to evaluate the modes on them, or download them as a question file.")
         safe_dataframe(frame, hide_index=True, key="annotations_table")
         st.download_button("Download annotations (JSONL question file)", api.export_annotations(principal(), ws),
@@ -143,7 +144,7 @@ def render_annotation_list(ws: "Workspace") -> None:
                                 format_func=lambda q: f"{q} — {frame.set_index('qid').loc[q, 'question'][:80]}")
         if st.button("Delete", key="annotations_delete", disabled=not doomed):
             with show_errors("Deleting annotations"):
-                st.success(f"Deleted {api.delete_annotations(principal(), ws, doomed)} annotated question(s).")
+                st.success(f"Deleted {count(api.delete_annotations(principal(), ws, doomed))} annotated question(s).")
                 st.rerun()
     upload = st.file_uploader("Import marks from a question file (.jsonl)", type=["jsonl"],
                               key="annotations_upload")
@@ -151,6 +152,6 @@ def render_annotation_list(ws: "Workspace") -> None:
         with show_errors("Importing annotations"):
             report = api.import_annotations(principal(), ws, upload.getvalue().decode("utf-8", errors="replace").splitlines(),
                                     upload.name)
-            st.success(f"Imported {report.questions} question(s) and {report.marks} mark(s).")
+            st.success(f"Imported {count(report.questions)} question(s) and {count(report.marks)} mark(s).")
             for reason in report.skipped:
                 st.warning(escape_markdown(f"Skipped {reason}"))

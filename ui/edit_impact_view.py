@@ -4,7 +4,6 @@ index as it is, through ``core.api.evaluate_edits``, and shows every mode's reca
 the questions whose evidence or answer changed. Tables only (cells are plain text)."""
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import pandas as pd
@@ -15,21 +14,15 @@ from core.auth import Role
 from core.evaluation.questions import load_questions
 from ui import state
 from ui.errors import show_errors
+from ui.question_files import left_out_note, offered_question_files, uploaded_questions
 from ui.safe_tables import safe_dataframe
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import EditImpact, Workspace
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "kg_edit_impact"
-
-
-def question_files() -> dict[str, Path]:
-    """The sample questions and the shared data sets' question files that exist here."""
-    files = {"Sample corpus questions": ROOT / "data" / "sample_questions.jsonl"}
-    for path in sorted((ROOT.parent / "shared" / "data").glob("*/questions.jsonl")):
-        files[f"{path.parent.name} (shared data)"] = path
-    return {k: v for k, v in files.items() if v.exists() and v.stat().st_size > 0}
+UPLOAD = "Upload a question file"
 
 
 def _pct(value: Optional[float]) -> str:
@@ -76,19 +69,20 @@ def panel(ws: "Workspace") -> None:
     if not active:
         return
     with st.expander("What the edits changed (evaluation before → after)"):
-        files = question_files()
-        if not files:
-            st.caption("No question file found.")
-            return
-        choice = st.selectbox("Questions", list(files), key="kg_impact_file")
+        files, left_out = offered_question_files(ws)  # only those written for this workspace's corpus
+        choice = st.selectbox("Questions", [*files, UPLOAD], key="kg_impact_file")
+        if left_out:
+            st.caption(left_out_note(left_out, len(api.doc_names(state.principal(), ws))))
+        upload = (st.file_uploader("Question file (.jsonl)", type=["jsonl"], key="kg_impact_upload")
+                  if choice == UPLOAD else None)
         ids = [e.id for e in active]
         since = st.selectbox("Edits from number", ids, key="kg_impact_since",
                              help="Before = the index with this edit and every later one undone (in a copy).")
         limit = st.number_input("First N questions (0 = all)", 0, 100_000, 0, key="kg_impact_limit")
-        if st.button("Re-run before → after", key="kg_impact_go"):
-            questions = load_questions(files[choice])
-            questions = questions[: int(limit)] if limit else questions
+        if st.button("Re-run before → after", key="kg_impact_go", disabled=choice == UPLOAD and upload is None):
             with show_errors(), st.spinner("Evaluating twice: before the edits (a copy) and after…"):
+                questions = load_questions(files[choice]) if choice in files else uploaded_questions(upload)
+                questions = questions[: int(limit)] if limit else questions
                 impact = api.evaluate_edits(state.principal(), ws, questions, api.mode_names(state.principal()),
                                             int(since))
                 st.session_state[KEY] = {"ws": str(ws.path), "impact": impact,
@@ -96,7 +90,7 @@ def panel(ws: "Workspace") -> None:
         last = st.session_state.get(KEY)
         if last and last["ws"] == str(ws.path):
             impact = last["impact"]
-            st.caption(f"{impact.after.questions} questions; before = edits {', '.join(map(str, impact.undone))} "
+            st.caption(f"{count(impact.after.questions)} questions; before = edits {', '.join(map(str, impact.undone))} "
                        "undone in a copy of the workspace.")
             safe_dataframe(table_frame(impact), hide_index=True, use_container_width=True)
             if impact.changed:

@@ -43,7 +43,7 @@ def summary_frame(diff: "QuestionDiff") -> pd.DataFrame:
     for mode in diff.modes:
         row: dict[str, Any] = {"mode": mode.mode}
         for kind in KIND_LABELS:
-            row[kind] = f"{len(mode.entered[kind])} in, {len(mode.left[kind])} out"
+            row[kind] = f"{len(mode.entered[kind]):,} in, {len(mode.left[kind]):,} out"
         row["answer changed"] = mode.answer_change
         rows.append(row)
     return pd.DataFrame(rows)
@@ -91,7 +91,7 @@ def panel(ws: "Workspace", question: str, modes: Sequence[str], key: str) -> Non
     store = f"{key}_edit_diff"
     last = st.session_state.get(store)
     fresh = bool(last and last["ws"] == str(ws.path) and last["question"] == question and last["modes"] == list(modes))
-    with st.expander(f"What the graph edits changed for this question ({len(active)} active edit(s))",
+    with st.expander(f"What the graph edits changed for this question ({len(active):,} active edit(s))",
                      expanded=fresh):
         by_id = {e.id: e for e in active}
         ids = sorted(by_id, reverse=True)

@@ -132,7 +132,7 @@ def auto_frame(report: Any) -> Optional[pd.DataFrame]:
 def auto_chosen_text(report: Any) -> str:
     """How often auto chose each mode, e.g. "mix 40, naive 11"."""
     chosen = (report.modes.get("auto") or {}).get("chosen") or {}
-    return ", ".join(f"{m} {n}" for m, n in sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0])))
+    return ", ".join(f"{m} {n:,}" for m, n in sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def summary_notes(report: Any) -> list[str]:

@@ -13,6 +13,7 @@ from core import api
 from core.auth import Role
 from ui import state
 from ui.errors import escape_markdown, show_errors
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import EdgeDetail, NodeDetail, Workspace
@@ -25,8 +26,8 @@ def allowed() -> bool:
 
 def _counts(detail: "NodeDetail") -> str:
     data = detail.attributes
-    return (f"{detail.degree} relation(s), {len(data.get('source_chunk_ids') or [])} source chunk(s), "
-            f"{len(data.get('aliases') or [])} alias(es)")
+    return (f"{count(detail.degree)} relation(s), {count(len(data.get('source_chunk_ids') or []))} source chunk(s), "
+            f"{count(len(data.get('aliases') or []))} alias(es)")
 
 
 def _run(ws: "Workspace", op: str, args: dict[str, Any]) -> None:
@@ -84,7 +85,7 @@ def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) 
         elif kind == "rename":
             new = st.text_input("New name", value=name, key="kg_edit_rename", max_chars=300)
             if _changed(new, name, "name"):
-                _confirmed("kg_rename", f"{name} will be named {new} ({detail.degree} relation(s) re-embedded); the "
+                _confirmed("kg_rename", f"{name} will be named {new} ({count(detail.degree)} relation(s) re-embedded); the "
                            "old name stays as an alias.", lambda: _run(ws, "rename", {"name": detail.key, "to": new}))
         elif kind == "retype":
             old_type = str(detail.attributes.get("type") or "")
@@ -98,7 +99,7 @@ def entity_edits(ws: "Workspace", detail: "NodeDetail", others: dict[str, str]) 
             _confirmed("kg_describe", f"The description of {name} will be replaced.",
                        lambda: _run(ws, "describe", {"name": detail.key, "description": text}))
         elif kind == "delete":
-            _confirmed("kg_delete", f"{name} and its {detail.degree} relation(s) will be deleted "
+            _confirmed("kg_delete", f"{name} and its {count(detail.degree)} relation(s) will be deleted "
                        f"({_counts(detail)}).", lambda: _run(ws, "delete_entity", {"name": detail.key}))
         elif kind == "add relation" and choices:
             other = st.selectbox("Relate to", choices, format_func=lambda k: others[k][:80], key="kg_edit_rel_other")
@@ -156,7 +157,7 @@ def history(ws: "Workspace") -> None:
     if message := st.session_state.pop("kg_edit_message", None):
         st.success(escape_markdown(message))
     edits = api.graph_edits(state.principal(), ws)
-    with st.expander(f"Edit history ({sum(not e.undone for e in edits)} active)"):
+    with st.expander(f"Edit history ({count(sum(not e.undone for e in edits))} active)"):
         if not edits:
             st.caption("No edits yet.")
         for edit in reversed(edits[-50:]):

@@ -22,6 +22,7 @@ from core.types import ProgressEvent
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.provenance import provenance_caption
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -101,9 +102,9 @@ def import_section(ws: Workspace) -> None:
         result: dict[str, Any] | None = st.session_state.get("lightrag_last_import")
         if result:
             lr, rs = result["lightrag"], result["ragscope"]
-            st.success(f"Imported in {result['seconds']} s: {result['new_documents']} new, "
-                       f"{result['replaced_documents']} replaced, {result['deleted_documents']} deleted, "
-                       f"{result['unchanged_documents']} unchanged document(s).")
+            st.success(f"Imported in {result['seconds']} s: {count(result['new_documents'])} new, "
+                       f"{count(result['replaced_documents'])} replaced, {count(result['deleted_documents'])} deleted, "
+                       f"{count(result['unchanged_documents'])} unchanged document(s).")
             st.table({"": ["documents", "chunks", "entities", "relations"],
-                      "LightRAG": [lr[k] for k in ("documents", "chunks", "entities", "relations")],
-                      "workspace": [rs[k] for k in ("documents", "chunks", "entities", "relations")]})
+                      "LightRAG": [count(lr[k]) for k in ("documents", "chunks", "entities", "relations")],
+                      "workspace": [count(rs[k]) for k in ("documents", "chunks", "entities", "relations")]})

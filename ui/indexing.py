@@ -190,7 +190,7 @@ class IndexJob:
 
     def _run(self) -> None:
         totals: dict[str, Any] = {"processed": 0, "unchanged": 0, "replaced": 0, "failed": [], "chunks": 0,
-                                  "dropped": 0}
+                                  "dropped": 0, "skipped": []}
         state = "done"
         try:
             self._load_models()
@@ -205,6 +205,7 @@ class IndexJob:
                     totals["unchanged"] += report.unchanged
                     totals["replaced"] += report.replaced
                     totals["failed"] += list(report.failed)
+                    totals["skipped"] += list(report.skipped)
                     totals["chunks"] += report.chunks_embedded
                     totals["dropped"] += report.dropped_records
                     with self._lock:
@@ -259,8 +260,8 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             started = [s for s in order if s in events and s not in ("index", "repair")]
             now = f" — {STEPS[started[-1]].lower()}…" if started else " — starting…"  # the first document's step
             last = (" — done" if event.message == "done" else f" — last: {message}") if event.done else now
-            where = f" (call {min(snap['calls_finished'] + 1, n_calls)} of {n_calls})" if n_calls > 1 else ""
-            bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done} indexed{where}"
+            where = f" (call {min(snap['calls_finished'] + 1, n_calls):,} of {n_calls:,})" if n_calls > 1 else ""
+            bars.append((step, overall, f"{label}: {snap['docs_before'] + call_done:,} indexed{where}"
                                         f"{overall_text(overall, latest)}{last}"))
         elif step != "repair" and order.index(step) < current:
             bars.append((step, 1.0, f"{label}: done"))
@@ -268,7 +269,7 @@ def progress_bars(snap: dict[str, Any], escape: Callable[[str], str] = str) -> l
             fraction = 1.0 if event.total <= 0 else min(event.done / event.total, 1.0)
             suffix = f" ({event.done:,}/{event.total:,})" if event.total else ""
             if event.batches > 1:  # a new batch restarts the stage bars: say which one they are on
-                suffix += f" — batch {event.batch} of {event.batches}"
+                suffix += f" — batch {event.batch:,} of {event.batches:,}"
             bars.append((step, fraction, f"{label}{suffix} {message}".rstrip()))
     return bars
 
@@ -279,7 +280,7 @@ def overall_text(fraction: float, latest: Optional[ProgressEvent]) -> str:
         return ""
     parts = [f"{fraction * 100:.0f} % of the run"]
     if latest.batches > 1:
-        parts.append(f"batch {latest.batch} of {latest.batches}")
+        parts.append(f"batch {latest.batch:,} of {latest.batches:,}")
     left = latest.eta_text()
     if left:
         parts.append(left)

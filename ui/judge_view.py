@@ -27,6 +27,7 @@ from ui.errors import escape_markdown, show_errors
 from ui.judge_job import JudgeJob
 from ui.escape import label, md, plotly_text
 from ui.safe_tables import safe_dataframe
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -113,7 +114,7 @@ def verdicts_frame(report: JudgeReport, question_index: int, pair: str) -> pd.Da
 def render_report(report: JudgeReport) -> None:
     """Heatmaps, counts, judge checks, cost, and per-question verdicts with both answers side by side."""
     st.caption(f"Judge: {md(report.model or 'unknown model')} · criteria: {md(', '.join(report.criteria))} · "
-               f"{len(report.questions)} question(s), {len(report.pair_keys())} pair(s), each asked in both orders")
+               f"{count(len(report.questions))} question(s), {count(len(report.pair_keys()))} pair(s), each asked in both orders")
     if report.cancelled:
         st.warning("The run was cancelled: these are the questions finished before the stop. Run it again to "
                    "resume (the calls already answered are cached).")
@@ -144,7 +145,7 @@ def render_report(report: JudgeReport) -> None:
     left, right = st.columns(2)
     for column, mode in ((left, a), (right, b)):
         with column:
-            st.caption(f"{md(mode)} · {q.context_tokens.get(mode, 0)} context tokens")
+            st.caption(f"{md(mode)} · {count(q.context_tokens.get(mode, 0))} context tokens")
             st.text(q.answers.get(mode, "") or "(no answer)")
     safe_dataframe(verdicts_frame(report, int(index), pair), hide_index=True, key="judge_verdicts")
     for j in q.judgments:
@@ -220,9 +221,9 @@ def render_judge(ws: "Workspace", questions: Optional[Sequence[Any]], settings: 
                                      key="judge_modes")
         criteria = cols[1].radio("Criteria", list(CRITERIA_SETS), key="judge_criteria", horizontal=True,
                                  help="; ".join(f"{k}: {', '.join(c.name for c in v)}" for k, v in CRITERIA_SETS.items()))
-        count = int(cols[2].number_input("Questions", min_value=1, max_value=len(questions),
+        how_many = int(cols[2].number_input("Questions", min_value=1, max_value=len(questions),
                                          value=min(DEFAULT_QUESTIONS, len(questions)), key="judge_count"))
-        selected = list(questions[:count])
+        selected = list(questions[:how_many])
         signature = _signature(selected, chosen, criteria, api.generation(principal(), ws))
         running = st.session_state.get(JOB_KEY) is not None
         if st.button("Estimate cost", key="judge_estimate", disabled=len(chosen) < 2 or running):

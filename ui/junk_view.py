@@ -14,6 +14,7 @@ from core import api
 from core.auth import Role
 from ui import state
 from ui.errors import show_errors
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import JunkNode, Workspace
@@ -54,21 +55,21 @@ def panel(ws: "Workspace") -> None:
             "name", "type", "relations", "chunks", "why"])
         ticked = [n.key for n, keep in zip(found, edited["delete"]) if bool(keep)]
         unticked = [n.key for n, keep in zip(found, edited["delete"]) if not bool(keep)]
-        st.text(f"{len(ticked)} ticked entit{'y' if len(ticked) == 1 else 'ies'} and their relations will be "
+        st.text(f"{count(len(ticked))} ticked entit{'y' if len(ticked) == 1 else 'ies'} and their relations will be "
                 "deleted.")
         left, right = st.columns(2)
         if left.checkbox("I confirm the deletes", key="kg_junk_ok") and left.button(
-                f"Delete {len(ticked)} entities", key="kg_junk_delete", disabled=not ticked):
+                f"Delete {count(len(ticked))} entities", key="kg_junk_delete", disabled=not ticked):
             with show_errors():
                 made, failed = api.delete_entities(state.principal(), ws, ticked)
                 state.note_own_write(ws)  # this page's own change: no "changed outside this page" notice
                 st.session_state.pop(KEY, None)
-                st.session_state["kg_edit_message"] = (f"Deleted {len(made)} junk entit{'y' if len(made) == 1 else 'ies'}"
+                st.session_state["kg_edit_message"] = (f"Deleted {count(len(made))} junk entit{'y' if len(made) == 1 else 'ies'}"
                                                        f" (edits {made[0]}–{made[-1]})." if made else "Nothing deleted.")
                 if failed:
-                    st.session_state["kg_edit_message"] += f" {len(failed)} could not be deleted."
+                    st.session_state["kg_edit_message"] += f" {count(len(failed))} could not be deleted."
                 st.rerun()
-        if right.button(f"Not junk: dismiss the {len(unticked)} unticked", key="kg_junk_dismiss", disabled=not unticked):
+        if right.button(f"Not junk: dismiss the {count(len(unticked))} unticked", key="kg_junk_dismiss", disabled=not unticked):
             with show_errors():
                 for key in unticked:
                     api.dismiss_junk(state.principal(), ws, key)

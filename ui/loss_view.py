@@ -86,7 +86,7 @@ def render_loss(report: Any, names: Mapping[str, str] | None = None) -> None:
     k = max(report.ks)
     questions = len({r["qid"] for r in rows})
     pooled = sum(len(r["evidence_loss"]) for r in rows if r["mode"] == rows[0]["mode"])
-    st.caption(f"Pooled view: every gold document of the set counts once ({pooled} gold documents from {questions} "
+    st.caption(f"Pooled view: every gold document of the set counts once ({pooled:,} gold documents from {questions:,} "
                "questions), so a question with many gold documents weighs more here than in the per-question "
                "averages of the summary; the two percentages can differ.")
     st.caption(f"Each gold document's furthest stage in each mode, at k = {k}: never reached by the mode's search, "

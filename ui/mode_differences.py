@@ -13,6 +13,7 @@ import streamlit as st
 from ui.safe_tables import safe_dataframe
 
 from core.types import RetrievalResult
+from ui.numbers import count
 
 TOP_K = 5
 ONLY_HERE = "★ "  # the cell of a chunk no other mode has in its top-k
@@ -57,7 +58,7 @@ def difference_rows(results: Mapping[str, RetrievalResult], k: int = TOP_K) -> l
             else:
                 row[mode] = ""
         rows.append(row)
-    rows.append({"rank": "only here", **{mode: f"{len(unique[mode])} of {min(k, len(top_chunks(r, k)))}"
+    rows.append({"rank": "only here", **{mode: f"{count(len(unique[mode]))} of {count(min(k, len(top_chunks(r, k))))}"
                                           for mode, r in results.items()}})
     return rows
 

@@ -11,6 +11,7 @@ import streamlit as st
 from core import api
 from ui import state
 from ui.escape import md
+from ui.numbers import count
 
 ORIGIN_WORDS = {"imported": "imported from LightRAG", "added": "added by RAGScope indexing",
                 "both": "imported from LightRAG, extended by RAGScope indexing"}
@@ -22,15 +23,15 @@ def provenance_text(prov: Optional[dict[str, Any]]) -> str:
         return ""
     counts = prov.get("lightrag_counts") or {}
     text = (f"Graph {md(prov.get('provenance') or 'imported')} (model: {md(prov.get('source_model') or 'unknown')}; "
-            f"{counts.get('documents', 0)} documents, {counts.get('entities', 0)} entities, "
-            f"{counts.get('relations', 0)} relations in LightRAG).")
+            f"{count(counts.get('documents', 0))} documents, {count(counts.get('entities', 0))} entities, "
+            f"{count(counts.get('relations', 0))} relations in LightRAG).")
     origins = prov.get("origins") or {}
     added = {part: (origins.get(part) or {}).get("added", 0) for part in ("documents", "entities", "relations")}
     if any(added.values()):
         both = {part: (origins.get(part) or {}).get("both", 0) for part in ("entities", "relations")}
-        text += (f" Added since by RAGScope indexing: {added['documents']} documents, {added['entities']} entities "
-                 f"and {added['relations']} relations of their own; {both['entities']} imported entities and "
-                 f"{both['relations']} relations also drawn from them.")
+        text += (f" Added since by RAGScope indexing: {count(added['documents'])} documents, {count(added['entities'])} entities "
+                 f"and {count(added['relations'])} relations of their own; {count(both['entities'])} imported entities and "
+                 f"{count(both['relations'])} relations also drawn from them.")
     return text
 
 

@@ -21,6 +21,7 @@ from ui.counters import JOB_KEY
 from ui.indexing import IndexJob, running_job_on
 from ui.llm import session_llm
 from ui.settings_labels import label_for
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -60,11 +61,11 @@ def reindex_offer() -> None:
         st.session_state.pop(OFFER_KEY, None)
         return
     busy = running_job_on(str(ws.path)) is not None
-    st.warning(f"{indexed} indexed document(s) still have the chunks they were cut into before "
+    st.warning(f"{count(indexed)} indexed document(s) still have the chunks they were cut into before "
                f"({', '.join(offer[1])} changed). Re-indexing cuts them again from their stored text and rebuilds "
                "their graph and summary tree; it runs like indexing, with its progress and Cancel on the Documents "
                "page. Marks on their chunks are dropped (the chunks change).")
-    if st.button(f"Re-index {indexed} document(s) now", key=BUTTON_KEY, disabled=busy,
+    if st.button(f"Re-index {count(indexed)} document(s) now", key=BUTTON_KEY, disabled=busy,
                  help="An indexing run is already going on this workspace." if busy else None):
         st.session_state.pop(OFFER_KEY, None)
         _start(ws)

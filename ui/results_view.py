@@ -322,7 +322,7 @@ def render_paths(result: RetrievalResult, key_prefix: str, expanded: int = 3, on
     st.caption("Reliability = sum of S over the path's nodes / number of edges. The prompt lists paths from "
                "least to most reliable.")
     for i, path in enumerate(result.paths):
-        label = f"Path {i + 1} · reliability {path.score:.3f} · {len(path.nodes)} nodes"
+        label = f"Path {i + 1} · reliability {path.score:.3f} · {len(path.nodes):,} nodes"
         with st.expander(label, expanded=i < expanded):
             if path.why:
                 st.text(f"Why kept: {path.why}")  # st.text never interprets the names as markup

@@ -7,7 +7,8 @@ descriptions, questions and answers come from uploaded files, so a document name
 ``safe_dataframe`` shows a table with every text cell through ``core.csv_safe.safe_cell`` (the rule the
 app's own CSV files follow: a text starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return
 gets a leading ``'``), except a lone dash and a number written as text, which no spreadsheet runs.
-Numbers and the column names (written by the app) are left as they are."""
+Numbers and the column names (written by the app) are left as they are; whole-number count columns are
+displayed with thousands separators (``ui.numbers``), still numbers to sort by and to download."""
 from __future__ import annotations
 
 import re
@@ -17,6 +18,7 @@ import pandas as pd
 import streamlit as st
 
 from core.csv_safe import safe_cell
+from ui.numbers import COUNT_FORMAT, count_columns
 
 PLAIN_NUMBER = re.compile(r"[-+]?\d[\d,]*(\.\d+)?%?|[-+]")
 
@@ -39,5 +41,10 @@ def spreadsheet_safe(data: Any) -> Any:
 
 
 def safe_dataframe(data: Any, **kwargs: Any) -> Any:
-    """``st.dataframe`` of ``data`` with its text cells made safe for the CSV download."""
-    return st.dataframe(spreadsheet_safe(data), **kwargs)
+    """``st.dataframe`` of ``data`` with its text cells made safe for the CSV download and its count columns
+    shown with thousands separators (a ``column_config`` given for a column wins)."""
+    frame = spreadsheet_safe(data)
+    config = dict(kwargs.pop("column_config", None) or {})
+    for column in count_columns(frame):
+        config.setdefault(column, st.column_config.NumberColumn(column, format=COUNT_FORMAT))
+    return st.dataframe(frame, column_config=config or None, **kwargs)

@@ -12,6 +12,7 @@ from core.auth import Role
 from ui import state
 from ui.errors import escape_markdown, show_errors
 from ui.escape import md
+from ui.numbers import count
 
 if TYPE_CHECKING:
     from core.api import Workspace
@@ -122,15 +123,15 @@ def _counts(ws: Workspace, live: bool = False) -> None:
 
     status = workspace_counts(ws)  # the same numbers as the Documents page at the same moment
     left, right = st.columns(2)
-    left.metric("Documents", status["processed"], help="Indexed documents (as on the Documents page); documents "
+    left.metric("Documents", count(status["processed"]), help="Indexed documents (as on the Documents page); documents "
                 "waiting to be indexed are counted below, failed ones under Failed.")
-    right.metric("Chunks", status["chunks"])
-    left.metric("Entities", status["entities"])
-    right.metric("Relations", status["relations"])
-    left.metric("Summaries", status["tree_nodes"])
-    right.metric("Failed", status["failed"])
+    right.metric("Chunks", count(status["chunks"]))
+    left.metric("Entities", count(status["entities"]))
+    right.metric("Relations", count(status["relations"]))
+    left.metric("Summaries", count(status["tree_nodes"]))
+    right.metric("Failed", count(status["failed"]))
     if status["pending"]:
-        st.caption(f"{status['pending']} document(s) waiting to be indexed")
+        st.caption(f"{count(status['pending'])} document(s) waiting to be indexed")
 
 
 def render_sidebar() -> None:

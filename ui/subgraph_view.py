@@ -21,6 +21,7 @@ from typing import Any
 import networkx as nx
 
 from ui.results_view import relation_keys
+from ui.numbers import count
 
 DEFAULT_BUDGET = 40
 ROLES = ("retrieved entity", "endpoint", "neighbour")
@@ -93,17 +94,17 @@ def _mark_cited(sub: nx.Graph, result: Any) -> None:
 
 def caption(view: QuerySubgraph, mode: str) -> str:
     """One sentence with the counts (numbers and our words only)."""
-    parts = [f"{view.retrieved_entities} retrieved entities"]
+    parts = [f"{count(view.retrieved_entities)} retrieved entities"]
     if len(view.entities) != view.retrieved_entities:
-        parts[0] += f" ({len(view.entities)} drawn)"
+        parts[0] += f" ({count(len(view.entities))} drawn)"
     if view.retrieved_relations:
-        parts.append(f"{view.retrieved_relations} retrieved relations (bold edges)")
+        parts.append(f"{count(view.retrieved_relations)} retrieved relations (bold edges)")
     if view.endpoints:
-        parts.append(f"{len(view.endpoints)} more entities named by those relations or paths")
+        parts.append(f"{count(len(view.endpoints))} more entities named by those relations or paths")
     if view.neighbours:
-        parts.append(f"{len(view.neighbours)} neighbours (faded)")
-    text = f"{mode}: " + ", ".join(parts) + f" — {view.graph.number_of_nodes()} nodes, " \
-                                            f"{view.graph.number_of_edges()} edges drawn."
+        parts.append(f"{count(len(view.neighbours))} neighbours (faded)")
+    text = f"{mode}: " + ", ".join(parts) + f" — {count(view.graph.number_of_nodes())} nodes, " \
+                                            f"{count(view.graph.number_of_edges())} edges drawn."
     if view.omitted:
         text += f" {view.omitted} further retrieved node(s) are left out: tick “Show all”."
     return text

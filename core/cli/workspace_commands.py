@@ -71,7 +71,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     sources, failures = load_paths([Path(p) for p in args.paths], max_bytes=int(ws.settings.max_document_mb * 2**20),
                                   limits=ParseLimits.from_settings(ws.settings))
     report = IndexReport()
-    if not failures and unchanged_run(ws, args, sources, report):
+    if all(getattr(fail, "skipped", False) for fail in failures) and unchanged_run(ws, args, sources, report):
         cancelled = False  # nothing changed: no model, spaCy or LLM client was loaded
     else:
         cancelled = run_indexing(ws, args, lambda **options: api.index_sources(LOCAL_ADMIN, ws, sources, failures,
@@ -89,6 +89,8 @@ def cmd_index(args: argparse.Namespace) -> int:
         emit_json(summary)
     for fail in report.failed:
         print(f"failed: {fail['name']}: {fail['reason']}", file=sys.stderr)
+    for skip in [f for f in failures if getattr(f, "skipped", False)]:  # a zip's files of a type no loader reads
+        print(f"skipped: {skip.name}: {skip.reason}", file=sys.stderr)
     print(f"{report.new_documents} new document(s), {report.unchanged} unchanged, {report.replaced} replaced, "
           f"{report.processed} indexed, {len(report.failed)} failed; {report.chunks_embedded} chunks, "
           f"{report.entities_embedded} entities, {report.relations_embedded} relations, "

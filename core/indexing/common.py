@@ -45,6 +45,7 @@ class IndexReport:
     replaced: int = 0
     processed: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)  # files left out on purpose (a zip's other files)
     tokens: int = 0
     chunks_embedded: int = 0
     entities_embedded: int = 0

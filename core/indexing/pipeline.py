@@ -58,7 +58,8 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
                        cancel: Optional[threading.Event] = None) -> IndexReport:
     """Add new documents as 'pending'. Identical content is a no-op; a changed file with the same
     name (or a JSONL doc_id with new text) replaces the old version; load failures are recorded as
-    failed documents with their reason. The caller holds the workspace write lock.
+    failed documents with their reason (a skipped file only in ``report.skipped``). The caller holds the
+    workspace write lock.
 
     Time is linear in the number of sources: they go in batches of ``REGISTER_BATCH``, each looked up by
     primary key in one query, inserted in one ``executemany`` (the sequence number read once, through
@@ -82,7 +83,9 @@ def register_documents(ws: Workspace, sources: Iterable[SourceDocument], failure
             raise
         done = min(start + REGISTER_BATCH, total)
         progress_event(progress, "register", done, total, f"registered {done:,} of {total:,} document(s)")
-    failed = list(failures)
+    listed = list(failures)
+    failed = [fail for fail in listed if not getattr(fail, "skipped", False)]  # core.loaders.archive.SkippedFile
+    report.skipped += [{"name": fail.name, "reason": fail.reason} for fail in listed if getattr(fail, "skipped", False)]
     if failed:
         with ws.records.unit_of_work():
             for fail in failed:
@@ -186,7 +189,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     batches = split_batches(pending, batch_tokens)
     # every event below also says the whole run's fraction, time left and batch (core.indexing.overall)
     progress = overall = OverallProgress(progress, [sum(d.tokens for d in b) for b in batches], report.timings_s)
-    progress_event(progress, "index", 0, total, f"{total} document(s) to index in {len(batches)} batch(es)")
+    progress_event(progress, "index", 0, total, f"{total:,} document(s) to index in {len(batches):,} batch(es)")
     if overlap is None:
         overlap = overlap_by_default(ws.embedder, extractor)
     prefetch = None

@@ -9,7 +9,9 @@ indexed as the text's first line unless it is a book's chapter/part label, which
 Every file is bounded (``core.parsing``): its size before it is read, then the caps of
 ``ParseLimits`` (pages, characters, archive expansion) before each expensive step; PDF, DOCX and
 HTML are parsed in the worker process under CPU-time, memory and wall-clock limits. The loaders are
-looked up by extension in ``core.parsing.registry`` (``register_loader`` adds one).
+looked up by extension in ``core.parsing.registry`` (``register_loader`` adds one). A ``.zip`` (an
+upload, a file, or one in a folder) is unpacked in memory by ``core.loaders.archive``: each member is loaded
+as an uploaded file of that name would be, named by its path inside the zip, one level deep.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import unicodedata
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Optional, Union
 
+from core.loaders.archive import ARCHIVE_EXTENSIONS, load_zip
 from core.parsing.html import load_html
 from core.parsing.limits import LimitExceeded, ParseLimits
 from core.parsing.limits import number as _number
@@ -33,7 +36,8 @@ from core.parsing.titles import label_titles
 from core.parsing.worker import parse_isolated
 from core.types import Cancelled, LoadFailure, SourceDocument, checkpoint
 
-__all__ = ["DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS", "ParseLimits", "Result", "decode_text", "load_bytes",
+__all__ = ["ARCHIVE_EXTENSIONS", "DEFAULT_MAX_BYTES", "SUPPORTED_EXTENSIONS",
+           "ParseLimits", "Result", "decode_text", "load_bytes",
            "load_path", "load_paths", "load_uploads", "sanitize_name", "supported_extensions"]
 
 SUPPORTED_EXTENSIONS: set[str] = {".txt", ".md", ".markdown", ".pdf", ".docx", ".html", ".htm", ".jsonl"}
@@ -57,7 +61,7 @@ def supported_extensions() -> set[str]:
 def _unsupported(name: str) -> Result:
     ext = Path(name).suffix.lower()
     what = f"unsupported file type {ext}" if ext else "unsupported file type: no extension"
-    return fail(name, f"{what} (supported: {', '.join(sorted(supported_extensions()))})")
+    return fail(name, f"{what} (supported: {', '.join(sorted(supported_extensions()))}, and .zip archives of these)")
 
 
 def sanitize_name(name: str) -> str:
@@ -171,7 +175,7 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
                  limits: ParseLimits) -> Result:
     """Shared path of uploads and files: type check, size check (before reading), then the loader."""
     ext = Path(name).suffix.lower()
-    if ext not in supported_extensions():
+    if ext not in supported_extensions() | ARCHIVE_EXTENSIONS:
         return _unsupported(name)
     try:
         n_bytes = size()
@@ -184,6 +188,10 @@ def _load_source(name: str, size: Callable[[], int], max_bytes: int, open_: Call
                 handle.seek(0)
                 return _load_jsonl(name, head, handle, limits)
             data = handle.read()
+        if ext in ARCHIVE_EXTENSIONS:  # one level: a member that is a zip is refused by the archive loader
+            return load_zip(name, data, max_bytes, limits, supported_extensions(),
+                            lambda path, member: _load_source(path, lambda: len(member), max_bytes,
+                                                              lambda: io.BytesIO(member), limits))
         if not data.strip():
             return fail(name, _EMPTY)
         docs, failures = _parse(name, ext, data, limits)
