@@ -128,12 +128,10 @@ def retrieve(ctx: QueryContext, mode: str) -> RetrievalResult:
     if not ctx.question.strip():
         raise ValueError("the question is empty")
     retriever = registry()[mode]
+    if not getattr(retriever, "embeds_question_first", False):
+        ctx.embed_ahead(ctx.question)  # the modes search with the question's vector: overlap it with the parse
     with ctx.ws.one_generation(), reading_only_what_mode_reads(getattr(retriever, "unread_query_texts", None)):
-        # Overlapped with the question's parse, in the order they are read: the names a mode's seeds search
-        # with (those found without the parse), then the question's vector (its chunks are ranked last).
         if getattr(retriever, "searches_each_name", False):
-            ctx.embed_names_ahead()
-        if not getattr(retriever, "embeds_question_first", False):
-            ctx.embed_ahead(ctx.question)
+            ctx.embed_names_ahead()  # and the names its seeds search with, those found without the parse
         result = retriever.retrieve(ctx)
         return cite_sources(ctx.ws, result)
