@@ -99,7 +99,8 @@ def test_results_equal_those_of_every_string_embedded_on_the_caller(sample_ws, m
         pytest.skip("the sample workspace's embedder has no background call")
     monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
     monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
-    question = "Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora Maritime Museum?"
+    question = ("Who founded the organisation whose former warehouse on Salt Quay now houses the Velmora "
+                "Maritime Museum?")
     shared = RecordingEmbedder(sample_ws.embedder)
     plain = RecordingEmbedder(sample_ws.embedder, ahead=False)  # no background call: all on the caller
     results = []

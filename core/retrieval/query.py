@@ -287,11 +287,10 @@ class QueryContext:
         state.pending[text] = soon([text])
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed ``texts`` (the question alone stays one string) with every string of ``query_texts`` the
-        running mode reads (``UNREAD_QUERY_TEXTS``): string by string, shared with the int8 MiniLM's helper
-        thread, the others only started (``query_vectors.fetch_shared``); else in one packed call
-        (``embed_queries``: torch's MiniLM) or batches of ``QUERY_BATCH`` (a server). A string started by
-        ``embed_ahead`` is waited for or taken back, never embedded twice."""
+        """Embed ``texts`` (the question alone stays one string) with every string of ``query_texts`` the mode
+        reads (``UNREAD_QUERY_TEXTS``): shared with the int8 MiniLM's helper thread, the others only started
+        (``query_vectors.fetch_shared``); else in one packed call (``embed_queries``: torch) or batches of
+        ``QUERY_BATCH`` (a server). A string started by ``embed_ahead`` is never embedded twice."""
         wanted, later = [t for t in dict.fromkeys(texts) if t], []
         alone = getattr(self.ws.embedder, "query_vectors_alone", False)  # else the batch shapes the vectors
         if any(t != self.question for t in wanted):

@@ -6,10 +6,11 @@ string by string, for an embedder whose query vectors do not depend on what they
 others on the helper (``embed_queries_soon``, one future per string, in order: the rest of the asked
 strings, then the question's other strings), then makes the asked strings ready: one the helper has not
 started is taken back (``Future.cancel``) and embedded on the calling thread, the last first, while the
-helper works from the front; one the helper has started is waited for. The other strings stay with the helper, so they are embedded while the
-caller works on what it has (e.g. global mode's entity search runs while its keywords are embedded), and a
-later ask takes them back the same way if the helper has not reached them. Without a helper thread
-``embed_queries_soon`` embeds at once, so every string is embedded at the first ask, as before.
+helper works from the front; one the helper has started is waited for. The other strings stay with the
+helper, so they are embedded while the caller works on what it has (e.g. global mode's entity search runs
+while its keywords are embedded), and a later ask takes them back the same way if the helper has not
+reached them; those the helper has done are read. Without a helper thread ``embed_queries_soon`` embeds at
+once, so every string is embedded at the first ask, as before.
 
 Every string is still its own session call on the one-thread session, whichever thread runs it, so the
 vectors are the ones of ``embed_queries``."""
