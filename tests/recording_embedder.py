@@ -11,6 +11,7 @@ class RecordingEmbedder:
 
     def __init__(self, inner: Any, alone: Optional[bool] = None, ahead: bool = True) -> None:
         self.inner, self.texts, self.ahead = inner, [], []
+        self.started: list[tuple[str, Any]] = []
         self.name, self.dim = inner.name, inner.dim
         self.query_vectors_alone = getattr(inner, "query_vectors_alone", False) if alone is None else alone
         if not ahead:
@@ -26,4 +27,10 @@ class RecordingEmbedder:
 
     def embed_queries_soon(self, texts):
         self.ahead.extend(texts)
-        return self.inner.embed_queries_soon(texts)
+        started = self.inner.embed_queries_soon(texts)
+        self.started.extend((text, started) for text in texts)
+        return started
+
+    def taken_back(self) -> set[str]:
+        """The strings started ahead whose background call was cancelled (embedded on the caller instead)."""
+        return {text for text, started in self.started if started.cancelled()}

@@ -90,7 +90,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("retrieval: algorithms", tuple(f"core.retrieval.{m}" for m in (
         "trace_text", "spec", "keywords", "csv_cells", "context_blocks", "lightrag_context", "context_dedup",
         "token_counts", "generation_rows", "funnel", "path_flow", "tree_algorithms"))),
-    ("retrieval: question", ("core.retrieval.query", "core.retrieval.results")),
+    ("retrieval: question", ("core.retrieval.query", "core.retrieval.query_vectors", "core.retrieval.results")),
     ("retrieval: searches", tuple(f"core.retrieval.{m}" for m in (
         "entity_linking", "anchoring", "lightrag_search", "path_seeds", "tree_terms"))),
     ("retrieval: strategies", ("core.retrieval.strategies",)),

@@ -98,6 +98,9 @@ def test_embed_ahead_is_waited_for_not_embedded_again(tmp_path, int8):
     assert counting.soon == [[question]] and question in ctx.state.pending
     ctx.prefetch(["Velmora Marine Institute"])  # the rest of the question's strings, the question waited for
     assert counting.now and all(question not in call for call in counting.now)
+    assert "Velmora Marine Institute" in ctx.state.embeddings  # the rest started, or done without a helper
+    assert set(ctx.state.pending) | set(ctx.state.embeddings) == set(ctx.query_texts())
+    ctx.prefetch(ctx.query_texts())
     assert not ctx.state.pending and question in ctx.state.embeddings
     assert np.array_equal(ctx.embed(question), int8.embed_queries([question])[0])
     assert set(ctx.state.embeddings) == set(ctx.query_texts())

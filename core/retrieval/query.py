@@ -25,6 +25,7 @@ import numpy as np
 from core.embeddings import QUERY_BATCH
 from core.extraction.query_terms import name_spans
 from core.retrieval import trace_text  # noqa: F401  (registers the trace events' wording)
+from core.retrieval.query_vectors import fetch_shared
 from core.settings import Settings
 from core.storage.ports import GraphView
 from core.storage.records import VectorHit
@@ -271,36 +272,36 @@ class QueryContext:
         return self.ws.views.vectors.top_chunks(vector, k)
 
     def embed(self, text: str) -> np.ndarray:
-        """Embedding of one query string (fp32, cached). Any string but the question brings every
-        string of ``query_texts`` with it, in one batch: a mode's name, keyword and question searches
-        then cost one embedding call, not one each."""
+        """Embedding of one query string (fp32, cached; any string but the question brings the other
+        strings of ``query_texts`` with it: see ``prefetch``)."""
         if text not in self.state.embeddings:
             self.prefetch([text])
         return self.state.embeddings[text]
 
     def embed_ahead(self, text: str) -> None:
         """Start embedding ``text`` in the background where the embedder can (``embed_queries_soon``: the
-        int8 MiniLM's helper thread), so it overlaps the question's parse; ``embed`` and ``prefetch``
-        wait for it. The vector is the one ``embed`` would compute (same per-string call)."""
-        soon = getattr(self.ws.embedder, "embed_queries_soon", None)
-        state = self.state
+        int8 MiniLM's helper thread), e.g. during the question's parse; the same vector as ``embed``'s."""
+        soon, state = getattr(self.ws.embedder, "embed_queries_soon", None), self.state
         if soon is None or not text or text in state.embeddings or text in state.pending:
             return
         state.pending[text] = soon([text])
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed the query strings a mode will need in as few calls as possible: the question alone
-        stays one string (naive, tree), anything else is embedded with every string of
-        ``query_texts`` but those the running mode never reads (``UNREAD_QUERY_TEXTS``), in one packed
-        call where the embedder has one (``embed_queries``: no padding, the local MiniLM), else in batches of ``QUERY_BATCH`` (an embeddings server). A string started
-        by ``embed_ahead`` is waited for, not embedded again."""
-        wanted = [t for t in dict.fromkeys(texts) if t]
+        """Embed ``texts`` (the question alone stays one string) with every string of ``query_texts`` the mode
+        reads (``UNREAD_QUERY_TEXTS``): shared with the int8 MiniLM's helper thread, the others only started
+        (``query_vectors.fetch_shared``); else in one packed call (``embed_queries``: torch) or batches of
+        ``QUERY_BATCH`` (a server). A string started by ``embed_ahead`` is never embedded twice."""
+        wanted, later = [t for t in dict.fromkeys(texts) if t], []
+        alone = getattr(self.ws.embedder, "query_vectors_alone", False)  # else the batch shapes the vectors
         if any(t != self.question for t in wanted):
             unread = UNREAD_QUERY_TEXTS.get()
-            alone = getattr(self.ws.embedder, "query_vectors_alone", False)  # else the batch shapes the vectors
             skip = unread(self) if unread is not None and alone else set()
-            wanted = list(dict.fromkeys(wanted + [t for t in self.query_texts() if t not in skip]))
+            later = [t for t in self.query_texts() if t not in skip and t not in wanted]
         cache, pending = self.state.embeddings, self.state.pending
+        soon = getattr(self.ws.embedder, "embed_queries_soon", None) if alone else None
+        if soon is not None:
+            return fetch_shared(cache, pending, soon, self._embed_now, wanted, later)
+        wanted = list(dict.fromkeys(wanted + later))
         missing = [t for t in wanted if t not in cache and t not in pending]
         vectors = dict(zip(missing, self._embed_now(missing))) if missing else {}
         for text in wanted:
