@@ -54,3 +54,18 @@ def test_tree_results_equal_those_read_afresh(sample_workspace_dir, monkeypatch)
             assert tree_json(fresh, q) == cached[q]
     finally:
         fresh.close()
+
+
+def test_inside_a_unit_of_work_nothing_is_read_ahead(sample_ws_copy, monkeypatch):
+    """A writer's views are private to each call and never kept: reading every row there would be
+    repeated at every call, so the rows are read as the question asks for them."""
+    from core.retrieval.tree_rows import preload_rows
+
+    reads: list[int] = []
+    real = sample_ws_copy.records.chunks_by_id
+    monkeypatch.setattr(sample_ws_copy.records, "chunks_by_id", lambda ids: reads.append(len(list(ids))) or real(ids))
+    with sample_ws_copy.writer(), sample_ws_copy.records.unit_of_work():
+        assert preload_rows(sample_ws_copy) == 0
+    assert reads == []
+    assert preload_rows(sample_ws_copy) == len(sample_ws_copy.chunk_order()) > 0
+    assert reads

@@ -8,7 +8,8 @@ positions, their places for the citations). A question of the tree mode reaches 
 summaries spread over the whole corpus, so most of its chunks are new to the generation until many
 questions have been asked. ``preload_rows`` fills both tables with every chunk in a few batched reads,
 once per generation (``views.derived``); the values are the store's, read by the same calls, so every
-result is the same.
+result is the same. Inside a unit of work (a writer's own reads) the views are private to each call and
+nothing is kept, so nothing is read ahead either.
 """
 from __future__ import annotations
 
@@ -34,5 +35,7 @@ class PreloadedRows:
 
 def preload_rows(ws: "Workspace") -> int:
     """Read the generation's chunk rows, positions and places once (later calls do nothing); the
-    number of chunks read."""
+    number of chunks read (0 inside a unit of work, where views are never kept)."""
+    if ws.records.in_unit_of_work():
+        return 0
     return ws.views.derived(PreloadedRows).chunks
