@@ -151,14 +151,20 @@ class Int8MiniLMEmbedder:
 
     def embed_queries_soon(self, texts: Sequence[str]) -> "Future[np.ndarray]":
         """``embed_queries(texts)`` started on the helper thread, while the caller does other work (the
-        question's parse): a future of the same vectors. Without a helper (one core) it is computed here."""
-        ids = [e.ids for e in self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])]
+        question's parse): a future of the same vectors. Without a helper (one core) it is computed here.
+        The helper tokenises the strings too: the caller only hands them over (~0.15 ms less of its time)."""
+        cleaned = [t if t.strip() else " " for t in texts]
         helper = query_helper()
-        if helper is None or not ids:
+        if helper is None or not cleaned:
+            ids = [e.ids for e in self._tokenizer.encode_batch(cleaned)] if cleaned else []
             done: Future[np.ndarray] = Future()
             done.set_result(self._one_by_one(ids) if ids else np.zeros((0, self.dim), dtype=np.float32))
             return done
-        return helper.submit(self._each, ids, self._sessions[1])
+        return helper.submit(self._tokenised_each, cleaned)
+
+    def _tokenised_each(self, texts: Sequence[str]) -> np.ndarray:
+        """``_each`` of the strings' wordpieces, tokenised here (on the helper thread)."""
+        return self._each([e.ids for e in self._tokenizer.encode_batch(texts)], self._sessions[1])
 
     def _one_by_one(self, ids: Sequence[Sequence[int]]) -> np.ndarray:
         session = self._sessions[1]

@@ -155,3 +155,26 @@ def test_a_forked_child_starts_its_own_helper(monkeypatch):
     answer = os.read(read, 1)
     os.waitpid(pid, 0)
     assert answer == b"1"
+
+
+def test_a_string_started_on_the_helper_is_tokenised_there_not_by_the_caller(int8, monkeypatch):
+    """``embed_queries_soon`` hands the strings over: the wordpieces are made on the helper thread, so the
+    caller (about to parse the question) spends nothing on them, and the vector is the same."""
+    import core.onnx_embeddings as onnx_embeddings
+
+    tokenised_on: list[str] = []
+    real = int8._tokenizer
+
+    class Recording:
+        def encode_batch(self, texts):
+            tokenised_on.append(threading.current_thread().name)
+            return real.encode_batch(texts)
+
+    monkeypatch.setattr(onnx_embeddings.os, "cpu_count", lambda: 2)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "1")
+    monkeypatch.setattr(int8, "_tokenizer", Recording())
+    vector = int8.embed_queries_soon([STRINGS[0]]).result()
+    assert tokenised_on and all(name.startswith("ragscope-query-embed") for name in tokenised_on)
+    monkeypatch.setenv("RAGSCOPE_QUERY_HELPER", "0")
+    assert np.array_equal(vector, int8.embed_queries_soon([STRINGS[0]]).result())  # computed here: same vector
+    assert tokenised_on[-1] == threading.current_thread().name

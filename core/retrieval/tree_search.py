@@ -42,6 +42,7 @@ from core.retrieval.context_dedup import TextOnce
 from core.retrieval.strategies import STRICT_SETTING
 from core.retrieval.token_counts import corpus_tokens
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
+from core.retrieval.tree_rows import preload_rows
 from core.retrieval.tree_tokens import tree_context_counter
 from core.retrieval.tree_items import Item, items_within, render_item, split_item, stored_tokens, tokens_or_bytes
 from core.storage.ports import GraphView
@@ -129,6 +130,7 @@ class TreeRetriever:
         k, h = settings.tree_top_k, settings.tree_hops
         result = new_result(ctx, self.name, self.params)
         clock = Stopwatch(result)
+        preload_rows(ctx.ws)  # the generation's chunk rows once, not a store read per question
         with clock.stage("keywords"):
             graph = ctx.ws.mention_graph()
             terms, dropped = query_terms(ctx, graph)
