@@ -156,3 +156,26 @@ def test_the_tree_mode_counts_its_context_exactly(sample_ws, monkeypatch) -> Non
     assert sentence_parts in cut  # the tree mode counts with the summary sentences' table
     for result in results:
         assert result.context_tokens == count_tokens(result.context_text)
+
+
+# --- the fused auto candidates' rows --------------------------------------------------------------------
+
+def test_a_fused_context_counts_its_rows_from_the_same_tables(sample_ws, monkeypatch) -> None:
+    """A fused candidate's compacted rows are counted as the LightRAG modes count theirs: from the generation's
+    row costs and piece table, and exactly."""
+    from core.retrieval.registry import query_context
+    from core.routing import fusion
+
+    seen: list[tuple] = []
+    real = fusion.render_compact_within
+
+    def spy(*args):
+        seen.append(args[3:])
+        return real(*args)
+    monkeypatch.setattr(fusion, "render_compact_within", spy)
+    counts = token_counts.context_counter(sample_ws)
+    for question in ["Who founded the Tidewater Shipping Cooperative in Port Sallow?",
+                     "What connects the lighthouse and the railway?"]:
+        result = fusion.fused_result(query_context(sample_ws, question))
+        assert result.context_tokens == count_tokens(result.context_text)
+    assert seen and all(rest == (sample_ws.views.derived(token_counts.graph_row_costs), counts.pieces) for rest in seen)
