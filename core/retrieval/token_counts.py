@@ -194,8 +194,9 @@ class SegmentCounts:
 
 
 def _by_parts(pieces: PieceCounts, parts: Sequence[str]) -> Optional[int]:
-    """A segment's count from its ``parts``: the piece table's, and the rest encoded on its own (a rest
-    may start with a space, so it is not joined to the other unknown segments); None when no part is known."""
+    """A segment's count from its ``parts``: the piece table's, and the rest encoded on its own (a rest may
+    start with a space, and a line break then a space is neither of the two proven cuts, so it is not joined
+    to the other unknown segments); None when no part is known."""
     if len(parts) < 2:
         return None
     known, left = pieces.add_up(parts)
