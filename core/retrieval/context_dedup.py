@@ -16,35 +16,17 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import lru_cache
 from itertools import accumulate
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 from core.retrieval.context_blocks import fit_to_budget, sources_text
-from core.retrieval.csv_cells import LineWriter, clean_cell
+from core.retrieval.csv_cells import LineWriter
 from core.retrieval.lightrag_context import (Budgeted, RowCosts, context_from_lines, csv_line, entity_row, relation_row,
                                              render_context)
-from core.tokens import encoding
+from core.retrieval.token_counts import PieceCounts, cached_pieces, compacted_row_parts, normalise, pieces
 from core.types import ChunkHit, EntityHit, RelationHit
 
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")  # a description's pieces: sentences or "; " clauses
 MIN_PIECE_CHARS = 24  # shorter pieces ("St.", "Ltd.") are kept: too short to stand for a sentence
-
-
-def normalise(text: str) -> str:
-    """Whitespace collapsed to single spaces (chunks keep line breaks, descriptions do not)."""
-    return " ".join(str(text).split())
-
-
-def pieces(description: str) -> list[str]:
-    """A description cut into sentences (and "; " clauses), whitespace-normalised, empty ones dropped."""
-    return list(_pieces(str(description or "")))
-
-
-@lru_cache(maxsize=1 << 15)
-def _pieces(description: str) -> tuple[str, ...]:
-    """``pieces`` memoised: the descriptions are the index's, cut again by every LightRAG mode."""
-    return tuple(p for p in (normalise(s) for s in _SENTENCE_END.split(description)) if p)
 
 
 class TextOnce:
@@ -77,7 +59,7 @@ class TextOnce:
         """The description without the pieces shown elsewhere, then a pointer to where they are."""
         kept: list[str] = []
         pointers: list[str] = []
-        for piece in _pieces(str(description or "")):
+        for piece in cached_pieces(str(description or "")):
             place = self.where(piece)
             if place is None:
                 kept.append(piece)
@@ -109,44 +91,6 @@ def _compacted(entities: Sequence[EntityHit], relations: Sequence[RelationHit],
     return out_e, out_r, seen
 
 
-def piece_counts(descriptions: Iterable[str]) -> dict[str, int]:
-    """For every piece of ``descriptions`` as a table cell shows it (``clean_cell``): the count of a space
-    and the piece, and of the piece from its first space on (``compact_context`` reads them)."""
-    wanted: dict[str, None] = {}
-    for description in descriptions:
-        for piece in _pieces(str(description or "")):
-            shown = clean_cell(piece)
-            wanted[" " + shown] = None
-            _, space, rest = shown.partition(" ")
-            if space:
-                wanted[" " + rest] = None
-    encode = encoding().encode_ordinary
-    return {unit: len(encode(unit)) for unit in wanted}
-
-
-def _known_units(line: str, kept: Sequence[str], known: Mapping[str, int]) -> Optional[tuple[str, int]]:
-    """A compacted row's line cut where cl100k cannot join two pieces (before a space that follows a
-    non-space character): its kept pieces but the first word are counted from ``known``
-    (``piece_counts``), and what is left (the cells before them, the first word, the pointer and the
-    cells after, any unknown piece) joined in order, which keeps the cuts. None: not cut (counted whole)."""
-    shown = [clean_cell(piece) for piece in kept]
-    body = " ".join(shown)
-    at = line.find(body) if shown else -1
-    if at < 0 or line.find(body, at + 1) >= 0 or line[at + len(body) : at + len(body) + 1] != " ":
-        return None
-    first, space, rest = shown[0].partition(" ")
-    left = [line[:at] + first]
-    total = 0
-    for unit in ([" " + rest] if space else []) + [" " + piece for piece in shown[1:]]:
-        found = known.get(unit)
-        if found is None:
-            left.append(unit)
-        else:
-            total += found
-    left.append(line[at + len(body) :])
-    return "".join(left), total
-
-
 Described = TypeVar("Described", EntityHit, RelationHit)
 
 
@@ -169,14 +113,14 @@ def render_compact(entities: Sequence[EntityHit], relations: Sequence[RelationHi
 
 
 def compact_context(budgeted: Budgeted, counter: Callable[[str], int], row_costs: RowCosts | None = None,
-                    pieces: Mapping[str, int] | None = None) -> tuple[str, int, int]:
+                    pieces: PieceCounts | None = None) -> tuple[str, int, int]:
     """``render_compact`` of the budgeted lists, its tokens (equal to ``counter`` of the whole text) and
     the pieces replaced by a pointer. The count is taken row by row: every table row is one line that
     starts with its number, and cl100k never merges across a line break followed by text, so the
     context's tokens are those of the context without table rows plus each row with its line break.
     A row whose description is unchanged costs what the generation's ``row_costs`` say (counted once
     per generation); only the compacted rows are encoded, in one call, less their kept pieces that
-    ``pieces`` (the generation's ``piece_counts``) counts (``_known_units``)."""
+    ``pieces`` (the generation's ``token_counts.description_pieces``) counts (``compacted_row_parts``)."""
     compact_e, compact_r, seen = _compacted(budgeted.entities, budgeted.relations, budgeted.chunks)
     pointers = seen.hits
     known = [0]
@@ -195,10 +139,11 @@ def compact_context(budgeted: Budgeted, counter: Callable[[str], int], row_costs
             else:
                 line = record_line(row(record, number))
                 if pieces is not None:
-                    counted = _known_units(line, seen.kept.get(f"{noun} {number}", ()), pieces)
+                    parts = compacted_row_parts(line, seen.kept.get(f"{noun} {number}", ()))
+                    counted = None if parts is None else pieces.add_up(parts)
             if counted is not None:
-                unknown.append(counted[0] + "\n")
-                known[0] += counted[1]
+                known[0] += counted[0]
+                unknown.append(counted[1] + "\n")
             elif cost is None:
                 unknown.append(line + "\n")
             else:
@@ -215,7 +160,7 @@ def compact_context(budgeted: Budgeted, counter: Callable[[str], int], row_costs
 
 def render_compact_within(budgeted: Budgeted, cap: int, counter: Callable[[str], int],
                           row_costs: RowCosts | None = None,
-                          pieces: Mapping[str, int] | None = None) -> tuple[str, int, dict[str, Any]]:
+                          pieces: PieceCounts | None = None) -> tuple[str, int, dict[str, Any]]:
     """The compact context of the budgeted lists, at most ``cap`` tokens: while over, drop the last
     chunk, then relation, then entity, never the last of each (``budgeted``'s lists change in place). Returns the context, its
     tokens and what was done (``dropped``: records dropped for the cap; ``pointers``: pieces of text

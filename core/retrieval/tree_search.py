@@ -40,10 +40,9 @@ from core.retrieval.results import fill_chunk_texts, finish, new_result
 from core.retrieval.context_blocks import fit_to_budget
 from core.retrieval.context_dedup import TextOnce
 from core.retrieval.strategies import STRICT_SETTING
-from core.retrieval.token_counts import corpus_tokens
+from core.retrieval.token_counts import corpus_tokens, tree_context_counter
 from core.retrieval.tree_algorithms import LocalOutcome, h_loop, occurrence_rank, pair_distances
 from core.retrieval.tree_rows import preload_rows
-from core.retrieval.tree_tokens import tree_context_counter
 from core.retrieval.tree_items import Item, items_within, render_item, split_item, stored_tokens, tokens_or_bytes
 from core.storage.ports import GraphView
 from core.types import ChunkHit, EntityHit, RetrievalResult, SummaryHit

@@ -92,7 +92,8 @@ def fused_result(ctx: QueryContext, candidate: str = FUSED) -> RetrievalResult:
     result = new_result(ctx, candidate, SETTINGS)
     records = fill_chunk_texts(ctx.ws, _chunk_records(found, parts, len(parts) * s.naive_top_k))
     set_funnel(result, [r.chunk_id for r in records])
-    count = context_counter(ctx.ws).count
+    counts = context_counter(ctx.ws)
+    count = counts.count
     rows = [p for p in parts if p in GRAPH_ROW_PARTS]
     if rows:
         entities = round_robin(*(found[p].entities for p in rows), key=entity_key)
@@ -102,7 +103,8 @@ def fused_result(ctx: QueryContext, candidate: str = FUSED) -> RetrievalResult:
                             row_costs=ctx.ws.views.derived(graph_row_costs), counter=count)
         corpus = ctx.ws.views.derived(corpus_tokens)
         cap = min(s.max_total_tokens, corpus) if corpus > 0 else s.max_total_tokens
-        context, tokens, _ = render_compact_within(fit, cap, count)
+        context, tokens, _ = render_compact_within(fit, cap, count, ctx.ws.views.derived(graph_row_costs),
+                                                   counts.pieces)  # the rows counted as the LightRAG modes count them
         result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)
         result.chunks = renumber(fit.chunks)
         finish(result, context, [c.chunk_id for c in fit.chunks], lambda _text: tokens)
