@@ -21,7 +21,6 @@ from core.embeddings import chunk_windows
 from core.extraction.aliases import resolve_document
 from core.indexing.common import Extractor, IndexReport, chunk_document, progress_event
 from core.indexing.remerge import merge_touched, new_tree
-from core.indexing.vector_jobs import VectorJobs
 from core.indexing.vector_writes import (delete_vectors, graph_texts, live_vector_ids, upsert_chunk_vectors,
                                          upsert_graph_vectors)
 from core.sentence_vectors import WindowStatesAhead, can_pool, pool_windows_and_sentences, stored_rows, window_states
@@ -76,34 +75,6 @@ def embed_texts(embedder: Any, texts: list[str], cancel: Optional[threading.Even
     return embedder.embed(texts)
 
 
-def embed_graph_texts(embedder: Any, texts: list[str], cancel: Optional[threading.Event] = None,
-                      on_slice: Optional[Callable[[int], None]] = None) -> Optional[np.ndarray]:
-    """The vectors of a batch's entity, relation and tree texts, embedded in ``progress_slices`` (so a text's
-    vector depends only on its slice, wherever the slices run); None when there are none. ``on_slice(end)``
-    after each slice (the progress bar)."""
-    parts = []
-    for start, end in progress_slices(len(texts)):
-        parts.append(embed_texts(embedder, texts[start:end], cancel))
-        if on_slice is not None:
-            on_slice(end)
-    return np.concatenate(parts) if parts else None
-
-
-def write_batch_vectors(ws: Workspace, chunks: list[Chunk], per_chunk: Sequence[np.ndarray], entities: list,
-                        relations: list, nodes: list, texts: Any, stale: Sequence[str]) -> None:
-    """Upsert a batch's chunk-window and graph vectors and delete the ``stale`` ids it replaced. ``texts``:
-    the graph texts' vectors, or the texts themselves (``graph_texts`` order), embedded here first (a job of
-    ``core.indexing.vector_jobs`` on its worker thread)."""
-    vectors = texts if isinstance(texts, np.ndarray) or texts is None else embed_graph_texts(ws.embedder, texts)
-    if vectors is None:
-        vectors = np.zeros((0, per_chunk[0].shape[1] if per_chunk else 1), dtype=np.float32)
-    upsert_chunk_vectors(ws, chunks, per_chunk)
-    upsert_graph_vectors(ws, entities, relations, nodes, vectors)
-    if stale:
-        live_ids = live_vector_ids(entities, relations, nodes)
-        delete_vectors(ws, [v for v in stale if v and v not in live_ids])
-
-
 def extract_with_titles(extractor: Extractor, chunks: list[Chunk], names: dict[str, str],
                         on_parsed: Optional[Callable[[int, int], None]] = None) -> list:
     """Run the extractor, telling it which texts start with their document's title (a JSONL corpus
@@ -137,10 +108,8 @@ class BatchIndexer:
     """Runs the pipeline steps for a list of documents; ``run`` is all-or-nothing."""
 
     def __init__(self, ws: Workspace, extractor: Extractor, report: IndexReport, progress: ProgressCallback,
-                 profile_summarizer=None, tree_summarizer=None, cancel: Optional[threading.Event] = None,
-                 vector_jobs: Optional[VectorJobs] = None) -> None:
+                 profile_summarizer=None, tree_summarizer=None, cancel: Optional[threading.Event] = None) -> None:
         self.ws = ws
-        self.vector_jobs = vector_jobs  # set: vectors embedded and written behind the next batch
         self.cancel = cancel  # the run's Cancel: reaches extraction and the embeddings' retry waits
         self.extractor = extractor
         self.report = report
@@ -270,11 +239,12 @@ class BatchIndexer:
             texts = graph_texts(entities, relations, nodes)
             total = len(all_chunks) + len(texts)
             self._emit("embed", len(all_chunks), total, "embedding")  # chunk vectors come with the extraction
-            behind = self.vector_jobs is not None  # embedded and written behind the next batch (vector_jobs)
             try:
-                vectors = None if behind else embed_graph_texts(
-                    ws.embedder, texts, self.cancel, lambda end: self._emit("embed", len(all_chunks) + end, total,
-                                                                          "embedding"))
+                parts = []
+                for start, end in progress_slices(len(texts)):  # slices: the bar moves while embedding
+                    parts.append(embed_texts(ws.embedder, texts[start:end], self.cancel))
+                    self._emit("embed", len(all_chunks) + end, total, "embedding")
+                vectors = np.concatenate(parts) if parts else None
                 sentence_vectors: list = []
                 with cancel_scope(self.cancel):  # a local embedder embeds the chunks here, checking between slices
                     if can_pool(ws.embedder):  # one window pass gives the window and the sentence vectors
@@ -290,11 +260,13 @@ class BatchIndexer:
             except BaseException:
                 prepared.chunk_vectors.cancel()  # a failed server: drop the requests not yet sent
                 raise
+            if vectors is None:
+                vectors = np.zeros((0, per_chunk[0].shape[1] if per_chunk else 1), dtype=np.float32)
             t = self._timed("embed", t)
+            upsert_chunk_vectors(ws, all_chunks, per_chunk)
             store.write_sentence_vectors(stored_rows([c.chunk_id for c in all_chunks], sentence_vectors))
-            if not behind:
-                write_batch_vectors(ws, all_chunks, per_chunk, entities, relations, nodes, vectors, [])
-                self._emit("embed", total, total, "vectors stored")
+            upsert_graph_vectors(ws, entities, relations, nodes, vectors)
+            self._emit("embed", total, total, "vectors stored")
             elapsed = time.perf_counter() - started + (sum(prepared.timings.values()) if prefetched else 0.0)
             shares = document_seconds(elapsed, {d.doc_id: doc_chunks[d.doc_id] for d in live})
             for doc in live:
@@ -306,17 +278,9 @@ class BatchIndexer:
             ws.bump_generation()
             store.log("batch_indexed", {"documents": len(live), "chunks": len(all_chunks)})
             t = self._timed("write", t)
-            if behind:  # the previous batch's vectors are written before this batch commits
-                cast(VectorJobs, self.vector_jobs).wait()
-                t = self._timed("wait for vectors", t)
-        if behind:
-            cast(VectorJobs, self.vector_jobs).submit(write_batch_vectors, ws, all_chunks, per_chunk, entities,
-                                                      relations, nodes, texts, stale)
-            self._emit("embed", total, total, "vectors queued")
-        else:
-            live_ids = live_vector_ids(entities, relations, nodes)
-            delete_vectors(ws, [v for v in stale if v and v not in live_ids])
-            self._timed("write", t)
+        live_ids = live_vector_ids(entities, relations, nodes)
+        delete_vectors(ws, [v for v in stale if v and v not in live_ids])
+        self._timed("write", t)
         self.report.processed += len(live)
         self.report.tokens += sum(d.tokens for d in live)
         self.report.chunks_embedded += len(all_chunks)

@@ -23,7 +23,6 @@ from core.indexing.deletion import delete_documents
 from core.indexing.overall import OverallProgress
 from core.indexing.prefetch import Prefetcher
 from core.indexing.reconcile import reconcile
-from core.indexing.vector_jobs import VectorJobs, VectorWritesFailed
 from core.tokens import count_tokens
 from core.types import (Cancelled, LoadFailure, ProgressCallback, ServiceUnavailable, SourceDocument, cancel_scope,
                         no_progress)
@@ -153,8 +152,7 @@ def _register_batch(ws: Workspace, batch: list[SourceDocument], seen: set[str], 
 def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, extractor: Optional[Extractor] = None,
                     batch_tokens: Optional[int] = None, report: Optional[IndexReport] = None,
                     profile_summarizer=None, tree_summarizer=None,
-                    cancel: Optional[threading.Event] = None, overlap: Optional[bool] = None,
-                    vectors_behind: Optional[bool] = None) -> IndexReport:
+                    cancel: Optional[threading.Event] = None, overlap: Optional[bool] = None) -> IndexReport:
     """Index every pending (or interrupted) document, batch by batch.
 
     ``extractor`` defaults to spaCy; ``profile_summarizer(kind, name, fragments)`` and
@@ -163,8 +161,7 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     ``LLMCancelled``) the run stops with ``Cancelled`` and the unfinished documents stay 'pending'; so do
     they when the embeddings server fails (``ServiceUnavailable``, re-raised).
     ``overlap`` prepares the next batch while the current one embeds (``core.indexing.prefetch``); None =
-    ``overlap_by_default``. ``vectors_behind`` embeds and writes a committed batch's vectors while the next
-    batch is written, merged and summarised (``core.indexing.vector_jobs``); None = ``vectors_behind_by_default``.
+    ``overlap_by_default``.
     """
     report = report or IndexReport()
     batch_tokens = batch_tokens or int(os.environ.get("RAGSCOPE_BATCH_TOKENS") or 24000)  # tokens per batch
@@ -195,9 +192,6 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
     prefetch = None
     if overlap and len(batches) > 1:
         prefetch = Prefetcher(ws, extractor, report, cancel)
-    if vectors_behind is None:
-        vectors_behind = vectors_behind_by_default(ws.embedder)
-    jobs = VectorJobs() if vectors_behind and len(batches) > 1 else None
     try:
         for i, batch in enumerate(batches):
             check_cancel(cancel, done, total)
@@ -205,17 +199,10 @@ def process_pending(ws: Workspace, progress: ProgressCallback = no_progress, ext
             prepared = prefetch.take(batch) if prefetch else None
             if prefetch and i + 1 < len(batches):
                 prefetch.start(batches[i + 1])  # extracted while this batch is embedded and written
-            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared, cancel,
-                                  jobs)
-        if jobs is not None:  # the last batch's vectors, then a generation that includes them
-            jobs.wait()
-            with ws.records.unit_of_work():
-                ws.bump_generation()
+            done = _process_batch(ws, batch, extractor, report, progress, done, total, summarizers, prepared, cancel)
     finally:
         if prefetch:
             prefetch.close()
-        if jobs is not None:
-            jobs.close()  # a committed batch's vectors are written even when the run stops
     progress_event(progress, "index", done, total, "done")
     return report
 
@@ -229,17 +216,6 @@ def overlap_by_default(embedder: Any, extractor: Extractor) -> bool:
     if getattr(embedder, "remote", False):
         return True
     return getattr(extractor, "name", "") == "spacy" and (os.cpu_count() or 1) >= 2
-
-
-def vectors_behind_by_default(embedder: Any) -> bool:
-    """Embed a committed batch's vectors behind the next batch (``core.indexing.vector_jobs``) with a local
-    embedder on two or more cores: the model then runs while the main thread's Python steps hold one core.
-    Not with an embeddings server: a Cancel during its retry waits must leave the batch uncommitted.
-    ``RAGSCOPE_VECTORS_BEHIND``: ``0`` never, ``1`` always (one core, a server too), else this rule."""
-    wanted = os.environ.get("RAGSCOPE_VECTORS_BEHIND", "").strip()
-    if wanted in ("0", "1"):
-        return wanted == "1"
-    return not getattr(embedder, "remote", False) and (os.cpu_count() or 1) >= 2
 
 
 def split_batches(docs: list, batch_tokens: int) -> list[list]:
@@ -265,16 +241,13 @@ def back_to_pending(ws: Workspace, doc_ids: list[str], reason: str) -> int:
     return rows
 
 
-RESUMABLE = (Cancelled, KeyboardInterrupt, ServiceUnavailable, VectorWritesFailed)  # stops that leave work pending
-
-
 def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: IndexReport,
                    progress: ProgressCallback, done: int, total: int, summarizers: tuple[Any, Any] = (None, None),
-                   prepared=None, cancel: Optional[threading.Event] = None, jobs: Optional[VectorJobs] = None) -> int:
-    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel, vector_jobs=jobs)
+                   prepared=None, cancel: Optional[threading.Event] = None) -> int:
+    indexer = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
     try:
         indexer.run(docs, prepared)
-    except RESUMABLE as exc:  # a resumable stop, not a document failure
+    except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:  # a resumable stop, not a document failure
         back_to_pending(ws, [d.doc_id for d in docs], str(exc) or type(exc).__name__)
         raise
     except Exception:  # noqa: BLE001 - isolate the failing document by retrying one at a time
@@ -282,10 +255,10 @@ def _process_batch(ws: Workspace, docs: list, extractor: Extractor, report: Inde
             indexer.fail(docs[0])
         else:
             for i, doc in enumerate(docs):
-                single = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel, vector_jobs=jobs)
+                single = BatchIndexer(ws, extractor, report, progress, *summarizers, cancel=cancel)
                 try:
                     single.run([doc])
-                except RESUMABLE as exc:
+                except (Cancelled, KeyboardInterrupt, ServiceUnavailable) as exc:
                     back_to_pending(ws, [d.doc_id for d in docs[i:]], str(exc) or type(exc).__name__)
                     raise
                 except Exception:  # noqa: BLE001
