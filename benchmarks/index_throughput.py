@@ -3,9 +3,7 @@
     python benchmarks/index_throughput.py [--corpus dev_musique_full|large] [--runs 3] [--embedder local-minilm]
 
 Each run also prints the process CPU time inside the clock and its share of the machine's cores (how busy
-indexing keeps both cores: spaCy extraction of the next batch overlaps the embedding of this one, and a
-committed batch's vectors embed while the next batch is written; --no-vectors-behind embeds them before
-the commit instead, ``core.indexing.vector_jobs``).
+indexing keeps both cores: spaCy extraction of the next batch overlaps the embedding of this one).
     python benchmarks/index_throughput.py --embedding-base-url http://127.0.0.1:7997 [--embedding-model M]
         [--batch-size 16] [--concurrency 4] [--no-overlap]
 
@@ -84,8 +82,6 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="texts per request (default: the setting)")
     parser.add_argument("--concurrency", type=int, default=0, help="requests in flight (default: the setting)")
     parser.add_argument("--no-overlap", action="store_true", help="no extraction of the next batch meanwhile")
-    parser.add_argument("--no-vectors-behind", action="store_true",
-                        help="embed each batch's vectors before its commit (not behind the next batch)")
     parser.add_argument("--limit-docs", type=int, default=0, help="index only the corpus's first N documents")
     parser.add_argument("--embedder", default="", choices=["", "local-minilm", "local-minilm-int8"],
                         help="local model (default: the settings' default, int8)")
@@ -151,8 +147,7 @@ def main() -> None:
         started, cpu_started = time.perf_counter(), process_cpu_s()
         with ws.writer():
             report = register_documents(ws, sources, failures, IndexReport())
-            process_pending(ws, report=report, overlap=False if args.no_overlap else None,
-                            vectors_behind=False if args.no_vectors_behind else None)
+            process_pending(ws, report=report, overlap=False if args.no_overlap else None)
         ended, cpu_s = time.perf_counter(), process_cpu_s() - cpu_started
         if counting:
             timeline.uninstall()
@@ -208,7 +203,6 @@ def main() -> None:
     summary = {
         "corpus": args.corpus, "limit_docs": args.limit_docs, "runs": len(runs), "tokens": runs[0]["tokens"],
         "embeddings": args.embedding_base_url or settings.embedder, "overlap": not args.no_overlap,
-        "vectors_behind": not args.no_vectors_behind,
         "embedding_batch_size": settings.embedding_batch_size, "embedding_concurrency": settings.embedding_concurrency,
         "median_tokens_per_s": median([r["tokens_per_s"] for r in runs]),
         "median_seconds": median([r["seconds"] for r in runs]),
@@ -224,7 +218,6 @@ def main() -> None:
         print(f"  {stage:<8} {seconds:7.2f}s  ({100 * seconds / summary['median_seconds']:.0f}%)")
     suffix = ("_remote" + ("_sequential" if args.no_overlap else "")) if args.embedding_base_url else ""
     suffix += "_wordpieces" if counting else ""
-    suffix += "_vectors_before_commit" if args.no_vectors_behind else ""
     write_result(f"index_{args.corpus}{suffix}", summary | {"all_runs": runs})
 
 

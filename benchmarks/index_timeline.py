@@ -2,8 +2,7 @@
 
 ``Timeline.install()`` records, as spans on the wall clock with their thread: every spaCy parse
 (``SpacyExtractor.extract``), every wait of the main thread for the batch prepared ahead
-(``Prefetcher.take``), for the chunk windows' pass (``WindowStatesAhead.result``) and for the previous batch's
-vector writes (``VectorJobs.wait``, ``core.indexing.vector_jobs``); the model calls come
+(``Prefetcher.take``) and for the chunk windows' pass (``WindowStatesAhead.result``); the model calls come
 from ``wordpieces.CountingEmbedder.calls``. A sampler thread reads each thread's CPU seconds from
 ``/proc/self/task`` every 0.2 s (Linux), so the CPU is split between the main thread, the prefetch
 thread (the next batch's parse), the window-pass thread and onnxruntime's own pool thread.
@@ -22,7 +21,6 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 Span = tuple[float, float]
-WAIT_VECTORS = "wait for the previous batch's vectors"
 
 
 def union(spans: list[Span]) -> list[Span]:
@@ -129,11 +127,9 @@ class Timeline:
     def install(self) -> "Timeline":
         from core.indexing.common import SpacyExtractor
         from core.indexing.prefetch import Prefetcher
-        from core.indexing.vector_jobs import VectorJobs
         from core.sentence_vectors import WindowStatesAhead
 
         self._wrap(SpacyExtractor, "extract", "parse")
-        self._wrap(VectorJobs, "wait", WAIT_VECTORS)
         self._wrap(Prefetcher, "take", "wait for the prepared batch")
         self._wrap(WindowStatesAhead, "result", "wait for the window pass")
         return self
@@ -157,7 +153,7 @@ class Timeline:
                "parse_s": round(length(parse), 1), "parse_and_model_s": round(intersection(parse, model), 1),
                "neither_s": round(wall - length(busy), 1),
                "waits_s": {k: round(length(of(k)), 1)
-                           for k in ("wait for the prepared batch", "wait for the window pass", WAIT_VECTORS)}}
+                           for k in ("wait for the prepared batch", "wait for the window pass")}}
         if cpu is not None:
             out["cpu_by_thread_s"] = cpu
         return out

@@ -61,7 +61,7 @@ class CountingEmbedder:
         self.seen: Counter[str] = Counter()
         self.repeated_wordpieces = 0
         self.graph_kinds: deque[tuple[str, str, int]] = deque()  # (kind, key, batch) of graph texts not embedded yet
-        self.batch = 0  # batches whose graph texts were listed so far (they may embed later: vector_jobs)
+        self.batch = 0  # batches whose graph texts were listed so far (embedded in order, by the main thread)
         self.last: dict[tuple[str, str], tuple[int, int]] = {}  # (kind, key) -> (batch, wordpieces) last embedded
         self.superseded: Counter[str] = Counter()  # wordpieces embedded for a key that a later batch embedded again
         self.superseded_texts: Counter[str] = Counter()
