@@ -19,11 +19,14 @@ batch while the current one embeds), to measure what the overlap brings.
 
     python benchmarks/index_throughput.py --count-wordpieces [--corpus dev_musique] [--runs 1]
 
---count-wordpieces (local MiniLM) books every embedded text in MiniLM wordpieces by what it was for
-(chunk windows, entities, relations, tree, other; ``benchmarks/wordpieces.py``), reports wordpieces per
-corpus token, the embedder's wordpieces/s inside the run and on a calibration pass right after it (a
-quarter of the run's texts, same dtype, calls of 256 texts), and the ceiling that sets: calibration
-wordpieces/s ÷ wordpieces per corpus token, with the run's tokens/s as a share of it."""
+--count-wordpieces (a local MiniLM: the int8 default or --embedder local-minilm) books every embedded text
+in MiniLM wordpieces by what it was for (chunk windows, entities, relations, tree, other;
+``benchmarks/wordpieces.py``), the wordpieces a key (entity, relation, tree node) was embedded for in a
+batch before a later batch embedded it again ("superseded"), wordpieces per corpus token, the embedder's
+wordpieces/s inside the run and on a calibration pass right after it (a quarter of the run's texts, calls
+of 256 texts), and the ceiling that sets: calibration wordpieces/s ÷ wordpieces per corpus token, with the
+run's tokens/s as a share of it. It also prints the run's timeline (``benchmarks/index_timeline.py``): the
+model's busy time, the spaCy parse's, both at once, neither, the main thread's waits, CPU per thread."""
 from __future__ import annotations
 
 import argparse
@@ -87,6 +90,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from core.embeddings import local_embedder
+    from core.onnx_embeddings import int8_embedder
     from core.extraction.nlp import load_nlp
     from core.loaders import load_paths
     from core.indexing.pipeline import IndexReport, process_pending, register_documents
@@ -110,11 +114,15 @@ def main() -> None:
     if args.count_wordpieces:
         if args.embedding_base_url:
             parser.error("--count-wordpieces counts the local MiniLM's wordpieces")
+        import index_timeline
         import wordpieces
 
         counting["module"] = wordpieces
-        holder = wordpieces.CountingEmbedder(local_embedder(settings.embedding_batch_size))
+        inner = (int8_embedder(settings.embedding_batch_size) if settings.embedder == "local-minilm-int8"
+                 else local_embedder(settings.embedding_batch_size))
+        holder = wordpieces.CountingEmbedder(inner)
         counting["counter"] = holder
+        counting["timeline"] = index_timeline
         wordpieces.install(holder)
     runs = []
     for run in range(args.runs):
@@ -127,16 +135,23 @@ def main() -> None:
             ws = Workspace(folder / "ws", settings=settings)
         if not args.embedding_base_url:  # the local model loaded and run once before the clock
             ws.embedder.embed(["warm-up text", "a second warm-up text"])
+            if counting:  # the warm-up is not booked
+                counting["counter"].__init__(counting["counter"].inner)
         remote = getattr(ws.embedder, "stats", None)  # built (and the server warmed) before timing
         if remote is not None:
             ws.embedder.embed(["warm-up text"] * settings.embedding_batch_size)
             remote.spans.clear()
             before = remote.snapshot()
+        if counting:
+            timeline, threads = counting["timeline"].Timeline().install(), counting["timeline"].ThreadCpu().start()
         started, cpu_started = time.perf_counter(), process_cpu_s()
         with ws.writer():
             report = register_documents(ws, sources, failures, IndexReport())
             process_pending(ws, report=report, overlap=False if args.no_overlap else None)
         ended, cpu_s = time.perf_counter(), process_cpu_s() - cpu_started
+        if counting:
+            timeline.uninstall()
+            spans = timeline.summary(counting["counter"].calls, started, ended, threads.stop())
         elapsed = ended - started
         cores = os.cpu_count() or 1
         entry = {"seconds": elapsed, "cpu_s": cpu_s, "cpu_utilisation": cpu_s / elapsed / cores,
@@ -167,12 +182,16 @@ def main() -> None:
             ceiling = calibration / booked["per_corpus_token"]
             booked |= {"calibration_wordpieces_per_s": round(calibration, 1), "ceiling_tokens_per_s": round(ceiling, 1),
                        "share_of_ceiling": round(entry["tokens_per_s"] / ceiling, 3)}
-            line += (f"\n  wordpieces per corpus token {booked['per_corpus_token']} ("
+            entry["timeline"] = spans
+            line += (f"\n  wordpieces per corpus token {booked['per_corpus_token']} in {booked['batches']} batch(es) ("
                      + ", ".join(f"{k} {v['per_corpus_token']}" for k, v in booked["by_kind"].items())
-                     + f"); repeated texts {booked['repeated_text_wordpieces']} wp, re-embedded keys "
-                     f"{booked['reembedded_key_wordpieces']} wp\n  embedder {booked['model_wordpieces_per_s']} wp/s in the run, "
+                     + f"); repeated texts {booked['repeated_text_wordpieces']} wp; superseded by a later batch "
+                     f"{booked['superseded_per_corpus_token']} per corpus token ("
+                     + ", ".join(f"{k} {v['texts']} texts {v['wordpieces']} wp" for k, v in booked["superseded"].items())
+                     + f")\n  embedder {booked['model_wordpieces_per_s']} wp/s in the run, "
                      f"{calibration:.0f} wp/s calibrated -> ceiling {ceiling:.0f} tokens/s; this run "
-                     f"{entry['tokens_per_s']:.0f} tokens/s = {100 * booked['share_of_ceiling']:.0f}% of it")
+                     f"{entry['tokens_per_s']:.0f} tokens/s = {100 * booked['share_of_ceiling']:.0f}% of it\n"
+                     + counting["timeline"].describe(spans))
         print(line)
         runs.append(entry)
         ws.close()
