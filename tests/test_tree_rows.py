@@ -69,3 +69,15 @@ def test_inside_a_unit_of_work_nothing_is_read_ahead(sample_ws_copy, monkeypatch
     assert reads == []
     assert preload_rows(sample_ws_copy) == len(sample_ws_copy.chunk_order()) > 0
     assert reads
+
+
+def test_above_the_size_cap_rows_are_read_as_questions_reach_them(sample_ws_copy, monkeypatch):
+    """A corpus with more chunks than ``PRELOAD_MAX_CHUNKS`` is not read whole at each new generation."""
+    from core.retrieval import tree_rows
+    from core.retrieval.generation_rows import chunk_rows
+
+    monkeypatch.setattr(tree_rows, "PRELOAD_MAX_CHUNKS", len(sample_ws_copy.chunk_order()) - 1)
+    assert tree_rows.preload_rows(sample_ws_copy) == 0
+    reached = tree_json(sample_ws_copy, QUESTIONS[0])
+    assert reached["chunks"]
+    assert set(chunk_rows(sample_ws_copy).rows) < set(sample_ws_copy.chunk_order())

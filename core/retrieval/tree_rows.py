@@ -9,7 +9,10 @@ summaries spread over the whole corpus, so most of its chunks are new to the gen
 questions have been asked. ``preload_rows`` fills both tables with every chunk in a few batched reads,
 once per generation (``views.derived``); the values are the store's, read by the same calls, so every
 result is the same. Inside a unit of work (a writer's own reads) the views are private to each call and
-nothing is kept, so nothing is read ahead either.
+nothing is kept, so nothing is read ahead either. Nor above ``PRELOAD_MAX_CHUNKS`` chunks: a question
+reaches at most a few thousand of them, and on a corpus of a hundred thousand small documents reading every
+row at each new generation (every indexing batch) would cost more than it saves; there rows are read as
+questions reach them, as before.
 """
 from __future__ import annotations
 
@@ -20,12 +23,17 @@ from core.retrieval.generation_rows import chunk_rows, source_labels
 if TYPE_CHECKING:
     from core.workspace import Workspace
 
+PRELOAD_MAX_CHUNKS = 20_000
+
 
 class PreloadedRows:
     """Marker kept for the generation once its rows are read (``ws.views.derived(PreloadedRows)``)."""
 
     def __init__(self, ws: "Workspace") -> None:
         chunk_ids = list(ws.chunk_order())
+        self.chunks = 0
+        if len(chunk_ids) > PRELOAD_MAX_CHUNKS:
+            return
         rows = chunk_rows(ws)
         chunks = rows.chunks(chunk_ids)
         rows.doc_positions({chunk.doc_id for chunk in chunks.values()})
@@ -35,7 +43,8 @@ class PreloadedRows:
 
 def preload_rows(ws: "Workspace") -> int:
     """Read the generation's chunk rows, positions and places once (later calls do nothing); the
-    number of chunks read (0 inside a unit of work, where views are never kept)."""
+    number of chunks read (0 inside a unit of work, where views are never kept, and above
+    ``PRELOAD_MAX_CHUNKS``)."""
     if ws.records.in_unit_of_work():
         return 0
     return ws.views.derived(PreloadedRows).chunks
