@@ -200,6 +200,13 @@ def _stash_paste() -> None:
     st.session_state["doc_paste_text"] = ""
 
 
+ADD_TAB_KEY = "doc_add_tab"  # the tab last chosen to add documents (kept while a run hides the tabs)
+
+
+def _remember_add_tab() -> None:
+    st.session_state[ADD_TAB_KEY] = st.session_state.get("doc_add_tabs")
+
+
 def input_section(ws: Workspace) -> None:
     llm = session_llm(ws, build=False)
     if llm.note:
@@ -211,7 +218,10 @@ def input_section(ws: Workspace) -> None:
     if right.button("Load sample corpus", key="doc_load_samples", type="primary", width="stretch"):
         items = sample_files()
         start_job(ws, upload_calls(ws, items), "the sample corpus")
-    upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"])
+    # the chosen tab survives an indexing run: the run hides these tabs, which drops their widget state, and
+    # they snapped back to "Upload files" after it, under a user about to paste again
+    upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"], key="doc_add_tabs",
+                                    default=st.session_state.get(ADD_TAB_KEY), on_change=_remember_add_tab)
     with upload_tab:
         limits = state.session_settings()  # the archive limits the upload is held to
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",

@@ -238,6 +238,9 @@ def test_a_reader_never_sees_a_failing_batch_and_cannot_delete_during_it(app, br
         (hook / "release").touch()  # the batch fails now and rolls back
         writer.get_by_text("1 failed.").first.wait_for(timeout=600_000)
         writer.screenshot(path=str(ARTIFACTS / "sessions_writer_failed.png"))
+        idle(writer)  # the rerun that ends the run keeps the writer on the tab it used (it once snapped back)
+        assert writer.get_by_role("tab", name="Paste text").get_attribute("aria-selected") == "true"
+        assert writer.get_by_role("button", name="Index pasted text").is_visible()
 
         text, counts = read_graph(reader, app["url"])
         assert counts == committed

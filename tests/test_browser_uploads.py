@@ -92,9 +92,17 @@ def test_1_a_zip_is_unpacked_into_documents_and_its_hostile_members_fail_alone(p
     assert "– ledger.csv: unsupported file type .csv" in text and "– photo.png: unsupported file type .png" in text
     assert page.evaluate("() => window.__pwned") is None and page.dialogs == []  # type: ignore[attr-defined]
     assert page.locator('[data-testid="stMain"] img[onerror]').count() == 0
-    cells = page.evaluate("() => [...document.querySelectorAll('[data-testid=stDataFrame] td')]"
-                          ".map(c => c.innerText.trim())")
-    assert {"notes/harbour-survey.md", "rail.txt", HOSTILE_NAME, "../../etc/passwd"} <= set(cells), cells
+    listed = ["notes/harbour-survey.md", "rail.txt", HOSTILE_NAME, "../../etc/passwd"]
+    page.get_by_role("heading", name="Document status").scroll_into_view_if_needed()
+    page.locator("[data-testid=stDataFrame]").last.scroll_into_view_if_needed()  # the grid draws only what is in view
+    script = "() => [...document.querySelectorAll('[data-testid=stDataFrame] td')].map(c => c.innerText.trim())"
+    try:
+        page.wait_for_function(f"names => {{ const c = ({script})(); return names.every(n => c.includes(n)); }}",
+                               arg=listed, timeout=60_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: the assertion below says what is missing
+        pass
+    cells = page.evaluate(script)
+    assert set(listed) <= set(cells), cells
     assert "ledger.csv" not in cells and "photo.png" not in cells  # skipped: not failed documents
 
 
@@ -145,12 +153,25 @@ def test_3_question_files_are_offered_only_for_this_workspaces_corpus(page):
     page.reload(wait_until="domcontentloaded")
     page.get_by_role("heading", name="Evaluate").first.wait_for(timeout=120_000)
     open_page(page, "Knowledge graph", "Knowledge graph")
-    page.get_by_text("What the edits changed (evaluation before → after)").first.click()
-    idle(page)
     panel = page.locator('[data-testid="stExpander"]').filter(has_text="What the edits changed").first
     combo = panel.locator('[data-testid="stSelectbox"]').filter(has_text="Questions").first.get_by_role("combobox")
-    combo.click()
-    page.get_by_role("option").first.wait_for(timeout=30_000)
+    for _ in range(3):  # the page reruns once on the edit made outside it (a toast says so), which can close the
+        idle(page)      # expander just opened: open it until its picker shows
+        if not combo.is_visible():
+            page.get_by_text("What the edits changed (evaluation before → after)").first.click()
+        try:
+            combo.wait_for(state="visible", timeout=30_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: open it once more
+            continue
+    for _ in range(3):  # a rerun can swallow the click that opens the list too: open it until options show
+        idle(page)
+        combo.click()
+        try:
+            page.get_by_role("option").first.wait_for(timeout=20_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError: click once more
+            continue
     assert page.get_by_role("option").all_inner_texts() == ["Upload a question file"]  # no built-in file fits
     combo.press("Escape")
     idle(page)
