@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from core.embeddings import QUERY_BATCH, _normalise, local_embedder
 
@@ -16,7 +17,16 @@ def test_query_path_equals_encode(n: int) -> None:
     embedder = local_embedder()
     texts = QUERIES[:n]
     lean = embedder.embed(texts)
-    reference = _normalise(embedder._model.encode(texts, batch_size=len(texts), convert_to_numpy=True))
+    # ``encode`` on the one thread the query path uses: on some CPUs the matrix kernels split a batch of
+    # three or four strings differently on one thread and on two, which moves the last bit (~1e-7) and
+    # would test the thread count rather than the path (seen on an AVX-512 machine with AMX; equal on the
+    # machines of earlier runs)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        reference = _normalise(embedder._model.encode(texts, batch_size=len(texts), convert_to_numpy=True))
+    finally:
+        torch.set_num_threads(threads)
     assert lean.shape == (n, embedder.dim)
     assert lean.dtype == np.float32
     assert np.array_equal(lean, reference)
