@@ -100,8 +100,14 @@ def sample_files() -> list[tuple[str, bytes]]:
     return [(p.name, p.read_bytes()) for p in api.sample_paths(state.principal())]
 
 
+ADD_TABS_WIDGET = "doc_add_tabs"  # the "Upload files / Paste text" tabs (their state: the tab shown)
+ADD_TAB_KEY = "doc_add_tab"  # the tab in use when the last run started (the run hides the tabs)
+
+
 def start_job(ws: Workspace, calls: list[IndexCall], what: str) -> None:
     """Start indexing on a background thread with the session's LLM (if any), then redraw the page."""
+    # the run hides the add-documents tabs, which drops their state: keep the tab in use for when they return
+    st.session_state[ADD_TAB_KEY] = st.session_state.get(ADD_TABS_WIDGET, st.session_state.get(ADD_TAB_KEY))
     llm = session_llm(ws, cancel_event=threading.Event())
     job = IndexJob(ws, calls, what, llm.chat, llm.cancel_event, points=st.session_state.get(growth_key(), []),
                    principal=state.principal())
@@ -200,13 +206,6 @@ def _stash_paste() -> None:
     st.session_state["doc_paste_text"] = ""
 
 
-ADD_TAB_KEY = "doc_add_tab"  # the tab last chosen to add documents (kept while a run hides the tabs)
-
-
-def _remember_add_tab() -> None:
-    st.session_state[ADD_TAB_KEY] = st.session_state.get("doc_add_tabs")
-
-
 def input_section(ws: Workspace) -> None:
     llm = session_llm(ws, build=False)
     if llm.note:
@@ -219,9 +218,11 @@ def input_section(ws: Workspace) -> None:
         items = sample_files()
         start_job(ws, upload_calls(ws, items), "the sample corpus")
     # the chosen tab survives an indexing run: the run hides these tabs, which drops their widget state, and
-    # they snapped back to "Upload files" after it, under a user about to paste again
-    upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"], key="doc_add_tabs",
-                                    default=st.session_state.get(ADD_TAB_KEY), on_change=_remember_add_tab)
+    # they snapped back to "Upload files" after it, under a user about to paste again. The default changes only
+    # when a run starts (``start_job``), never on a tab click: it is part of the tabs' identity, and changing it
+    # under a click re-created the tabs and dropped what was being typed into them
+    upload_tab, paste_tab = st.tabs(["Upload files", "Paste text"], key=ADD_TABS_WIDGET,
+                                    default=st.session_state.get(ADD_TAB_KEY), on_change="rerun")
     with upload_tab:
         limits = state.session_settings()  # the archive limits the upload is held to
         files = st.file_uploader("Documents", accept_multiple_files=True, key="doc_upload",
