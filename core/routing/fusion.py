@@ -96,14 +96,15 @@ def fused_result(ctx: QueryContext, candidate: str = FUSED) -> RetrievalResult:
     count = counts.count
     rows = [p for p in parts if p in GRAPH_ROW_PARTS]
     if rows:
+        row_costs = ctx.ws.views.derived(graph_row_costs)  # read once: the budgets and the compact count use it
         entities = round_robin(*(found[p].entities for p in rows), key=entity_key)
         relations = round_robin(*(found[p].relations for p in rows), key=relation_key)
         fit = apply_budgets(entities, relations, records, max_entity_tokens=s.max_entity_tokens,
                             max_relation_tokens=s.max_relation_tokens, max_total_tokens=s.max_total_tokens,
-                            row_costs=ctx.ws.views.derived(graph_row_costs), counter=count)
+                            row_costs=row_costs, counter=count)
         corpus = ctx.ws.views.derived(corpus_tokens)
         cap = min(s.max_total_tokens, corpus) if corpus > 0 else s.max_total_tokens
-        context, tokens, _ = render_compact_within(fit, cap, count, ctx.ws.views.derived(graph_row_costs),
+        context, tokens, _ = render_compact_within(fit, cap, count, row_costs,
                                                    counts.pieces)  # the rows counted as the LightRAG modes count them
         result.entities, result.relations = renumber(fit.entities), renumber(fit.relations)
         result.chunks = renumber(fit.chunks)
